@@ -1,0 +1,330 @@
+// The graph runtime: build a StateGraph, compile it, run it in supersteps with durable
+// checkpoints, pause it with interrupt() and resume it with a Command.
+//
+//   StateSchema schema;
+//   schema.add_messages("messages");
+//   StateGraph g(schema);
+//   g.add_node("ask", [](const State& s, Runtime& rt) -> NodeResult {
+//     Json answer = rt.interrupt("What is your name?");     // pauses the run here
+//     return Json{{"name", answer}};
+//   });
+//   g.add_edge(START, "ask");
+//   auto graph = g.compile({.checkpointer = saver});
+//   graph->invoke(Json::object(), {.thread_id = "t1"});      // -> interrupts: [{id, value}]
+//   graph->invoke(Command{.resume = "Ada"}, {.thread_id = "t1"});
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tollgate/checkpoint.h"
+#include "tollgate/json.h"
+
+namespace tollgate {
+
+inline constexpr std::string_view START = "__start__";
+inline constexpr std::string_view END = "__end__";
+
+// ----------------------------------------------------------------------------- state schema
+
+// A binary reducer: folds one written value into the channel's current value.
+using Reducer = std::function<Json(const Json& current, const Json& update)>;
+
+enum class ChannelKind {
+  kLastValue,    // one write per step; two writes in one step is an error naming the key
+  kAppend,       // list concatenation (a non-list write appends one item)
+  kAddMessages,  // id-aware message merge with RemoveMessage and remove-all
+  kReducer,      // a user-supplied binary reducer
+};
+
+// The channels (keys) of a graph's state. Keys not declared are last-value channels.
+class StateSchema {
+ public:
+  StateSchema& last_value(std::string key, std::optional<Json> default_value = std::nullopt);
+  StateSchema& append(std::string key);
+  StateSchema& add_messages(std::string key);
+  StateSchema& reducer(std::string key, Reducer reducer, std::optional<Json> initial = std::nullopt);
+
+  struct Channel {
+    ChannelKind kind = ChannelKind::kLastValue;
+    Reducer reducer;
+    std::optional<Json> initial;
+  };
+  const std::map<std::string, Channel, std::less<>>& channels() const { return channels_; }
+
+ private:
+  std::map<std::string, Channel, std::less<>> channels_;
+};
+
+// A write that replaces a reducer channel's value instead of being folded into it:
+// {"__overwrite__": value}.
+Json overwrite(Json value);
+
+// --------------------------------------------------------------------------- state snapshot
+
+// An immutable snapshot of the state's channel values, cheap to copy (values are shared).
+class State {
+ public:
+  State() = default;
+  explicit State(std::map<std::string, JsonPtr, std::less<>> values);
+  static State from_json(const Json& object);
+
+  // The value of `key`, or JSON null when the channel is empty.
+  const Json& operator[](std::string_view key) const;
+  const Json* find(std::string_view key) const;
+  JsonPtr value_ptr(std::string_view key) const;
+  bool contains(std::string_view key) const { return find(key) != nullptr; }
+  bool empty() const;
+  Json to_json() const;  // deep copy as one JSON object
+  const std::map<std::string, JsonPtr, std::less<>>& values() const;
+
+ private:
+  std::shared_ptr<const std::map<std::string, JsonPtr, std::less<>>> values_;
+};
+
+// ------------------------------------------------------------------------- control values
+
+struct Interrupt {
+  std::string id;  // stable for a given (task namespace, interrupt index)
+  Json value;
+  bool operator==(const Interrupt&) const = default;
+};
+void to_json(Json& j, const Interrupt& interrupt);
+
+// Fan-out: run `node` with `arg` as its input (instead of the state).
+struct Send {
+  std::string node;
+  Json arg;
+};
+
+struct Command {
+  static constexpr std::string_view PARENT = "__parent__";
+
+  std::string graph;                             // "" this graph; PARENT: the parent graph
+  std::optional<Json> update;                    // channel writes (an object)
+  std::vector<std::string> goto_nodes;           // nodes to run next
+  std::vector<Send> goto_sends;                  // fan-out targets to run next
+  std::optional<Json> resume;                    // answer to the single pending interrupt
+  std::map<std::string, Json> resume_map;        // answers by interrupt id
+
+  // Parses {"resume":..., "update":..., "goto":...}. A resume object whose keys are all
+  // interrupt ids (32 hex digits) becomes resume_map. Throws Error(kInvalidArgument).
+  static Command from_json(const Json& json);
+};
+
+// What a node returns: nothing, a partial state update, or a Command.
+class NodeResult {
+ public:
+  NodeResult() = default;
+  NodeResult(Json update) : value_(std::move(update)) {}  // NOLINT: implicit by design
+  NodeResult(Command command) : value_(std::move(command)) {}  // NOLINT
+  NodeResult(std::vector<Send> sends);  // NOLINT: a Command going to these Sends
+
+  const Json* update() const { return std::get_if<Json>(&value_); }
+  const Command* command() const { return std::get_if<Command>(&value_); }
+
+ private:
+  std::variant<Json, Command> value_;
+};
+
+// ------------------------------------------------------------------------------ streaming
+
+enum class StreamMode { kValues, kUpdates, kCustom, kMessages, kDebug, kTasks, kCheckpoints };
+const char* stream_mode_name(StreamMode mode);
+
+struct StreamEvent {
+  StreamMode mode;
+  std::vector<std::string> ns;  // subgraph namespace ("node:task_id" segments); empty at root
+  Json data;
+};
+// Called serially (never concurrently) from the running graph's threads.
+using StreamCallback = std::function<void(const StreamEvent&)>;
+
+// --------------------------------------------------------------------------------- runtime
+
+class CompiledGraph;
+struct RunConfig;
+
+// The per-task context handed to a node. Valid only during the node call.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // Pauses the run with `value` shown to a human. Returns the answer when the run resumes;
+  // the node re-runs from its first line then, earlier interrupt() calls returning their
+  // stored answers in order. Never catch the internal exception it throws to pause.
+  virtual Json interrupt(Json value) = 0;
+  // Writes a chunk to the `custom` stream mode.
+  virtual void write_custom(Json chunk) = 0;
+  // Emits a message chunk (e.g. a token) to the `messages` stream mode.
+  virtual void emit_message(Json message_chunk, Json metadata = Json::object()) = 0;
+
+  virtual const std::string& node_name() const = 0;
+  virtual const std::string& task_id() const = 0;
+  virtual const std::string& checkpoint_ns() const = 0;  // this task's namespace
+  virtual const std::string& thread_id() const = 0;
+  // The whole graph state at the start of this step (for Send tasks too).
+  virtual const State& graph_state() const = 0;
+  // Per-run context given in RunConfig::context.
+  virtual const Json& context() const = 0;
+  // True when the run was asked to stop; long nodes should check it.
+  virtual bool cancelled() const = 0;
+
+  // Runs `graph` as a child of this task: it shares the thread and checkpointer, keeps its
+  // checkpoints in this task's namespace, and its interrupts pause the parent run.
+  virtual Json invoke_subgraph(const CompiledGraph& graph, const Json& input) = 0;
+};
+
+// The Runtime of the task running on this thread, or nullptr outside a node.
+Runtime* current_runtime();
+// interrupt() for code that has no Runtime& at hand (e.g. a tool deep in a call chain).
+Json interrupt(Json value);
+
+// --------------------------------------------------------------------------------- builder
+
+using NodeFn = std::function<NodeResult(const State& input, Runtime& runtime)>;
+// A conditional edge: returns node names (or END) and/or Sends.
+struct Route {
+  std::vector<std::string> nodes;
+  std::vector<Send> sends;
+  Route() = default;
+  Route(std::string node) { nodes.push_back(std::move(node)); }  // NOLINT
+  Route(std::string_view node) { nodes.emplace_back(node); }     // NOLINT
+  Route(const char* node) { nodes.emplace_back(node); }          // NOLINT
+  Route(std::vector<std::string> n) : nodes(std::move(n)) {}     // NOLINT
+  Route(std::vector<Send> s) : sends(std::move(s)) {}            // NOLINT
+};
+using RouterFn = std::function<Route(const State& state)>;
+
+struct NodeOptions {
+  bool defer = false;  // run only when nothing else is left to run
+};
+
+enum class Durability {
+  kSync,   // each step's checkpoint is stored before the next step starts (default)
+  kAsync,  // stored in the background while the next step runs; waited for at the end
+  kExit,   // stored only when the run ends (finishes, pauses or fails)
+};
+
+struct CompileOptions {
+  std::shared_ptr<Saver> checkpointer;
+  std::vector<std::string> interrupt_before;  // "*" means every node
+  std::vector<std::string> interrupt_after;
+  std::string name = "LangGraph";
+};
+
+class StateGraph {
+ public:
+  explicit StateGraph(StateSchema schema = {});
+
+  StateGraph& add_node(std::string name, NodeFn fn, NodeOptions options = {});
+  // A compiled graph as a node: its checkpoints live in the node's namespace.
+  StateGraph& add_node(std::string name, std::shared_ptr<const CompiledGraph> subgraph,
+                       NodeOptions options = {});
+  StateGraph& add_edge(std::string_view from, std::string_view to);
+  // A join: `to` runs once every node of `from` has finished.
+  StateGraph& add_edge(std::vector<std::string> from, std::string_view to);
+  // `path_map` (optional) maps the router's return values to node names, and lists the
+  // possible targets for validation.
+  StateGraph& add_conditional_edges(std::string_view from, RouterFn router,
+                                    std::map<std::string, std::string> path_map = {});
+  StateGraph& set_entry_point(std::string_view node) { return add_edge(START, node); }
+  StateGraph& set_finish_point(std::string_view node) { return add_edge(node, END); }
+
+  // Validates the graph (unknown nodes in edges, unreachable nodes, duplicate names, no entry
+  // point, ...); throws Error(kInvalidArgument) naming the problem.
+  std::shared_ptr<CompiledGraph> compile(CompileOptions options = {}) const;
+
+ private:
+  friend class CompiledGraph;
+  struct Definition;
+  std::shared_ptr<Definition> definition_;
+};
+
+// ----------------------------------------------------------------------------- running
+
+struct RunConfig {
+  std::string thread_id;      // required with a checkpointer
+  std::string checkpoint_id;  // replay/fork from this checkpoint instead of the latest
+  std::string checkpoint_ns;  // normally empty (root graph)
+  int recursion_limit = 25;
+  Durability durability = Durability::kSync;
+  std::vector<std::string> interrupt_before;  // in addition to the compiled ones
+  std::vector<std::string> interrupt_after;
+  Json context = Json::object();   // handed to nodes as Runtime::context()
+  Json metadata = Json::object();  // merged into each checkpoint's metadata
+  std::string run_id;
+  std::vector<StreamMode> stream_modes;  // empty: no events
+  bool stream_subgraphs = false;
+  StreamCallback on_event;
+  std::shared_ptr<std::atomic<bool>> cancel;  // set to true to stop the run between steps
+};
+
+using Input = std::variant<Json, Command>;  // Json null = continue from the checkpoint
+
+struct RunResult {
+  State values;
+  std::vector<Interrupt> interrupts;  // non-empty when the run paused on interrupt()
+  bool paused = false;                // stopped at an interrupt or a static breakpoint
+  // values plus "__interrupt__": [...] when paused, the shape LangGraph's invoke returns.
+  Json to_json() const;
+};
+
+struct TaskInfo {
+  std::string id;
+  std::string name;
+  Json path;                          // e.g. ["__pregel_pull", "node"]
+  std::optional<std::string> error;
+  std::vector<Interrupt> interrupts;
+  std::optional<CheckpointConfig> state;  // a subgraph task: its namespace
+  Json result;                        // writes of a finished task, or null
+};
+
+struct StateSnapshot {
+  State values;
+  std::vector<std::string> next;
+  std::vector<TaskInfo> tasks;
+  CheckpointConfig config;
+  Json metadata = Json::object();
+  std::string created_at;
+  std::optional<CheckpointConfig> parent_config;
+  std::vector<Interrupt> interrupts;
+  Json to_json() const;
+};
+
+// A compiled, immutable graph. Thread-safety: invoke/stream/get_state/... may be called
+// concurrently for different threads; calls for the same thread must not overlap.
+class CompiledGraph : public std::enable_shared_from_this<CompiledGraph> {
+ public:
+  ~CompiledGraph();
+
+  RunResult invoke(const Input& input, const RunConfig& config = {}) const;
+
+  StateSnapshot get_state(const RunConfig& config, bool subgraphs = false) const;
+  std::vector<StateSnapshot> get_state_history(const RunConfig& config,
+                                               const ListQuery& query = {}) const;
+  // Applies `values` as if node `as_node` had written them (its edges fire); "" infers the
+  // node. Creates a new checkpoint (a fork when config names an older one).
+  CheckpointConfig update_state(const RunConfig& config, const Json& values,
+                                const std::string& as_node = "") const;
+
+  const std::string& name() const;
+  const std::shared_ptr<Saver>& checkpointer() const;
+  std::vector<std::string> node_names() const;
+
+  struct Impl;
+  explicit CompiledGraph(std::unique_ptr<Impl> impl);
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tollgate

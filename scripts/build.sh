@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Configures and builds Tollgate. Usage: scripts/build.sh [release|sanitize] [extra cmake args]
+# Build trees: build/ (release, default) and build-sanitize/ (ASan + UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-release}"; shift || true
+case "$flavour" in
+  release)  dir=build;          args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  sanitize) dir=build-sanitize; args=(-DCMAKE_BUILD_TYPE=Debug -DTOLLGATE_SANITIZE=ON -DTOLLGATE_BUILD_BENCH=OFF) ;;
+  *) echo "unknown build flavour: $flavour (release|sanitize)" >&2; exit 2 ;;
+esac
+scripts/deps.sh
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S . -B "$dir" -G Ninja "${args[@]}" "$@" >/dev/null
+fi
+jobs="${TOLLGATE_JOBS:-$(nproc)}"
+cmake --build "$dir" -j "$jobs"
