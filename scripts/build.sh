@@ -10,8 +10,8 @@ case "$flavour" in
   *) echo "unknown build flavour: $flavour (release|sanitize)" >&2; exit 2 ;;
 esac
 scripts/deps.sh
-if [ ! -f "$dir/build.ninja" ]; then
-  cmake -S . -B "$dir" -G Ninja "${args[@]}" "$@" >/dev/null
-fi
+launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Configure every time (cheap): module and test folders are discovered at configure time.
+cmake -S . -B "$dir" -G Ninja "${args[@]}" "${launcher[@]}" "$@" >/dev/null
 jobs="${TOLLGATE_JOBS:-$(nproc)}"
 cmake --build "$dir" -j "$jobs"

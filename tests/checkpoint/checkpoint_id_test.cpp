@@ -1,0 +1,40 @@
+#include <regex>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tollgate/checkpoint.h"
+
+namespace tollgate {
+namespace {
+
+TEST(CheckpointIdTest, IsAVersion6UuidCarryingTheStep) {
+  const std::string id = new_checkpoint_id(1);
+  EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-8001-[0-9a-f]{12}")))
+      << id;
+  EXPECT_EQ(new_checkpoint_id(-1).substr(19, 4), "bfff");
+}
+
+TEST(CheckpointIdTest, LaterIdsCompareGreater) {
+  std::string previous = new_checkpoint_id(0);
+  for (int i = 0; i < 10000; ++i) {
+    std::string next = new_checkpoint_id(i % 3);
+    ASSERT_LT(previous, next);
+    previous = next;
+  }
+}
+
+TEST(CheckpointIdTest, SpecialChannelsHaveFixedNegativeIndexes) {
+  EXPECT_EQ(special_write_index("__error__"), -1);
+  EXPECT_EQ(special_write_index("__interrupt__"), -3);
+  EXPECT_EQ(special_write_index("__resume__"), -4);
+  EXPECT_EQ(special_write_index("messages"), std::nullopt);
+}
+
+TEST(CheckpointIdTest, TimestampIsIsoUtc) {
+  EXPECT_TRUE(std::regex_match(utc_timestamp(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00)")));
+}
+
+}  // namespace
+}  // namespace tollgate
