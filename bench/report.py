@@ -128,11 +128,14 @@ def main():
         o = find(ours, "hitl_cycle", saver)
         p = find(peer, "fanout", saver, n=1)
         if o or p:
-            row("W2 interrupt→resume (1 node)", saver, o and o["n"], "cycles/s",
+            size = f"{o['n']} threads" if o else "-"
+            row("W2 interrupt→resume (1 node)", saver, size, "cycles/s",
                 o and o.get("ops_per_s"), p and p.get("ops_per_s"), True,
                 f"peer: its W4 fanout P=1; NeoGraph {NEOGRAPH.get(('hitl_cycle', saver), '-')}")
-            row("W2 interrupt→resume (1 node)", saver, o and o["n"], "cycle p50 ms",
+            row("W2 interrupt→resume (1 node)", saver, size, "cycle p50 ms",
                 o and o.get("p50_ms"), p and p.get("p50_ms"), False)
+            row("W2 interrupt→resume (1 node)", saver, size, "CPU ms per cycle",
+                o and o.get("cpu_ms_per_op"), p and p.get("cpu_ms_per_op"), False)
         for branches in (1, 10):
             o = find(ours, "fanout", saver, n=branches)
             p = find(peer, "fanout", saver, n=branches)
@@ -153,6 +156,8 @@ def main():
             note = "peer: createAgent + HITL middleware (7 ckpts/turn)" if p else ""
             row("W3 long thread", saver, f"{size} msgs", "ms per turn (p50)", o and o.get("p50_ms"),
                 p and p.get("p50_ms"), False, note)
+            row("W3 long thread", saver, f"{size} msgs", "CPU ms per turn", o and o.get("cpu_ms_per_op"),
+                p and p.get("cpu_ms_per_op"), False)
             o_bytes = o and o.get("bytes_per_turn")
             p_bytes = peer_bytes.get(size)
             add(f"| W3 long thread | {saver} | {size} msgs | bytes written per turn | {fmt_bytes(o_bytes)} | "

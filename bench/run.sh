@@ -88,9 +88,9 @@ if [ "$peer" = 1 ]; then
         log "FAILED: node bench.mjs $*"
     }
     if [ "$quick" = 1 ]; then
-      for s in none memory; do peer_run --workload steps --saver "$s" --n 1000; done
-      peer_run --workload steps --saver sqlite --n 500
-      peer_run --workload fanout --saver memory --n 1 --cycles 50
+      for s in none memory; do peer_run --workload steps --saver "$s" --n 500; done
+      peer_run --workload steps --saver sqlite --n 300
+      peer_run --workload fanout --saver memory --n 1 --cycles 40
       peer_run --workload fanout --saver sqlite --n 1 --cycles 30
       peer_run --workload long_thread --saver memory --n 100
       peer_run --workload long_thread --saver sqlite --n 100
