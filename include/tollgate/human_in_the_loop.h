@@ -65,7 +65,9 @@ struct InterruptOnConfig {
 struct ToolReviewPolicy {
   static ToolReviewPolicy review_all() { return {Kind::kAll, {}}; }
   static ToolReviewPolicy auto_approve() { return {Kind::kNone, {}}; }
-  static ToolReviewPolicy with(InterruptOnConfig config) { return {Kind::kConfig, std::move(config)}; }
+  static ToolReviewPolicy with(InterruptOnConfig config) {
+    return {Kind::kConfig, std::move(config)};
+  }
 
   enum class Kind { kAll, kNone, kConfig } kind = Kind::kAll;
   InterruptOnConfig config;

@@ -56,7 +56,8 @@ WhenFn declarative_when(const std::string& tool, const Json& rule) {
   auto fail = [&tool](const std::string& what) {
     return Error::InvalidArgument("interrupt_on." + tool + ".when: " + what);
   };
-  if (!rule.is_object()) throw fail("must be an object like {\"arg\": \"path\", \"starts_with\": \"/etc\"}");
+  if (!rule.is_object())
+    throw fail("must be an object like {\"arg\": \"path\", \"starts_with\": \"/etc\"}");
   const auto arg_it = rule.find("arg");
   if (arg_it == rule.end() || !arg_it->is_string()) throw fail("'arg' must be a string");
   const std::string arg = arg_it->get<std::string>();
@@ -103,7 +104,8 @@ InterruptOnConfig parse_config(const std::string& tool, const Json& object) {
     config.source_allowed_decisions = *allowed;
     if (allowed->is_array()) {
       for (const auto& item : *allowed) {
-        config.allowed_decisions.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+        config.allowed_decisions.push_back(item.is_string() ? item.get<std::string>()
+                                                            : item.dump());
       }
     }
   }
@@ -130,7 +132,8 @@ InterruptOnConfig parse_config(const std::string& tool, const Json& object) {
 }
 
 // Fail closed: the allowed decisions, or Error(kInvalidArgument) with Python's text.
-std::vector<DecisionType> resolve_allowed(const std::string& tool, const InterruptOnConfig& config) {
+std::vector<DecisionType> resolve_allowed(const std::string& tool,
+                                          const InterruptOnConfig& config) {
   std::vector<DecisionType> allowed;
   bool valid = !config.allowed_decisions.empty();
   for (const auto& name : config.allowed_decisions) {
@@ -162,10 +165,14 @@ std::vector<DecisionType> resolve_allowed(const std::string& tool, const Interru
 
 const char* decision_type_name(DecisionType type) {
   switch (type) {
-    case DecisionType::kApprove: return "approve";
-    case DecisionType::kEdit: return "edit";
-    case DecisionType::kReject: return "reject";
-    case DecisionType::kRespond: return "respond";
+    case DecisionType::kApprove:
+      return "approve";
+    case DecisionType::kEdit:
+      return "edit";
+    case DecisionType::kReject:
+      return "reject";
+    case DecisionType::kRespond:
+      return "respond";
   }
   return "?";
 }
@@ -184,7 +191,8 @@ InterruptOn parse_interrupt_on(const Json& json) {
   InterruptOn result;
   for (const auto& [tool, value] : json.items()) {
     if (value.is_boolean()) {
-      result[tool] = value.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
+      result[tool] =
+          value.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
     } else if (value.is_object()) {
       result[tool] = ToolReviewPolicy::with(parse_config(tool, value));
     } else {
@@ -198,7 +206,8 @@ InterruptOn parse_interrupt_on(const Json& json) {
 HitlPolicy::HitlPolicy(HumanInTheLoopOptions options) : options_(std::move(options)) {
   for (const auto& [tool, policy] : options_.interrupt_on) {
     switch (policy.kind) {
-      case ToolReviewPolicy::Kind::kNone: break;
+      case ToolReviewPolicy::Kind::kNone:
+        break;
       case ToolReviewPolicy::Kind::kAll:
         resolved_[tool] = Resolved{{std::begin(kAllDecisions), std::end(kAllDecisions)}, nullptr};
         break;

@@ -81,11 +81,9 @@ void check_keys(const Json& decision, DecisionType type, const std::string& tool
       if (!listed.empty()) listed += ", ";
       listed += "'" + keys[i] + "'";
     }
-    throw Error::Unprocessable(format_text(hitl_texts::kUnexpectedDecisionKey,
-                                           {{"key", name},
-                                            {"tool", tool},
-                                            {"type", decision_type_name(type)},
-                                            {"keys", listed}}));
+    throw Error::Unprocessable(format_text(
+        hitl_texts::kUnexpectedDecisionKey,
+        {{"key", name}, {"tool", tool}, {"type", decision_type_name(type)}, {"keys", listed}}));
   }
 }
 
@@ -111,9 +109,9 @@ Json checked_edit(const HitlPolicy& policy, const Json& decision, const Json& to
     std::sort(names.begin(), names.end());
     std::string listed;
     for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
-    throw Error::Unprocessable(format_text(
-        hitl_texts::kEditedToUnknownTool,
-        {{"id", id_text(tool_call)}, {"target", target}, {"tools", listed}}));
+    throw Error::Unprocessable(
+        format_text(hitl_texts::kEditedToUnknownTool,
+                    {{"id", id_text(tool_call)}, {"target", target}, {"tools", listed}}));
   }
   Json executed = tool_call;
   executed["name"] = target;
@@ -130,8 +128,9 @@ Json checked_edit(const HitlPolicy& policy, const Json& decision, const Json& to
     if (!errors.empty()) {
       std::string joined;
       for (const auto& e : errors) joined += (joined.empty() ? "" : "; ") + e;
-      throw Error::Unprocessable(format_text(hitl_texts::kEditedArgsInvalid,
-                                             {{"tool", tool}, {"target", target}, {"errors", joined}}));
+      throw Error::Unprocessable(
+          format_text(hitl_texts::kEditedArgsInvalid,
+                      {{"tool", tool}, {"target", target}, {"errors", joined}}));
     }
   }
   return Json{{"name", target}, {"args", *args}};
@@ -145,9 +144,9 @@ struct CheckedDecision {
   bool has_message = false;
 };
 
-CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision, const Json& tool_call,
-                               const std::vector<DecisionType>& allowed, const ToolCatalog& catalog,
-                               const Json& state, Runtime* runtime) {
+CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision,
+                               const Json& tool_call, const std::vector<DecisionType>& allowed,
+                               const ToolCatalog& catalog, const Json& state, Runtime* runtime) {
   const std::string tool = tool_call.value("name", "");
   std::optional<DecisionType> type;
   std::string type_text = "None";
@@ -159,17 +158,18 @@ CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision, c
     }
   }
   if (!type || std::find(allowed.begin(), allowed.end(), *type) == allowed.end()) {
-    throw Error::Unprocessable(format_text(hitl_texts::kDecisionNotAllowed,
-                                           {{"decision", decision.dump()},
-                                            {"type", type_text},
-                                            {"tool", tool},
-                                            {"allowed", allowed_names(allowed).dump()}}));
+    throw Error::Unprocessable(
+        format_text(hitl_texts::kDecisionNotAllowed, {{"decision", decision.dump()},
+                                                      {"type", type_text},
+                                                      {"tool", tool},
+                                                      {"allowed", allowed_names(allowed).dump()}}));
   }
   check_keys(decision, *type, tool);
 
   CheckedDecision checked{*type, Json(), "", false};
   switch (*type) {
-    case DecisionType::kApprove: break;
+    case DecisionType::kApprove:
+      break;
     case DecisionType::kEdit:
       checked.edited = checked_edit(policy, decision, tool_call, catalog, state, runtime);
       break;
@@ -237,7 +237,8 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
                               const Json& ai_message, const Json& response,
                               const ToolCatalog& catalog, const Json& state, Runtime* runtime) {
   // 1. Check everything; nothing takes effect unless every decision is valid.
-  if (!response.is_object() || !response.contains("decisions") || !response["decisions"].is_array()) {
+  if (!response.is_object() || !response.contains("decisions") ||
+      !response["decisions"].is_array()) {
     throw Error::Unprocessable(std::string(hitl_texts::kDecisionsNotArray));
   }
   for (const auto& [name, value] : response.items()) {
@@ -247,9 +248,9 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
   }
   const Json& decisions = response["decisions"];
   if (decisions.size() != batch.indices.size()) {
-    throw Error::Unprocessable(format_text(hitl_texts::kCountMismatch,
-                                           {{"n", std::to_string(decisions.size())},
-                                            {"m", std::to_string(batch.indices.size())}}));
+    throw Error::Unprocessable(format_text(
+        hitl_texts::kCountMismatch,
+        {{"n", std::to_string(decisions.size())}, {"m", std::to_string(batch.indices.size())}}));
   }
   const Json& calls = tool_calls_of(ai_message);
   std::vector<CheckedDecision> checked;
@@ -266,14 +267,18 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
     const Json& call = calls.at(batch.indices[i]);
     const CheckedDecision& d = checked[i];
     switch (d.type) {
-      case DecisionType::kApprove: break;
-      case DecisionType::kEdit: outcome.edited[call.value("id", "")] = d.edited; break;
+      case DecisionType::kApprove:
+        break;
+      case DecisionType::kEdit:
+        outcome.edited[call.value("id", "")] = d.edited;
+        break;
       case DecisionType::kReject: {
         const std::string tool = call.value("name", "");
-        std::string content =
-            d.has_message && !d.message.empty()
-                ? format_text(hitl_texts::kRejectWithMessage, {{"tool", tool}, {"message", d.message}})
-                : format_text(hitl_texts::kRejectNoMessage, {{"tool", tool}, {"id", id_text(call)}});
+        std::string content = d.has_message && !d.message.empty()
+                                  ? format_text(hitl_texts::kRejectWithMessage,
+                                                {{"tool", tool}, {"message", d.message}})
+                                  : format_text(hitl_texts::kRejectNoMessage,
+                                                {{"tool", tool}, {"id", id_text(call)}});
         outcome.tool_messages.push_back(tool_message(call, std::move(content), "error"));
         break;
       }
@@ -298,15 +303,18 @@ Json executed_call(const Json& tool_call, const Json& edited) {
 
 Json annotate_edited_result(Json tool_message, const Json& executed, const std::string& notice) {
   if (notice.empty()) return tool_message;
-  std::string text = notice + format_text(hitl_texts::kEditExecutedInstead,
-                                          {{"tool", executed.value("name", "")},
-                                           {"args", python_json_dumps(executed.value("args", Json::object()))}});
+  std::string text =
+      notice + format_text(hitl_texts::kEditExecutedInstead,
+                           {{"tool", executed.value("name", "")},
+                            {"args", python_json_dumps(executed.value("args", Json::object()))}});
   Json& content = tool_message["content"];
   if (content.is_null()) content = "";
   if (content.is_string()) {
     const std::string& current = content.get_ref<const std::string&>();
     if (current.rfind(text, 0) == 0) return tool_message;  // already annotated
-    content = current.empty() ? text : text + std::string(hitl_texts::kEditToolResponseHeader) + "\n" + current;
+    content = current.empty()
+                  ? text
+                  : text + std::string(hitl_texts::kEditToolResponseHeader) + "\n" + current;
   } else if (content.is_array()) {
     if (!content.empty()) {
       const Json& first = content.front();
@@ -315,8 +323,8 @@ Json annotate_edited_result(Json tool_message, const Json& executed, const std::
       if (annotated) return tool_message;
       text += hitl_texts::kEditToolResponseHeader;
     }
-    const bool all_strings =
-        std::all_of(content.begin(), content.end(), [](const Json& block) { return block.is_string(); });
+    const bool all_strings = std::all_of(content.begin(), content.end(),
+                                         [](const Json& block) { return block.is_string(); });
     Json block = all_strings ? Json(text) : Json{{"type", "text"}, {"text", text}};
     content.insert(content.begin(), std::move(block));
   }

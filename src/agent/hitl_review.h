@@ -15,9 +15,9 @@ namespace tollgate::hitl {
 
 // The reviewed calls of one model turn.
 struct ReviewBatch {
-  Json request;                                     // HITLRequest, in the configured key style
-  std::vector<std::size_t> indices;                 // positions in the AI message's tool_calls
-  std::vector<std::vector<DecisionType>> allowed;   // per action request
+  Json request;                                    // HITLRequest, in the configured key style
+  std::vector<std::size_t> indices;                // positions in the AI message's tool_calls
+  std::vector<std::vector<DecisionType>> allowed;  // per action request
   bool empty() const { return indices.empty(); }
 };
 

@@ -61,7 +61,8 @@ inline constexpr std::string_view kRejectWithMessage =
     "User rejected the tool call for `{tool}` with reason: {message}";
 // Appended to the configured edit notice (HumanInTheLoopOptions::edit_notice); {args} is
 // Python json.dumps-style JSON ({"to": "bob"}).
-inline constexpr std::string_view kEditExecutedInstead = " Executed instead: {tool} with arguments {args}.";
+inline constexpr std::string_view kEditExecutedInstead =
+    " Executed instead: {tool} with arguments {args}.";
 inline constexpr std::string_view kEditToolResponseHeader = "\n\nTool response:";
 
 // ------------------------------------------------------------------------ PatchToolCalls

@@ -53,7 +53,8 @@ TEST(HitlPolicy, UnlistedToolIsAutoApproved) {
 }
 
 TEST(HitlPolicy, ConfigKeepsItsAllowedDecisionsInOrderGiven) {
-  HitlPolicy policy(options_from({{"delete_file", {{"allowed_decisions", {"reject", "approve"}}}}}));
+  HitlPolicy policy(
+      options_from({{"delete_file", {{"allowed_decisions", {"reject", "approve"}}}}}));
   EXPECT_EQ(*review(policy, call("delete_file", Json::object())),
             (std::vector<DecisionType>{DecisionType::kReject, DecisionType::kApprove}));
 }
@@ -72,7 +73,8 @@ TEST(HitlPolicy, MissingAllowedDecisionsFailsClosed) {
 }
 
 TEST(HitlPolicy, EmptyAllowedDecisionsFailsClosed) {
-  EXPECT_EQ(construction_error({{"delete_file", {{"allowed_decisions", Json::array()}, {"description", "x"}}}}),
+  EXPECT_EQ(construction_error(
+                {{"delete_file", {{"allowed_decisions", Json::array()}, {"description", "x"}}}}),
             "Invalid `interrupt_on` config for tool 'delete_file': `allowed_decisions` must be a "
             "non-empty list of decision types (e.g. ['approve', 'reject']). Got config with keys "
             "['allowed_decisions', 'description'] and allowed_decisions=[].");
@@ -86,7 +88,8 @@ TEST(HitlPolicy, UnknownDecisionTypeFailsClosed) {
 }
 
 TEST(HitlPolicy, MisspelledAllowedDecisionsKeyFailsClosed) {
-  const std::string error = construction_error({{"delete_file", {{"allowed_decision", {"approve"}}}}});
+  const std::string error =
+      construction_error({{"delete_file", {{"allowed_decision", {"approve"}}}}});
   EXPECT_NE(error.find("Got config with keys ['allowed_decision'] and allowed_decisions=None."),
             std::string::npos)
       << error;
@@ -113,23 +116,26 @@ TEST(HitlPolicy, NonBooleanNonObjectEntryIsRefusedNamingTheTool) {
 }
 
 TEST(HitlPolicy, WhenStartsWithGatesOnlyMatchingCalls) {
-  HitlPolicy policy(options_from(
-      {{"delete_file",
-        {{"allowed_decisions", {"approve", "reject"}}, {"when", {{"arg", "path"}, {"starts_with", "/etc"}}}}}}));
+  HitlPolicy policy(options_from({{"delete_file",
+                                   {{"allowed_decisions", {"approve", "reject"}},
+                                    {"when", {{"arg", "path"}, {"starts_with", "/etc"}}}}}}));
   EXPECT_TRUE(review(policy, call("delete_file", {{"path", "/etc/passwd"}})));
   EXPECT_FALSE(review(policy, call("delete_file", {{"path", "/tmp/cache.txt"}})));
 }
 
 TEST(HitlPolicy, WhenMatchesUsesARegularExpression) {
-  HitlPolicy policy(options_from(
-      {{"execute_sql", {{"allowed_decisions", {"approve"}}, {"when", {{"arg", "query"}, {"matches", "(?:DROP|DELETE)"}}}}}}));
+  HitlPolicy policy(
+      options_from({{"execute_sql",
+                     {{"allowed_decisions", {"approve"}},
+                      {"when", {{"arg", "query"}, {"matches", "(?:DROP|DELETE)"}}}}}}));
   EXPECT_TRUE(review(policy, call("execute_sql", {{"query", "DELETE FROM users"}})));
   EXPECT_FALSE(review(policy, call("execute_sql", {{"query", "SELECT 1"}})));
 }
 
 TEST(HitlPolicy, WhenRuleWithUnknownConditionIsRefused) {
   EXPECT_EQ(construction_error({{"delete_file",
-                                 {{"allowed_decisions", {"approve"}}, {"when", {{"arg", "path"}, {"prefix", "/"}}}}}}),
+                                 {{"allowed_decisions", {"approve"}},
+                                  {"when", {{"arg", "path"}, {"prefix", "/"}}}}}}),
             "interrupt_on.delete_file.when: unknown key 'prefix' (expected starts_with, equals, "
             "contains or matches)");
 }
@@ -138,7 +144,9 @@ TEST(HitlPolicy, CppWhenPredicateSeesTheToolCall) {
   HumanInTheLoopOptions options;
   InterruptOnConfig config;
   config.allowed_decisions = {"approve"};
-  config.when = [](const ToolCallReview& c) { return c.tool_call["args"].value("amount", 0) > 100; };
+  config.when = [](const ToolCallReview& c) {
+    return c.tool_call["args"].value("amount", 0) > 100;
+  };
   options.interrupt_on["pay"] = ToolReviewPolicy::with(config);
   HitlPolicy policy(std::move(options));
   EXPECT_TRUE(review(policy, call("pay", {{"amount", 500}})));
@@ -165,15 +173,18 @@ TEST(HitlPolicy, DescriptionPrefixIsConfigurable) {
 }
 
 TEST(HitlPolicy, TemplateDescriptionFillsArguments) {
-  HitlPolicy policy(options_from(
-      {{"delete_file", {{"allowed_decisions", {"approve"}}, {"description", {{"template", "Delete {path}? ({tool})"}}}}}}));
+  HitlPolicy policy(options_from({{"delete_file",
+                                   {{"allowed_decisions", {"approve"}},
+                                    {"description", {{"template", "Delete {path}? ({tool})"}}}}}}));
   const Json tool_call = call("delete_file", {{"path", "/etc/passwd"}});
   const Json state = Json::object();
-  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}), "Delete /etc/passwd? (delete_file)");
+  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}),
+            "Delete /etc/passwd? (delete_file)");
 }
 
 TEST(HitlPolicy, StringDescriptionIsUsedVerbatim) {
-  HitlPolicy policy(options_from({{"delete_file", {{"allowed_decisions", {"approve"}}, {"description", "Careful {path}"}}}}));
+  HitlPolicy policy(options_from(
+      {{"delete_file", {{"allowed_decisions", {"approve"}}, {"description", "Careful {path}"}}}}));
   const Json tool_call = call("delete_file", {{"path", "/x"}});
   const Json state = Json::object();
   EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}), "Careful {path}");
@@ -185,7 +196,8 @@ TEST(PythonFormat, ReprRendersLikePython) {
 }
 
 TEST(PythonFormat, JsonDumpsUsesPythonSeparators) {
-  EXPECT_EQ(python_json_dumps(Json{{"to", "bob"}, {"n", {1, 2}}}), "{\"n\": [1, 2], \"to\": \"bob\"}");
+  EXPECT_EQ(python_json_dumps(Json{{"to", "bob"}, {"n", {1, 2}}}),
+            "{\"n\": [1, 2], \"to\": \"bob\"}");
   EXPECT_EQ(python_json_dumps(Json("caf\xc3\xa9")), "\"caf\\u00e9\"");
 }
 

@@ -85,7 +85,8 @@ TEST_F(HitlReview, OneRequestCoversEveryGatedCallOfTheTurnInOrder) {
   EXPECT_EQ(batch.request["action_requests"][0]["args"]["to"], "alice@example.com");
   EXPECT_EQ(batch.request["action_requests"][1]["args"]["to"], "carol@example.com");
   EXPECT_EQ(batch.request["review_configs"][1],
-            (Json{{"action_name", "send_email"}, {"allowed_decisions", {"approve", "edit", "reject", "respond"}}}));
+            (Json{{"action_name", "send_email"},
+                  {"allowed_decisions", {"approve", "edit", "reject", "respond"}}}));
 }
 
 TEST_F(HitlReview, RequestUsesPythonKeysByDefault) {
@@ -99,7 +100,8 @@ TEST(HitlReviewStyle, RequestUsesJsKeysWhenConfigured) {
   const ReviewBatch batch =
       build_review_batch(policy, ai_with({email("c1", "a@x")}), Json::object(), nullptr);
   EXPECT_EQ(batch.request["reviewConfigs"][0],
-            (Json{{"actionName", "send_email"}, {"allowedDecisions", {"approve", "edit", "reject", "respond"}}}));
+            (Json{{"actionName", "send_email"},
+                  {"allowedDecisions", {"approve", "edit", "reject", "respond"}}}));
   EXPECT_TRUE(batch.request.contains("actionRequests"));
 }
 
@@ -138,12 +140,14 @@ TEST_F(HitlReview, ResponseWithoutDecisionsIsRefused) {
 }
 
 TEST_F(HitlReview, ResponseWithAnUnknownKeyIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}}}}, {"note", 1}}),
-            "Invalid HITLResponse: unexpected key 'note' (only 'decisions' is allowed)");
+  EXPECT_EQ(
+      refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}}}}, {"note", 1}}),
+      "Invalid HITLResponse: unexpected key 'note' (only 'decisions' is allowed)");
 }
 
 TEST_F(HitlReview, WrongNumberOfDecisionsIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}}, {{"type", "approve"}}}}}),
+  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}),
+                    {{"decisions", {{{"type", "approve"}}, {{"type", "approve"}}}}}),
             "Number of human decisions (2) does not match number of hanging tool calls (1).");
 }
 
@@ -154,32 +158,44 @@ TEST_F(HitlReview, EmptyDecisionsAreACountMismatch) {
 
 TEST_F(HitlReview, DecisionTypeNotAllowedForTheToolIsRefused) {
   const Json ai = ai_with({tool_call("e", "delete_file", {{"path", "/etc/x"}})});
-  EXPECT_EQ(refusal(ai, {{"decisions", {{{"type", "edit"}, {"editedAction", {{"name", "delete_file"}, {"args", {{"path", "/etc/y"}}}}}}}}}),
-            "Unexpected human decision: {\"editedAction\":{\"args\":{\"path\":\"/etc/y\"},\"name\":"
-            "\"delete_file\"},\"type\":\"edit\"}. Decision type 'edit' is not allowed for tool "
-            "'delete_file'. Expected one of [\"approve\",\"reject\"] based on the tool's configuration.");
+  EXPECT_EQ(
+      refusal(ai,
+              {{"decisions",
+                {{{"type", "edit"},
+                  {"editedAction", {{"name", "delete_file"}, {"args", {{"path", "/etc/y"}}}}}}}}}),
+      "Unexpected human decision: {\"editedAction\":{\"args\":{\"path\":\"/etc/y\"},\"name\":"
+      "\"delete_file\"},\"type\":\"edit\"}. Decision type 'edit' is not allowed for tool "
+      "'delete_file'. Expected one of [\"approve\",\"reject\"] based on the tool's configuration.");
 }
 
 TEST_F(HitlReview, UnknownDecisionTypeIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "ignore"}}}}}),
-            "Unexpected human decision: {\"type\":\"ignore\"}. Decision type 'ignore' is not allowed "
-            "for tool 'send_email'. Expected one of [\"approve\",\"edit\",\"reject\",\"respond\"] based "
-            "on the tool's configuration.");
+  EXPECT_EQ(
+      refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "ignore"}}}}}),
+      "Unexpected human decision: {\"type\":\"ignore\"}. Decision type 'ignore' is not allowed "
+      "for tool 'send_email'. Expected one of [\"approve\",\"edit\",\"reject\",\"respond\"] based "
+      "on the tool's configuration.");
 }
 
 TEST_F(HitlReview, DecisionWithoutTypeIsRefused) {
-  const std::string text = refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"message", "x"}}}}});
-  EXPECT_NE(text.find("Decision type 'None' is not allowed for tool 'send_email'"), std::string::npos) << text;
+  const std::string text =
+      refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"message", "x"}}}}});
+  EXPECT_NE(text.find("Decision type 'None' is not allowed for tool 'send_email'"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(HitlReview, EditWithoutNameIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "edit"}, {"edited_action", {{"args", Json::object()}}}}}}}),
-            "Invalid edited action for tool \"send_email\": name must be a string");
+  EXPECT_EQ(
+      refusal(ai_with({email("c1", "a@x")}),
+              {{"decisions", {{{"type", "edit"}, {"edited_action", {{"args", Json::object()}}}}}}}),
+      "Invalid edited action for tool \"send_email\": name must be a string");
 }
 
 TEST_F(HitlReview, EditWithoutArgsIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "edit"}, {"editedAction", {{"name", "send_email"}}}}}}}),
-            "Invalid edited action for tool \"send_email\": args must be an object");
+  EXPECT_EQ(
+      refusal(ai_with({email("c1", "a@x")}),
+              {{"decisions", {{{"type", "edit"}, {"editedAction", {{"name", "send_email"}}}}}}}),
+      "Invalid edited action for tool \"send_email\": args must be an object");
 }
 
 TEST_F(HitlReview, EditWithoutEditedActionIsRefused) {
@@ -189,14 +205,18 @@ TEST_F(HitlReview, EditWithoutEditedActionIsRefused) {
 
 TEST_F(HitlReview, EditWithArgsViolatingTheSchemaIsRefusedNamingTheField) {
   EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}),
-                    {{"decisions", {{{"type", "edit"}, {"edited_action", {{"name", "send_email"}, {"args", {{"to", 5}}}}}}}}}),
+                    {{"decisions",
+                      {{{"type", "edit"},
+                        {"edited_action", {{"name", "send_email"}, {"args", {{"to", 5}}}}}}}}}),
             "Invalid edited action for tool \"send_email\": args do not match the schema of tool "
             "'send_email': to: expected string");
 }
 
 TEST_F(HitlReview, EditToAnUnknownToolIsRefused) {
   EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}),
-                    {{"decisions", {{{"type", "edit"}, {"edited_action", {{"name", "nope"}, {"args", Json::object()}}}}}}}),
+                    {{"decisions",
+                      {{{"type", "edit"},
+                        {"edited_action", {{"name", "nope"}, {"args", Json::object()}}}}}}}),
             "Reviewer edited tool call 'c1' to 'nope', which is not an available tool. Available "
             "tools: delete_file, get_weather, send_email.");
 }
@@ -209,9 +229,11 @@ TEST_F(HitlReview, EditToAnotherReviewedToolIsRefused) {
   HitlPolicy policy(std::move(options));
   const ReviewBatch batch = build_review_batch(policy, ai, state_, nullptr);
   // Approve get_weather, but try to turn it into an /etc deletion, which needs its own review.
-  const Json response = {{"decisions",
-                          {{{"type", "edit"}, {"edited_action", {{"name", "delete_file"}, {"args", {{"path", "/etc/shadow"}}}}}},
-                           {{"type", "reject"}}}}};
+  const Json response = {
+      {"decisions",
+       {{{"type", "edit"},
+         {"edited_action", {{"name", "delete_file"}, {"args", {{"path", "/etc/shadow"}}}}}},
+        {{"type", "reject"}}}}};
   try {
     apply_decisions(policy, batch, ai, response, catalog(), state_, nullptr);
     FAIL() << "expected a refusal";
@@ -224,21 +246,27 @@ TEST_F(HitlReview, EditToAnotherReviewedToolIsRefused) {
 }
 
 TEST_F(HitlReview, EditToAnAutoApprovedToolIsAccepted) {
-  const ReviewOutcome outcome = decide(
-      ai_with({email("c1", "a@x")}),
-      {{"decisions", {{{"type", "edit"}, {"editedAction", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}}}}});
-  EXPECT_EQ(outcome.edited, (Json{{"c1", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}}));
+  const ReviewOutcome outcome =
+      decide(ai_with({email("c1", "a@x")}),
+             {{"decisions",
+               {{{"type", "edit"},
+                 {"editedAction", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}}}}});
+  EXPECT_EQ(outcome.edited,
+            (Json{{"c1", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}}));
 }
 
 TEST_F(HitlReview, EditToAToolWhoseWhenRuleDoesNotMatchIsAccepted) {
-  const ReviewOutcome outcome = decide(
-      ai_with({email("c1", "a@x")}),
-      {{"decisions", {{{"type", "edit"}, {"edited_action", {{"name", "delete_file"}, {"args", {{"path", "/tmp/x"}}}}}}}}});
+  const ReviewOutcome outcome =
+      decide(ai_with({email("c1", "a@x")}),
+             {{"decisions",
+               {{{"type", "edit"},
+                 {"edited_action", {{"name", "delete_file"}, {"args", {{"path", "/tmp/x"}}}}}}}}});
   EXPECT_EQ(outcome.edited["c1"]["name"], "delete_file");
 }
 
 TEST_F(HitlReview, RejectMessageThatIsNotAStringIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "reject"}, {"message", 5}}}}}),
+  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}),
+                    {{"decisions", {{{"type", "reject"}, {"message", 5}}}}}),
             "Tool call response for \"send_email\" must be a string, got number");
 }
 
@@ -248,62 +276,74 @@ TEST_F(HitlReview, RespondWithoutAMessageIsRefused) {
 }
 
 TEST_F(HitlReview, DecisionWithAnUnknownKeyIsRefused) {
-  EXPECT_EQ(refusal(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}, {"message", "ok"}}}}}),
-            "Unexpected key 'message' in human decision for tool 'send_email': a 'approve' decision "
-            "has only 'type'.");
+  EXPECT_EQ(
+      refusal(ai_with({email("c1", "a@x")}),
+              {{"decisions", {{{"type", "approve"}, {"message", "ok"}}}}}),
+      "Unexpected key 'message' in human decision for tool 'send_email': a 'approve' decision "
+      "has only 'type'.");
 }
 
 TEST_F(HitlReview, OneInvalidDecisionRefusesTheWholeResponse) {
   const Json ai = ai_with({email("c1", "a@x"), email("c2", "b@x")});
-  EXPECT_EQ(refusal(ai, {{"decisions", {{{"type", "reject"}}, {{"type", "respond"}, {"message", 1}}}}}),
-            "Tool call response for \"send_email\" must be a string, got number");
+  EXPECT_EQ(
+      refusal(ai, {{"decisions", {{{"type", "reject"}}, {{"type", "respond"}, {"message", 1}}}}}),
+      "Tool call response for \"send_email\" must be a string, got number");
 }
 
 // ---------------------------------------------------------------------------- effects
 
 TEST_F(HitlReview, ApproveLeavesTheCallToRun) {
-  const ReviewOutcome outcome = decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}}}}});
+  const ReviewOutcome outcome =
+      decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "approve"}}}}});
   EXPECT_TRUE(outcome.tool_messages.empty());
   EXPECT_TRUE(outcome.edited.empty());
 }
 
 TEST_F(HitlReview, RejectWithoutMessageTellsTheModelNotToRetry) {
-  const ReviewOutcome outcome = decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "reject"}}}}});
-  EXPECT_EQ(outcome.tool_messages,
-            (Json{{{"type", "tool"},
-                   {"content",
-                    "User rejected the tool call for `send_email` with id c1. The tool was not "
-                    "executed. Do not retry this tool call unless the user explicitly requests it."},
-                   {"name", "send_email"},
-                   {"tool_call_id", "c1"},
-                   {"status", "error"}}}));
+  const ReviewOutcome outcome =
+      decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "reject"}}}}});
+  EXPECT_EQ(
+      outcome.tool_messages,
+      (Json{{{"type", "tool"},
+             {"content",
+              "User rejected the tool call for `send_email` with id c1. The tool was not "
+              "executed. Do not retry this tool call unless the user explicitly requests it."},
+             {"name", "send_email"},
+             {"tool_call_id", "c1"},
+             {"status", "error"}}}));
 }
 
 TEST_F(HitlReview, RejectWithMessageFramesTheReason) {
   const ReviewOutcome outcome =
-      decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "reject"}, {"message", "not now"}}}}});
-  EXPECT_EQ(outcome.tool_messages[0]["content"], "User rejected the tool call for `send_email` with reason: not now");
+      decide(ai_with({email("c1", "a@x")}),
+             {{"decisions", {{{"type", "reject"}, {"message", "not now"}}}}});
+  EXPECT_EQ(outcome.tool_messages[0]["content"],
+            "User rejected the tool call for `send_email` with reason: not now");
   EXPECT_EQ(outcome.tool_messages[0]["status"], "error");
 }
 
 TEST_F(HitlReview, RejectWithEmptyMessageUsesTheDefaultText) {
-  const ReviewOutcome outcome =
-      decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "reject"}, {"message", ""}}}}});
-  EXPECT_EQ(outcome.tool_messages[0]["content"].get<std::string>().rfind("User rejected the tool call for `send_email` with id c1.", 0), 0u);
+  const ReviewOutcome outcome = decide(ai_with({email("c1", "a@x")}),
+                                       {{"decisions", {{{"type", "reject"}, {"message", ""}}}}});
+  EXPECT_EQ(outcome.tool_messages[0]["content"].get<std::string>().rfind(
+                "User rejected the tool call for `send_email` with id c1.", 0),
+            0u);
 }
 
 TEST_F(HitlReview, RespondBecomesASuccessfulToolResult) {
-  const ReviewOutcome outcome =
-      decide(ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "respond"}, {"message", "blue"}}}}});
+  const ReviewOutcome outcome = decide(
+      ai_with({email("c1", "a@x")}), {{"decisions", {{{"type", "respond"}, {"message", "blue"}}}}});
   EXPECT_EQ(outcome.tool_messages[0]["content"], "blue");
   EXPECT_EQ(outcome.tool_messages[0]["status"], "success");
   EXPECT_EQ(outcome.tool_messages[0]["tool_call_id"], "c1");
 }
 
 TEST_F(HitlReview, EditIsRecordedNotWrittenIntoTheAiMessage) {
-  const ReviewOutcome outcome = decide(
-      ai_with({email("c1", "a@x")}),
-      {{"decisions", {{{"type", "edit"}, {"edited_action", {{"name", "send_email"}, {"args", {{"to", "bob@x"}}}}}}}}});
+  const ReviewOutcome outcome =
+      decide(ai_with({email("c1", "a@x")}),
+             {{"decisions",
+               {{{"type", "edit"},
+                 {"edited_action", {{"name", "send_email"}, {"args", {{"to", "bob@x"}}}}}}}}});
   EXPECT_EQ(outcome.edited, (Json{{"c1", {{"name", "send_email"}, {"args", {{"to", "bob@x"}}}}}}));
   EXPECT_TRUE(outcome.tool_messages.empty());
 }
@@ -311,8 +351,10 @@ TEST_F(HitlReview, EditIsRecordedNotWrittenIntoTheAiMessage) {
 TEST_F(HitlReview, MixedDecisionsProduceToolMessagesInToolCallOrder) {
   const Json ai = ai_with({email("c1", "a@x"), tool_call("w", "get_weather", {{"city", "Paris"}}),
                            email("c2", "b@x"), email("c3", "c@x")});
-  const ReviewOutcome outcome =
-      decide(ai, {{"decisions", {{{"type", "respond"}, {"message", "one"}}, {{"type", "approve"}}, {{"type", "reject"}}}}});
+  const ReviewOutcome outcome = decide(
+      ai,
+      {{"decisions",
+        {{{"type", "respond"}, {"message", "one"}}, {{"type", "approve"}}, {{"type", "reject"}}}}});
   ASSERT_EQ(outcome.tool_messages.size(), 2u);
   EXPECT_EQ(outcome.tool_messages[0]["tool_call_id"], "c1");
   EXPECT_EQ(outcome.tool_messages[1]["tool_call_id"], "c3");
@@ -322,7 +364,8 @@ TEST_F(HitlReview, MixedDecisionsProduceToolMessagesInToolCallOrder) {
 
 TEST(HitlEditExecution, ExecutedCallTakesTheReviewersNameAndArgs) {
   const Json call = tool_call("c1", "send_email", {{"to", "a@x"}});
-  const Json executed = executed_call(call, {{"c1", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}});
+  const Json executed =
+      executed_call(call, {{"c1", {{"name", "get_weather"}, {"args", {{"city", "Rome"}}}}}});
   EXPECT_EQ(executed["name"], "get_weather");
   EXPECT_EQ(executed["args"], (Json{{"city", "Rome"}}));
   EXPECT_EQ(executed["id"], "c1");
@@ -335,14 +378,18 @@ const std::string kNotice =
     "authorized. Do not re-issue your original call.";
 
 TEST(HitlEditExecution, NoticeIsPrependedToTheToolResult) {
-  const Json result = annotate_edited_result(Json{{"type", "tool"}, {"content", "sent to bob"}},
-                                             Json{{"name", "send_email"}, {"args", {{"to", "bob"}}}}, kNotice);
-  EXPECT_EQ(result["content"], kNotice + " Executed instead: send_email with arguments {\"to\": \"bob\"}.\n\nTool response:\nsent to bob");
+  const Json result =
+      annotate_edited_result(Json{{"type", "tool"}, {"content", "sent to bob"}},
+                             Json{{"name", "send_email"}, {"args", {{"to", "bob"}}}}, kNotice);
+  EXPECT_EQ(result["content"], kNotice +
+                                   " Executed instead: send_email with arguments {\"to\": "
+                                   "\"bob\"}.\n\nTool response:\nsent to bob");
 }
 
 TEST(HitlEditExecution, NoticeOnEmptyResultHasNoResponseHeader) {
-  const Json result = annotate_edited_result(Json{{"type", "tool"}, {"content", ""}},
-                                             Json{{"name", "t"}, {"args", Json::object()}}, kNotice);
+  const Json result =
+      annotate_edited_result(Json{{"type", "tool"}, {"content", ""}},
+                             Json{{"name", "t"}, {"args", Json::object()}}, kNotice);
   EXPECT_EQ(result["content"], kNotice + " Executed instead: t with arguments {}.");
 }
 
@@ -353,8 +400,9 @@ TEST(HitlEditExecution, NoticeIsAddedOnlyOnce) {
 }
 
 TEST(HitlEditExecution, NoticeOnBlockContentIsATextBlock) {
-  const Json result = annotate_edited_result(Json{{"content", {{{"type", "text"}, {"text", "ok"}}}}},
-                                             Json{{"name", "t"}, {"args", Json::object()}}, kNotice);
+  const Json result =
+      annotate_edited_result(Json{{"content", {{{"type", "text"}, {"text", "ok"}}}}},
+                             Json{{"name", "t"}, {"args", Json::object()}}, kNotice);
   ASSERT_EQ(result["content"].size(), 2u);
   EXPECT_EQ(result["content"][0]["type"], "text");
   EXPECT_EQ(result["content"][1]["text"], "ok");
@@ -362,7 +410,8 @@ TEST(HitlEditExecution, NoticeOnBlockContentIsATextBlock) {
 
 TEST(HitlEditExecution, EmptyNoticeDisablesTheAnnotation) {
   const Json message = {{"content", "ok"}};
-  EXPECT_EQ(annotate_edited_result(message, Json{{"name", "t"}, {"args", Json::object()}}, ""), message);
+  EXPECT_EQ(annotate_edited_result(message, Json{{"name", "t"}, {"args", Json::object()}}, ""),
+            message);
 }
 
 }  // namespace
