@@ -1,0 +1,127 @@
+// Chat models: the one interface the agent loop talks to, whatever answers behind it — a real
+// provider over HTTP (OpenAI-compatible, Anthropic, Gemini, Ollama), a scripted model for tests,
+// or the offline demo model.
+//
+// Messages in and out are LangChain message dicts (see AGENT_SERVER_API.md §3): the request
+// holds {"type":"human"|"ai"|"tool"|"system", "content", ...} objects (the OpenAI "role" style
+// is accepted too) and invoke() returns one AI message dict:
+//   {"type":"ai","id","content","tool_calls":[{"id","name","args","type":"tool_call"}],
+//    "invalid_tool_calls":[],"additional_kwargs":{},
+//    "response_metadata":{"model_name","finish_reason"},"usage_metadata":{...}}
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tollgate/json.h"
+
+namespace tollgate {
+
+// A tool the model may call. `parameters` is the JSON Schema of the tool's argument object.
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  Json parameters = Json::object();
+};
+
+// One model call. `options` overrides the model's defaults for this call only; recognised keys:
+// "temperature" (number), "max_tokens" (integer), "stop" (array of strings).
+struct ChatRequest {
+  Json messages = Json::array();
+  std::vector<ToolSpec> tools;
+  Json options = Json::object();
+};
+
+// Receives AI message chunks while a reply streams: {"type":"ai","id":<same id as the final
+// message>,"content":"<delta>","tool_call_chunks":[{"index","id","name","args":"<fragment>",
+// "type":"tool_call_chunk"}],...}. The chunks feed LangGraph's `messages` stream mode. Called on
+// the invoking thread; an exception thrown by the callback aborts the call and propagates.
+using TokenCallback = std::function<void(const Json& ai_message_chunk)>;
+
+// Thread-safety: every implementation is safe to invoke concurrently from several runs.
+class ChatModel {
+ public:
+  virtual ~ChatModel() = default;
+
+  // Sends the conversation and returns the model's AI message dict. With `on_chunk` the reply is
+  // streamed (provider streaming APIs) and each delta is passed to the callback before the
+  // assembled message is returned. Throws tollgate::Error: kInvalidArgument for requests the
+  // provider refuses (HTTP 400/404/422) or bad messages, kUnavailable when the provider cannot be
+  // reached, refuses the credentials (401/403), or keeps failing (429/5xx) after the retries.
+  virtual Json invoke(const ChatRequest& request, const TokenCallback* on_chunk = nullptr) = 0;
+
+  // "provider:model", e.g. "openai:gpt-4o-mini", "demo".
+  virtual std::string name() const = 0;
+};
+
+// Construction options of init_chat_model. Everything has a sensible default; empty strings
+// mean "take it from the environment or the provider's default".
+struct ModelOptions {
+  std::string api_key;   // default: the provider's environment variable (OPENAI_API_KEY, ...)
+  std::string base_url;  // default: <PROVIDER>_BASE_URL (OLLAMA_HOST for ollama), else public URL
+  std::map<std::string, std::string> headers;  // extra HTTP headers sent with every request
+
+  std::optional<double> temperature;
+  std::optional<int> max_tokens;  // Anthropic requires one; it defaults to 4096 there
+
+  std::chrono::milliseconds timeout{120000};         // whole request, streams included
+  std::chrono::milliseconds connect_timeout{10000};  // TCP + TLS set-up
+  int max_retries = 2;                               // extra attempts on 429/5xx/connection errors
+  std::chrono::milliseconds initial_backoff{500};    // doubled after each failed attempt
+  std::chrono::milliseconds max_backoff{20000};      // cap for backoff and for Retry-After
+
+  // For the "scripted" spec: the replies (see make_scripted_model).
+  Json script = Json::array();
+
+  // Injection points for tests; null means the real thing.
+  std::function<std::optional<std::string>(const std::string& name)> getenv;
+  std::function<void(std::chrono::milliseconds)> sleep;
+};
+
+// Resolves "provider:model" to a model:
+//   openai:<model>        Chat Completions (OPENAI_API_KEY, OPENAI_BASE_URL); with a base URL and
+//                         no key it talks to any OpenAI-compatible server (vLLM, llama.cpp, ...)
+//   openrouter:, fireworks:, baseten:   OpenAI-compatible hosted services with their own keys
+//   anthropic:<model>     Messages API (ANTHROPIC_API_KEY)
+//   google_genai:<model>  Gemini generateContent (GOOGLE_API_KEY or GEMINI_API_KEY)
+//   ollama:<model>        /api/chat (OLLAMA_HOST, default http://localhost:11434)
+//   demo                  the offline demo model
+//   scripted              a scripted model replaying options.script
+// A bare model name infers its provider ("gpt-…"/"o1…" openai, "claude…" anthropic,
+// "gemini…" google_genai). An empty spec uses TOLLGATE_MODEL, else the demo model.
+// Throws kInvalidArgument for an unknown provider or a missing API key.
+std::unique_ptr<ChatModel> init_chat_model(const std::string& spec,
+                                           const ModelOptions& options = {});
+
+// A model that returns `replies` in turn: each is plain text or an AI message dict (missing
+// fields are filled in; ids are deterministic: "scripted-<n>", tool calls "call_<n>_<i>"). The
+// content is streamed as word chunks and tool calls as tool_call_chunks. Once the script is
+// exhausted invoke() throws kInternal. Records every request for inspection.
+class ScriptedChatModel : public ChatModel {
+ public:
+  explicit ScriptedChatModel(std::vector<Json> replies, std::string model_name = "scripted");
+  ~ScriptedChatModel() override;
+
+  Json invoke(const ChatRequest& request, const TokenCallback* on_chunk = nullptr) override;
+  std::string name() const override;
+
+  // The requests received so far (copies), oldest first.
+  std::vector<ChatRequest> requests() const;
+  size_t remaining() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The offline demo model: deterministic, no network. Understands a few requests well enough to
+// call the demo tools (weather_search, send_email, read_file, write_file, delete_file,
+// execute_sql) when they are offered, summarises tool results, and otherwise says what it is.
+std::unique_ptr<ChatModel> make_demo_model();
+
+}  // namespace tollgate

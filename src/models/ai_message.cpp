@@ -1,0 +1,235 @@
+#include "models/ai_message.h"
+
+#include <cstdio>
+#include <random>
+
+#include "tollgate/error.h"
+
+namespace tollgate::models {
+
+std::string message_type(const Json& message, size_t index) {
+  const std::string where = "messages[" + std::to_string(index) + "]";
+  if (!message.is_object()) throw Error::InvalidArgument(where + " must be an object");
+  std::string type;
+  if (auto it = message.find("type"); it != message.end() && it->is_string()) {
+    type = it->get<std::string>();
+  } else if (auto role = message.find("role"); role != message.end() && role->is_string()) {
+    type = role->get<std::string>();
+  } else {
+    throw Error::InvalidArgument(where + ".type is missing");
+  }
+  if (type == "human" || type == "user" || type == "HumanMessageChunk") return "human";
+  if (type == "ai" || type == "assistant" || type == "AIMessageChunk") return "ai";
+  if (type == "system" || type == "developer") return "system";
+  if (type == "tool") return "tool";
+  throw Error::InvalidArgument(where + ".type '" + type +
+                               "' is not one of human, ai, system, tool");
+}
+
+std::string content_text(const Json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array()) {
+    for (const auto& block : content) {
+      if (block.is_string()) {
+        text += block.get<std::string>();
+      } else if (block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
+                 block["text"].is_string()) {
+        text += block["text"].get<std::string>();
+      }
+    }
+  }
+  return text;
+}
+
+std::string random_id(std::string_view prefix) {
+  std::random_device device;
+  std::uniform_int_distribution<unsigned> byte(0, 255);
+  unsigned char b[16];
+  for (auto& x : b) x = static_cast<unsigned char>(byte(device));
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return std::string(prefix) + out;
+}
+
+Json empty_ai_message(const std::string& id) {
+  return Json{{"type", "ai"},
+              {"id", id},
+              {"content", ""},
+              {"tool_calls", Json::array()},
+              {"invalid_tool_calls", Json::array()},
+              {"additional_kwargs", Json::object()},
+              {"response_metadata", Json::object()}};
+}
+
+void stream_message_as_chunks(const Json& message, const TokenCallback& on_chunk) {
+  const std::string id = message.value("id", "");
+  auto skeleton = [&id] {
+    Json chunk = empty_ai_message(id);
+    chunk["tool_call_chunks"] = Json::array();
+    return chunk;
+  };
+  const Json& content = message.contains("content") ? message["content"] : null_json();
+  if (content.is_string()) {
+    const std::string& text = content.get_ref<const std::string&>();
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find_first_of(" \n\t", start);
+      end = end == std::string::npos ? text.size() : text.find_first_not_of(" \n\t", end);
+      if (end == std::string::npos) end = text.size();
+      Json chunk = skeleton();
+      chunk["content"] = text.substr(start, end - start);
+      on_chunk(chunk);
+      start = end;
+    }
+  } else if (!content.is_null()) {
+    Json chunk = skeleton();
+    chunk["content"] = content;
+    on_chunk(chunk);
+  }
+  int index = 0;
+  for (const auto& call : message.value("tool_calls", Json::array())) {
+    Json chunk = skeleton();
+    chunk["tool_call_chunks"].push_back({{"index", index++},
+                                         {"id", call.value("id", Json())},
+                                         {"name", call.value("name", Json())},
+                                         {"args", call.value("args", Json::object()).dump()},
+                                         {"type", "tool_call_chunk"}});
+    on_chunk(chunk);
+  }
+  Json last = skeleton();
+  last["response_metadata"] = message.value("response_metadata", Json::object());
+  if (message.contains("usage_metadata")) last["usage_metadata"] = message["usage_metadata"];
+  on_chunk(last);
+}
+
+AiMessageBuilder::AiMessageBuilder(std::string id, std::string provider, std::string model_name,
+                                   const TokenCallback* on_chunk)
+    : id_(std::move(id)),
+      provider_(std::move(provider)),
+      model_name_(std::move(model_name)),
+      on_chunk_(on_chunk) {}
+
+Json AiMessageBuilder::chunk_skeleton() const {
+  Json chunk = empty_ai_message(id_);
+  chunk["tool_call_chunks"] = Json::array();
+  return chunk;
+}
+
+void AiMessageBuilder::emit(Json chunk) {
+  if (on_chunk_ != nullptr && *on_chunk_) (*on_chunk_)(chunk);
+}
+
+void AiMessageBuilder::add_text(std::string_view delta) {
+  if (delta.empty()) return;
+  content_.append(delta);
+  if (on_chunk_ == nullptr) return;
+  Json chunk = chunk_skeleton();
+  chunk["content"] = std::string(delta);
+  emit(std::move(chunk));
+}
+
+void AiMessageBuilder::start_tool_call(int index, const std::string& id, const std::string& name) {
+  auto& call = tool_calls_[index];
+  if (!id.empty()) call.id = id;
+  if (!name.empty()) call.name = name;
+  if (on_chunk_ == nullptr) return;
+  Json chunk = chunk_skeleton();
+  chunk["tool_call_chunks"].push_back({{"index", index},
+                                       {"id", id.empty() ? Json() : Json(id)},
+                                       {"name", name.empty() ? Json() : Json(name)},
+                                       {"args", ""},
+                                       {"type", "tool_call_chunk"}});
+  emit(std::move(chunk));
+}
+
+void AiMessageBuilder::add_tool_args(int index, std::string_view fragment) {
+  if (fragment.empty()) return;
+  tool_calls_[index].args.append(fragment);
+  if (on_chunk_ == nullptr) return;
+  Json chunk = chunk_skeleton();
+  chunk["tool_call_chunks"].push_back({{"index", index},
+                                       {"id", nullptr},
+                                       {"name", nullptr},
+                                       {"args", std::string(fragment)},
+                                       {"type", "tool_call_chunk"}});
+  emit(std::move(chunk));
+}
+
+void AiMessageBuilder::add_complete_tool_call(const std::string& id, const std::string& name,
+                                              const Json& args) {
+  const int index = tool_calls_.empty() ? 0 : tool_calls_.rbegin()->first + 1;
+  auto& call = tool_calls_[index];
+  call.id = id.empty() ? random_id("call_") : id;
+  call.name = name;
+  call.args = args.is_null() ? "{}" : args.dump();
+  if (on_chunk_ == nullptr) return;
+  Json chunk = chunk_skeleton();
+  chunk["tool_call_chunks"].push_back({{"index", index},
+                                       {"id", call.id},
+                                       {"name", call.name},
+                                       {"args", call.args},
+                                       {"type", "tool_call_chunk"}});
+  emit(std::move(chunk));
+}
+
+void AiMessageBuilder::set_usage(long input_tokens, long output_tokens, Json input_details,
+                                 Json output_details) {
+  usage_ = Json{{"input_tokens", input_tokens},
+                {"output_tokens", output_tokens},
+                {"total_tokens", input_tokens + output_tokens},
+                {"input_token_details", std::move(input_details)},
+                {"output_token_details", std::move(output_details)}};
+}
+
+Json AiMessageBuilder::response_metadata() const {
+  Json meta = extra_metadata_;
+  meta["model_name"] = model_name_;
+  meta["model_provider"] = provider_;
+  if (!finish_reason_.empty()) meta["finish_reason"] = finish_reason_;
+  return meta;
+}
+
+Json AiMessageBuilder::finish() {
+  if (on_chunk_ != nullptr) {
+    Json chunk = chunk_skeleton();
+    chunk["response_metadata"] = response_metadata();
+    if (!usage_.is_null()) chunk["usage_metadata"] = usage_;
+    emit(std::move(chunk));
+  }
+  Json message = empty_ai_message(id_);
+  message["content"] = content_;
+  for (auto& [index, call] : tool_calls_) {
+    if (call.id.empty()) call.id = random_id("call_");
+    Json args = Json::object();
+    std::string error;
+    if (!call.args.empty()) {
+      args = Json::parse(call.args, nullptr, /*allow_exceptions=*/false);
+      if (args.is_discarded()) {
+        error = "Function " + call.name + " arguments:\n\n" + call.args + "\n\nare not valid JSON.";
+      } else if (!args.is_object()) {
+        error = "Function " + call.name + " arguments must be a JSON object";
+      }
+    }
+    if (!error.empty()) {
+      message["invalid_tool_calls"].push_back({{"id", call.id},
+                                               {"name", call.name},
+                                               {"args", call.args},
+                                               {"error", error},
+                                               {"type", "invalid_tool_call"}});
+    } else {
+      message["tool_calls"].push_back(
+          {{"id", call.id}, {"name", call.name}, {"args", args}, {"type", "tool_call"}});
+    }
+  }
+  message["response_metadata"] = response_metadata();
+  if (!usage_.is_null()) message["usage_metadata"] = usage_;
+  return message;
+}
+
+}  // namespace tollgate::models

@@ -1,0 +1,172 @@
+// Resolves "provider:model" strings to chat models, reading keys and base URLs from the
+// environment the way the LangChain integrations do.
+#include <array>
+#include <cstdlib>
+
+#include "models/providers.h"
+#include "tollgate/chat_model.h"
+#include "tollgate/error.h"
+
+namespace tollgate {
+namespace {
+
+enum class WireFormat { kOpenAi, kAnthropic, kGemini, kOllama };
+
+struct ProviderInfo {
+  const char* name;
+  WireFormat format;
+  std::array<const char*, 2> key_variables;  // first one set wins; nullptr = unused
+  std::array<const char*, 2> base_url_variables;
+  const char* default_base_url;
+  bool needs_key;  // at the default URL; a custom base URL never needs one
+};
+
+constexpr ProviderInfo kProviders[] = {
+    {"openai",
+     WireFormat::kOpenAi,
+     {"OPENAI_API_KEY", nullptr},
+     {"OPENAI_BASE_URL", "OPENAI_API_BASE"},
+     "https://api.openai.com/v1",
+     true},
+    {"openrouter",
+     WireFormat::kOpenAi,
+     {"OPENROUTER_API_KEY", nullptr},
+     {"OPENROUTER_BASE_URL", nullptr},
+     "https://openrouter.ai/api/v1",
+     true},
+    {"fireworks",
+     WireFormat::kOpenAi,
+     {"FIREWORKS_API_KEY", nullptr},
+     {"FIREWORKS_BASE_URL", nullptr},
+     "https://api.fireworks.ai/inference/v1",
+     true},
+    {"baseten",
+     WireFormat::kOpenAi,
+     {"BASETEN_API_KEY", nullptr},
+     {"BASETEN_BASE_URL", nullptr},
+     "https://inference.baseten.co/v1",
+     true},
+    {"anthropic",
+     WireFormat::kAnthropic,
+     {"ANTHROPIC_API_KEY", nullptr},
+     {"ANTHROPIC_BASE_URL", nullptr},
+     "https://api.anthropic.com",
+     true},
+    {"google_genai",
+     WireFormat::kGemini,
+     {"GOOGLE_API_KEY", "GEMINI_API_KEY"},
+     {"GOOGLE_GENAI_BASE_URL", "GEMINI_BASE_URL"},
+     "https://generativelanguage.googleapis.com",
+     true},
+    {"ollama",
+     WireFormat::kOllama,
+     {"OLLAMA_API_KEY", nullptr},
+     {"OLLAMA_HOST", "OLLAMA_BASE_URL"},
+     "http://localhost:11434",
+     false},
+};
+
+std::optional<std::string> read_env(const ModelOptions& options, const char* name) {
+  if (name == nullptr) return std::nullopt;
+  if (options.getenv) {
+    auto value = options.getenv(name);
+    if (value && value->empty()) return std::nullopt;
+    return value;
+  }
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+std::string normalise_base_url(std::string url) {
+  // OLLAMA_HOST is often written as "host:port" without a scheme.
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+std::string infer_provider(const std::string& model) {
+  auto starts = [&model](const char* prefix) { return model.rfind(prefix, 0) == 0; };
+  if (starts("gpt-") || starts("o1") || starts("o3") || starts("o4") || starts("chatgpt")) {
+    return "openai";
+  }
+  if (starts("claude")) return "anthropic";
+  if (starts("gemini")) return "google_genai";
+  throw Error::InvalidArgument("cannot infer the provider of model '" + model +
+                               "'; write it as provider:model (openai, anthropic, google_genai, "
+                               "ollama, openrouter, fireworks, baseten)");
+}
+
+}  // namespace
+
+std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
+                                           const ModelOptions& options) {
+  std::string spec = spec_in;
+  if (spec.empty()) spec = read_env(options, "TOLLGATE_MODEL").value_or("demo");
+  if (spec == "demo" || spec.rfind("demo:", 0) == 0) return make_demo_model();
+  if (spec == "scripted" || spec.rfind("scripted:", 0) == 0) {
+    if (!options.script.is_array())
+      throw Error::InvalidArgument("script must be an array of replies");
+    return std::make_unique<ScriptedChatModel>(options.script.get<std::vector<Json>>(), spec);
+  }
+
+  std::string provider;
+  std::string model;
+  if (auto colon = spec.find(':'); colon != std::string::npos) {
+    provider = spec.substr(0, colon);
+    model = spec.substr(colon + 1);
+  } else {
+    model = spec;
+    provider = infer_provider(model);
+  }
+  if (provider == "google" || provider == "gemini") provider = "google_genai";
+  if (model.empty()) throw Error::InvalidArgument("model spec '" + spec + "' names no model");
+
+  const ProviderInfo* info = nullptr;
+  for (const auto& candidate : kProviders) {
+    if (provider == candidate.name) info = &candidate;
+  }
+  if (info == nullptr) {
+    throw Error::InvalidArgument("unknown model provider '" + provider + "' in '" + spec +
+                                 "'; known: openai, openrouter, fireworks, "
+                                 "baseten, anthropic, google_genai, ollama, demo, scripted");
+  }
+
+  models::ProviderConfig config;
+  config.provider = info->name;
+  config.model = model;
+  config.options = options;
+  config.api_key = options.api_key;
+  for (const char* variable : info->key_variables) {
+    if (config.api_key.empty()) config.api_key = read_env(options, variable).value_or("");
+  }
+  std::string base_url = options.base_url;
+  for (const char* variable : info->base_url_variables) {
+    if (base_url.empty()) base_url = read_env(options, variable).value_or("");
+  }
+  const bool custom_url = !base_url.empty();
+  config.base_url = normalise_base_url(custom_url ? base_url : info->default_base_url);
+  if (info->needs_key && !custom_url && config.api_key.empty()) {
+    std::string variables = info->key_variables[0];
+    if (info->key_variables[1] != nullptr)
+      variables += " or " + std::string(info->key_variables[1]);
+    throw Error::InvalidArgument(spec + " needs an API key: set " + variables +
+                                 " or pass ModelOptions::api_key");
+  }
+  if (options.max_retries < 0) throw Error::InvalidArgument("max_retries must not be negative");
+  if (options.timeout.count() <= 0) throw Error::InvalidArgument("timeout must be positive");
+
+  switch (info->format) {
+    case WireFormat::kOpenAi:
+      return models::make_openai_chat_model(std::move(config));
+    case WireFormat::kAnthropic:
+      return models::make_anthropic_chat_model(std::move(config));
+    case WireFormat::kGemini:
+      return models::make_gemini_chat_model(std::move(config));
+    case WireFormat::kOllama:
+      return models::make_ollama_chat_model(std::move(config));
+  }
+  throw Error::Internal("unhandled wire format");
+}
+
+}  // namespace tollgate
