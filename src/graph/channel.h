@@ -75,4 +75,8 @@ Json add_messages(const Json& left, const Json& right);
 
 inline constexpr std::string_view kRemoveAllMessages = "__remove_all__";
 
+// The value inside an overwrite write ({"__overwrite__": v} or {"type": "__overwrite__",
+// "value": v}, see tollgate::overwrite), or nullptr when `write` is an ordinary write.
+const Json* overwritten_value(const Json& write);
+
 }  // namespace tollgate::graph_internal

@@ -1,0 +1,591 @@
+// Channel kinds: how each folds the writes of a step, their errors, checkpoint round trips,
+// and the list channels' in-place updates and delta tracking.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "graph/channel.h"
+#include "tollgate/error.h"
+#include "tollgate/graph.h"
+
+namespace tollgate::graph_internal {
+namespace {
+
+using Writes = std::vector<Json>;
+
+// The message of the Error(kInvalidArgument) that `fn` throws, or "no error".
+template <typename Fn>
+std::string invalid_argument_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+    return error.what();
+  }
+  return "no error";
+}
+
+Json human(const std::string& id, const std::string& content) {
+  return Json{{"type", "human"}, {"id", id}, {"content", content}};
+}
+
+Json remove(const std::string& id) {
+  return Json{{"type", "remove"}, {"id", id}};
+}
+
+// An add_messages channel holding messages "m0".."m<count-1>", saved.
+std::unique_ptr<Channel> messages_channel(int count) {
+  auto channel = make_add_messages_channel("messages");
+  Json list = Json::array();
+  for (int i = 0; i < count; ++i) list.push_back(human("m" + std::to_string(i), "text"));
+  channel->update({list});
+  channel->mark_saved();
+  return channel;
+}
+
+std::vector<std::string> ids_of(const Json& messages) {
+  std::vector<std::string> ids;
+  for (const Json& message : messages) ids.push_back(message["id"].get<std::string>());
+  return ids;
+}
+
+// ----------------------------------------------------------------------------- last value
+
+TEST(LastValueChannelTest, StartsEmpty) {
+  auto channel = make_last_value_channel("x");
+  EXPECT_FALSE(channel->is_available());
+  EXPECT_EQ(channel->get(), nullptr);
+}
+
+TEST(LastValueChannelTest, NoWritesLeaveTheValueUnchanged) {
+  auto channel = make_last_value_channel("x");
+  channel->update({Json(1)});
+  EXPECT_FALSE(channel->update({}));
+  EXPECT_EQ(*channel->get(), 1);
+}
+
+TEST(LastValueChannelTest, OneWriteReplacesTheValue) {
+  auto channel = make_last_value_channel("x");
+  channel->update({Json(1)});
+  EXPECT_TRUE(channel->update({Json("two")}));
+  EXPECT_EQ(*channel->get(), "two");
+}
+
+TEST(LastValueChannelTest, TwoWritesInOneStepFailWithTheReferenceText) {
+  auto channel = make_last_value_channel("x");
+  EXPECT_EQ(invalid_argument_of([&] {
+              channel->update({Json(1), Json(2)});
+            }),
+            "At key 'x': Can receive only one value per step. Use an Annotated key to handle "
+            "multiple values.");
+}
+
+TEST(LastValueChannelTest, OverwriteWriteIsStoredAsItsValue) {
+  auto channel = make_last_value_channel("x");
+  channel->update({overwrite(Json{{"a", 1}})});
+  EXPECT_EQ(*channel->get(), (Json{{"a", 1}}));
+}
+
+TEST(LastValueChannelTest, RestoreSharesTheStoredValue) {
+  auto channel = make_last_value_channel("x");
+  JsonPtr stored = make_json_ptr(Json("saved"));
+  channel->restore(stored);
+  EXPECT_EQ(channel->get(), stored);
+  EXPECT_EQ(channel->clone_empty()->get(), nullptr);
+}
+
+// -------------------------------------------------------------------------------- overwrite
+
+TEST(OverwriteTest, WrapsTheValue) {
+  EXPECT_EQ(overwrite(Json::array({1, 2})), (Json{{"__overwrite__", Json::array({1, 2})}}));
+}
+
+TEST(OverwriteTest, SerialisedDataclassFormIsRecognised) {
+  Json write = Json{{"type", "__overwrite__"}, {"value", 5}};
+  ASSERT_NE(overwritten_value(write), nullptr);
+  EXPECT_EQ(*overwritten_value(write), 5);
+}
+
+TEST(OverwriteTest, ObjectWithMoreKeysIsAnOrdinaryWrite) {
+  EXPECT_EQ(overwritten_value(Json{{"__overwrite__", 1}, {"other", 2}}), nullptr);
+}
+
+// ---------------------------------------------------------------------------------- append
+
+TEST(AppendChannelTest, StartsAsAnEmptyList) {
+  auto channel = make_append_channel("items");
+  EXPECT_TRUE(channel->is_available());
+  EXPECT_EQ(*channel->get(), Json::array());
+}
+
+TEST(AppendChannelTest, ConcatenatesListWritesInOrder) {
+  auto channel = make_append_channel("items");
+  channel->update({Json::array({1, 2}), Json::array({3})});
+  channel->update({Json::array({4})});
+  EXPECT_EQ(*channel->get(), Json::array({1, 2, 3, 4}));
+}
+
+TEST(AppendChannelTest, NonListWriteIsAppendedAsOneItem) {
+  auto channel = make_append_channel("items");
+  channel->update({Json{{"k", "v"}}, Json("s")});
+  EXPECT_EQ(*channel->get(), Json::array({Json{{"k", "v"}}, "s"}));
+}
+
+TEST(AppendChannelTest, OverwriteReplacesTheList) {
+  auto channel = make_append_channel("items");
+  channel->update({Json::array({1, 2})});
+  channel->update({Json::array({3}), overwrite(Json::array({9}))});
+  EXPECT_EQ(*channel->get(), Json::array({9}));
+}
+
+TEST(AppendChannelTest, TwoOverwritesInOneStepFailNamingTheKey) {
+  auto channel = make_append_channel("items");
+  EXPECT_EQ(invalid_argument_of([&] {
+              channel->update({overwrite(Json::array()), overwrite(Json::array())});
+            }),
+            "At key 'items': Can receive only one Overwrite value per super-step.");
+}
+
+TEST(AppendChannelTest, DeltaKeepsTheSavedLength) {
+  auto channel = make_append_channel("items");
+  channel->update({Json::array({1, 2})});
+  channel->mark_saved();
+  channel->update({Json(3)});
+  auto delta = channel->delta_since_saved();
+  ASSERT_TRUE(delta);
+  EXPECT_EQ(delta->keep, 2u);
+  EXPECT_EQ(delta->appended, Json::array({3}));
+}
+
+TEST(AppendChannelTest, DeltaAfterOverwriteKeepsNothing) {
+  auto channel = make_append_channel("items");
+  channel->update({Json::array({1, 2})});
+  channel->mark_saved();
+  channel->update({overwrite(Json::array({7}))});
+  EXPECT_EQ(channel->delta_since_saved()->keep, 0u);
+  EXPECT_EQ(channel->delta_since_saved()->appended, Json::array({7}));
+}
+
+// --------------------------------------------------------------------------------- reducer
+
+Reducer sum() {
+  return [](const Json& current, const Json& update) {
+    return Json(current.get<int>() + update.get<int>());
+  };
+}
+
+TEST(ReducerChannelTest, FirstWriteInitialisesAnEmptyChannel) {
+  auto channel = make_reducer_channel("n", sum(), std::nullopt);
+  EXPECT_FALSE(channel->is_available());
+  channel->update({Json(5)});
+  EXPECT_EQ(*channel->get(), 5);
+}
+
+TEST(ReducerChannelTest, WritesFoldIntoTheInitialValue) {
+  auto channel = make_reducer_channel("n", sum(), Json(100));
+  EXPECT_EQ(*channel->get(), 100);
+  channel->update({Json(1), Json(2)});
+  EXPECT_EQ(*channel->get(), 103);
+}
+
+TEST(ReducerChannelTest, ReducerSeesWritesInOrder) {
+  Reducer concat = [](const Json& current, const Json& update) {
+    return Json(current.get<std::string>() + update.get<std::string>());
+  };
+  auto channel = make_reducer_channel("s", concat, Json(""));
+  channel->update({Json("a"), Json("b"), Json("c")});
+  EXPECT_EQ(*channel->get(), "abc");
+}
+
+TEST(ReducerChannelTest, OverwriteBypassesTheReducer) {
+  auto channel = make_reducer_channel("n", sum(), Json(10));
+  channel->update({Json(1), overwrite(Json(-4))});
+  EXPECT_EQ(*channel->get(), -4);
+}
+
+TEST(ReducerChannelTest, WritesAfterAnOverwriteInTheSameStepAreDropped) {
+  auto channel = make_reducer_channel("n", sum(), Json(10));
+  channel->update({overwrite(Json(0)), Json(7)});
+  EXPECT_EQ(*channel->get(), 0);
+}
+
+TEST(ReducerChannelTest, TwoOverwritesInOneStepFailNamingTheKey) {
+  auto channel = make_reducer_channel("n", sum(), Json(10));
+  EXPECT_EQ(invalid_argument_of([&] {
+              channel->update({overwrite(Json(1)), overwrite(Json(2))});
+            }),
+            "At key 'n': Can receive only one Overwrite value per super-step.");
+  EXPECT_EQ(*channel->get(), 10);
+}
+
+TEST(ReducerChannelTest, ThrowingReducerLeavesTheValueUnchanged) {
+  auto channel = make_reducer_channel("n", sum(), Json(10));
+  EXPECT_THROW(channel->update({Json(1), Json("not a number")}), std::exception);
+  EXPECT_EQ(*channel->get(), 10);
+}
+
+TEST(ReducerChannelTest, RestoringNothingFallsBackToTheInitialValue) {
+  auto channel = make_reducer_channel("n", sum(), Json(10));
+  channel->update({Json(5)});
+  channel->restore(nullptr);
+  EXPECT_EQ(*channel->get(), 10);
+}
+
+// ------------------------------------------------------------------------------- ephemeral
+
+TEST(EphemeralChannelTest, ValueLastsOneStep) {
+  auto channel = make_ephemeral_channel("__start__", true);
+  channel->update({Json("input")});
+  EXPECT_EQ(*channel->get(), "input");
+  EXPECT_TRUE(channel->update({}));
+  EXPECT_FALSE(channel->is_available());
+  EXPECT_FALSE(channel->update({}));
+}
+
+TEST(EphemeralChannelTest, GuardRejectsTwoWritesInOneStep) {
+  auto channel = make_ephemeral_channel("__start__", true);
+  EXPECT_EQ(invalid_argument_of([&] {
+              channel->update({Json(1), Json(2)});
+            }),
+            "At key '__start__': EphemeralValue(guard=True) can receive only one value per step. "
+            "Use guard=False if you want to store any one of multiple values.");
+}
+
+TEST(EphemeralChannelTest, UnguardedKeepsTheLastOfSeveralWrites) {
+  auto channel = make_ephemeral_channel("branch:to:a", false);
+  channel->update({Json(1), Json(2)});
+  EXPECT_EQ(*channel->get(), 2);
+}
+
+// --------------------------------------------------------------------------- named barrier
+
+TEST(NamedBarrierChannelTest, AvailableOnlyOnceEveryNameWasWritten) {
+  auto channel = make_named_barrier_channel("join:a+b:c", {"a", "b"});
+  EXPECT_TRUE(channel->update({Json("a")}));
+  EXPECT_FALSE(channel->is_available());
+  EXPECT_EQ(channel->get(), nullptr);
+  EXPECT_TRUE(channel->update({Json("b")}));
+  EXPECT_TRUE(channel->is_available());
+  ASSERT_NE(channel->get(), nullptr);
+}
+
+TEST(NamedBarrierChannelTest, RepeatedNameIsNoUpdate) {
+  auto channel = make_named_barrier_channel("join:a+b:c", {"a", "b"});
+  channel->update({Json("a")});
+  EXPECT_FALSE(channel->update({Json("a")}));
+}
+
+TEST(NamedBarrierChannelTest, ConsumeResetsTheBarrier) {
+  auto channel = make_named_barrier_channel("join:a+b:c", {"a", "b"});
+  EXPECT_FALSE(channel->consume());
+  channel->update({Json("a"), Json("b")});
+  EXPECT_TRUE(channel->consume());
+  EXPECT_FALSE(channel->is_available());
+}
+
+TEST(NamedBarrierChannelTest, UnknownNameFailsNamingTheKey) {
+  auto channel = make_named_barrier_channel("join:a+b:c", {"a", "b"});
+  EXPECT_EQ(invalid_argument_of([&] { channel->update({Json("z")}); }),
+            R"(At key 'join:a+b:c': Value "z" not in ["a","b"])");
+}
+
+TEST(NamedBarrierChannelTest, CheckpointRestoresTheNamesSeen) {
+  auto channel = make_named_barrier_channel("join:a+b:c", {"a", "b"});
+  channel->update({Json("b")});
+  auto restored = channel->clone_empty();
+  restored->restore(channel->checkpoint());
+  restored->update({Json("a")});
+  EXPECT_TRUE(restored->is_available());
+}
+
+// ----------------------------------------------------------------------------------- topic
+
+TEST(TopicChannelTest, FlattensListWrites) {
+  auto channel = make_topic_channel("__pregel_tasks", false);
+  channel->update({Json::array({1, 2}), Json(3)});
+  EXPECT_EQ(*channel->get(), Json::array({1, 2, 3}));
+}
+
+TEST(TopicChannelTest, NonAccumulatingTopicClearsEachStep) {
+  auto channel = make_topic_channel("__pregel_tasks", false);
+  channel->update({Json(1)});
+  channel->update({Json(2)});
+  EXPECT_EQ(*channel->get(), Json::array({2}));
+  EXPECT_TRUE(channel->update({}));
+  EXPECT_FALSE(channel->is_available());
+}
+
+TEST(TopicChannelTest, AccumulatingTopicKeepsEarlierSteps) {
+  auto channel = make_topic_channel("log", true);
+  channel->update({Json(1)});
+  EXPECT_FALSE(channel->update({}));
+  channel->update({Json(2)});
+  EXPECT_EQ(*channel->get(), Json::array({1, 2}));
+}
+
+// ---------------------------------------------------------------------- add_messages: input
+
+TEST(AddMessagesChannelTest, RoleFormsBecomeMessageTypes) {
+  auto channel = make_add_messages_channel("messages");
+  channel->update({Json::parse(R"([
+    {"role": "user", "content": "a", "id": "1"},
+    {"role": "assistant", "content": "b", "id": "2"},
+    {"role": "system", "content": "c", "id": "3"},
+    {"role": "tool", "content": "d", "id": "4", "tool_call_id": "call_1"}
+  ])")});
+  std::vector<std::string> types;
+  for (const Json& message : *channel->get()) types.push_back(message["type"].get<std::string>());
+  EXPECT_EQ(types, (std::vector<std::string>{"human", "ai", "system", "tool"}));
+  EXPECT_FALSE((*channel->get())[0].contains("role"));
+}
+
+TEST(AddMessagesChannelTest, ClassSerialisedMessageBecomesItsKwargs) {
+  Json merged = add_messages(Json::array(), Json::parse(R"({"lc": 1, "type": "constructor",
+      "id": ["langchain_core", "messages", "HumanMessage"],
+      "kwargs": {"content": "hello", "additional_kwargs": {}}})"));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0]["type"], "human");
+  EXPECT_EQ(merged[0]["content"], "hello");
+  EXPECT_TRUE(merged[0]["id"].is_string());
+}
+
+TEST(AddMessagesChannelTest, BareStringIsAHumanMessage) {
+  Json merged = add_messages(Json::array(), Json("hi there"));
+  EXPECT_EQ(merged[0]["type"], "human");
+  EXPECT_EQ(merged[0]["content"], "hi there");
+}
+
+TEST(AddMessagesChannelTest, ChunkTypesBecomeTheirBaseType) {
+  Json merged = add_messages(Json::array(), Json::parse(R"([
+    {"type": "AIMessageChunk", "id": "run-1", "content": "tok"},
+    {"type": "HumanMessageChunk", "id": "h", "content": "x"}
+  ])"));
+  EXPECT_EQ(merged[0]["type"], "ai");
+  EXPECT_EQ(merged[1]["type"], "human");
+}
+
+TEST(AddMessagesChannelTest, TypeContentPairIsAMessage) {
+  Json merged = add_messages(Json::array(), Json::array({Json::array({"ai", "sure"})}));
+  EXPECT_EQ(merged[0]["type"], "ai");
+  EXPECT_EQ(merged[0]["content"], "sure");
+}
+
+TEST(AddMessagesChannelTest, DeveloperRoleIsASystemMessageMarkedDeveloper) {
+  Json merged = add_messages(Json::array(), Json{{"role", "developer"}, {"content", "rules"}});
+  EXPECT_EQ(merged[0]["type"], "system");
+  EXPECT_EQ(merged[0]["additional_kwargs"]["__openai_role__"], "developer");
+}
+
+TEST(AddMessagesChannelTest, ClientIdIsKept) {
+  Json merged = add_messages(
+      Json::array(), Json{{"role", "user"}, {"content", "a"}, {"id", "0193-client-minted"}});
+  EXPECT_EQ(merged[0]["id"], "0193-client-minted");
+}
+
+TEST(AddMessagesChannelTest, MissingIdsOnTheLeftAreAssignedToo) {
+  Json merged =
+      add_messages(Json::array({Json{{"type", "human"}, {"content", "old"}}}), human("n", "new"));
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_TRUE(merged[0]["id"].is_string());
+}
+
+TEST(AddMessagesChannelTest, UnknownTypeFailsNamingIt) {
+  EXPECT_EQ(invalid_argument_of([] {
+              add_messages(Json::array(), Json{{"type", "robot"}});
+            }),
+            "Invalid message at position 0: Unexpected message type: 'robot'. Use one of "
+            "'human', 'user', 'ai', 'assistant', 'function', 'tool', 'system', or 'developer'.");
+}
+
+TEST(AddMessagesChannelTest, MessageWithoutTypeOrRoleFails) {
+  EXPECT_EQ(invalid_argument_of([] {
+              add_messages(Json::array(), Json{{"content", "x"}});
+            }),
+            "Invalid message at position 0: missing 'type' (or 'role')");
+}
+
+TEST(AddMessagesChannelTest, ToolMessageWithoutToolCallIdFails) {
+  EXPECT_EQ(invalid_argument_of([] {
+              add_messages(Json::array(), Json{{"type", "tool"}, {"content", "r"}});
+            }),
+            "Invalid message at position 0: a tool message needs a string 'tool_call_id'");
+}
+
+TEST(AddMessagesChannelTest, NonStringIdFails) {
+  EXPECT_EQ(invalid_argument_of([] {
+              add_messages(Json::array(), Json{{"type", "human"}, {"content", "r"}, {"id", 7}});
+            }),
+            "Invalid message at position 0: 'id' must be a string");
+}
+
+// ---------------------------------------------------------------------- add_messages: merge
+
+TEST(AddMessagesChannelTest, RejectedStepLeavesTheMessagesUnchanged) {
+  auto channel = messages_channel(3);
+  const Json before = *channel->get();
+  EXPECT_THROW(channel->update({human("new", "x"), remove("nope")}), Error);
+  EXPECT_EQ(*channel->get(), before);
+}
+
+TEST(AddMessagesChannelTest, LaterWriteWithARemovedIdRestoresItInPlace) {
+  Json merged = add_messages(Json::array({human("a", "1"), human("b", "2"), human("c", "3")}),
+                             Json::array({remove("b"), human("b", "again")}));
+  EXPECT_EQ(ids_of(merged), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(merged[1]["content"], "again");
+}
+
+TEST(AddMessagesChannelTest, WritesOfOneStepMergeOneAfterTheOther) {
+  auto channel = messages_channel(2);
+  channel->update({human("x", "new"), remove("x")});
+  EXPECT_EQ(ids_of(*channel->get()), (std::vector<std::string>{"m0", "m1"}));
+}
+
+TEST(AddMessagesChannelTest, RemovingTwiceAcrossWritesOfOneStepFails) {
+  auto channel = messages_channel(2);
+  EXPECT_EQ(invalid_argument_of([&] {
+              channel->update({remove("m0"), remove("m0")});
+            }),
+            "Attempting to delete a message with an ID that doesn't exist ('m0')");
+}
+
+TEST(AddMessagesChannelTest, RemoveAllInALaterWriteDropsEarlierWritesToo) {
+  auto channel = messages_channel(2);
+  channel->update({human("x", "new"), Json::array({remove(std::string(kRemoveAllMessages))})});
+  EXPECT_EQ(*channel->get(), Json::array());
+}
+
+TEST(AddMessagesChannelTest, OverwriteReplacesTheMessages) {
+  auto channel = messages_channel(3);
+  channel->update({human("x", "new"), overwrite(Json::array({human("only", "one")}))});
+  EXPECT_EQ(ids_of(*channel->get()), (std::vector<std::string>{"only"}));
+}
+
+TEST(AddMessagesChannelTest, RemovedIdCanBeAddedAgainInALaterStep) {
+  auto channel = messages_channel(3);
+  channel->update({remove("m0")});
+  channel->update({human("m0", "back")});
+  EXPECT_EQ(ids_of(*channel->get()), (std::vector<std::string>{"m1", "m2", "m0"}));
+}
+
+TEST(AddMessagesChannelTest, RestoredMessagesWithoutIdsGetIds) {
+  auto channel = make_add_messages_channel("messages");
+  channel->restore(make_json_ptr(Json::array({Json{{"role", "user"}, {"content", "old"}}})));
+  const Json& messages = *channel->get();
+  EXPECT_EQ(messages[0]["type"], "human");
+  EXPECT_TRUE(messages[0]["id"].is_string());
+  channel->update({remove(messages[0]["id"].get<std::string>())});
+  EXPECT_EQ(*channel->get(), Json::array());
+}
+
+TEST(AddMessagesChannelTest, RemovingAnIdHeldTwiceInARestoredListRemovesBoth) {
+  auto channel = make_add_messages_channel("messages");
+  channel->restore(make_json_ptr(Json::array({human("d", "1"), human("k", "2"), human("d", "3")})));
+  channel->update({remove("d")});
+  EXPECT_EQ(ids_of(*channel->get()), (std::vector<std::string>{"k"}));
+}
+
+// ---------------------------------------------------------------------- add_messages: delta
+
+TEST(AddMessagesDeltaTest, AppendKeepsTheSavedLength) {
+  auto channel = messages_channel(4);
+  channel->update({human("new", "x")});
+  auto delta = channel->delta_since_saved();
+  ASSERT_TRUE(delta);
+  EXPECT_EQ(delta->keep, 4u);
+  EXPECT_EQ(ids_of(delta->appended), (std::vector<std::string>{"new"}));
+}
+
+TEST(AddMessagesDeltaTest, ReplaceAtPositionKeepsWhatComesBefore) {
+  auto channel = messages_channel(5);
+  channel->update({human("m2", "edited")});
+  auto delta = channel->delta_since_saved();
+  EXPECT_EQ(delta->keep, 2u);
+  EXPECT_EQ(ids_of(delta->appended), (std::vector<std::string>{"m2", "m3", "m4"}));
+}
+
+TEST(AddMessagesDeltaTest, RemoveAtPositionKeepsWhatComesBefore) {
+  auto channel = messages_channel(5);
+  channel->update({remove("m3")});
+  auto delta = channel->delta_since_saved();
+  EXPECT_EQ(delta->keep, 3u);
+  EXPECT_EQ(ids_of(delta->appended), (std::vector<std::string>{"m4"}));
+}
+
+TEST(AddMessagesDeltaTest, RemoveAllKeepsNothing) {
+  auto channel = messages_channel(5);
+  channel->update({Json::array({remove(std::string(kRemoveAllMessages)), human("f", "fresh")})});
+  auto delta = channel->delta_since_saved();
+  EXPECT_EQ(delta->keep, 0u);
+  EXPECT_EQ(ids_of(delta->appended), (std::vector<std::string>{"f"}));
+}
+
+TEST(AddMessagesDeltaTest, LowestChangeOfSeveralStepsWins) {
+  auto channel = messages_channel(5);
+  channel->update({human("m3", "edited")});
+  channel->update({human("m1", "edited")});
+  channel->update({human("new", "x")});
+  EXPECT_EQ(channel->delta_since_saved()->keep, 1u);
+}
+
+TEST(AddMessagesDeltaTest, MarkSavedResetsTheDelta) {
+  auto channel = messages_channel(5);
+  channel->update({human("m0", "edited"), human("new", "x")});
+  channel->mark_saved();
+  auto delta = channel->delta_since_saved();
+  EXPECT_EQ(delta->keep, 6u);
+  EXPECT_EQ(delta->appended, Json::array());
+}
+
+TEST(AddMessagesDeltaTest, RestoreCountsAsSaved) {
+  auto channel = make_add_messages_channel("messages");
+  channel->restore(make_json_ptr(Json::array({human("a", "1"), human("b", "2")})));
+  channel->update({human("c", "3")});
+  EXPECT_EQ(channel->delta_since_saved()->keep, 2u);
+}
+
+// ------------------------------------------------------------------ add_messages: ownership
+
+TEST(AddMessagesOwnershipTest, SolelyOwnedListIsUpdatedInPlace) {
+  auto channel = messages_channel(10000);
+  const Json* before = channel->get().get();
+  channel->update({human("new", "x")});
+  channel->update({human("m5000", "edited")});
+  EXPECT_EQ(channel->get().get(), before);
+  EXPECT_EQ(channel->get()->size(), 10001u);
+}
+
+TEST(AddMessagesOwnershipTest, HeldSnapshotIsNeverChanged) {
+  auto channel = messages_channel(3);
+  JsonPtr snapshot = channel->get();
+  const Json copy = *snapshot;
+  channel->update({human("m1", "edited"), human("new", "x")});
+  EXPECT_EQ(*snapshot, copy);
+  EXPECT_NE(channel->get(), snapshot);
+  EXPECT_EQ(channel->get()->size(), 4u);
+}
+
+TEST(AddMessagesOwnershipTest, RestoredValueIsSharedUntilTheFirstUpdate) {
+  auto channel = make_add_messages_channel("messages");
+  JsonPtr stored = make_json_ptr(Json::array({human("a", "1")}));
+  channel->restore(stored);
+  EXPECT_EQ(channel->get(), stored);
+  channel->update({human("b", "2")});
+  EXPECT_EQ(stored->size(), 1u);
+  EXPECT_EQ(channel->get()->size(), 2u);
+}
+
+TEST(AddMessagesOwnershipTest, CopiedOnceThenInPlaceAgain) {
+  auto channel = messages_channel(100);
+  {
+    JsonPtr reader = channel->get();
+    channel->update({human("a", "x")});  // copies: `reader` still holds the old list
+  }
+  const Json* after_copy = channel->get().get();
+  channel->update({human("b", "y")});
+  EXPECT_EQ(channel->get().get(), after_copy);
+}
+
+}  // namespace
+}  // namespace tollgate::graph_internal
