@@ -1,0 +1,82 @@
+// Delta storage of channel values, shared by every saver.
+//
+// A checkpoint does not hold its channel values; it holds a ValueRef per channel naming the
+// checkpoint that stored the value (its "writer"). A channel that did not change keeps its
+// parent's ref, so it is never stored again. A changed list channel that came with a
+// ListDelta is stored as that delta (keep the base's first `keep` items, then append) on top
+// of the parent's value. To bound the read cost, a full value is stored instead whenever the
+// deltas accumulated since the last full value would exceed that full value's size: the
+// stored bytes per step are amortised O(size of the step's change) and reading a value costs
+// at most about twice the size of its last full value.
+//
+// Thread-safety: plain functions and values; callers guard their own storage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tollgate/checkpoint.h"
+#include "tollgate/json.h"
+
+namespace tollgate::checkpoint_internal {
+
+// Where a checkpoint finds the value of one channel, plus what the next delta needs to know.
+struct ValueRef {
+  std::string writer_id;          // the checkpoint (same thread and namespace) storing it
+  std::string full_id;            // the checkpoint storing the full value the chain starts at
+  std::size_t length = 0;         // item count when the value is an array
+  std::uint64_t chain_bytes = 0;  // bytes of the deltas stored since that full value
+  std::uint64_t full_bytes = 0;   // bytes of that full value
+
+  bool operator==(const ValueRef&) const = default;
+};
+using ValueRefs = std::map<std::string, ValueRef, std::less<>>;
+
+// One channel value as stored by its writer: the whole value or a delta on `base_id`'s value.
+struct StoredValue {
+  bool is_delta = false;
+  std::string base_id;                // delta only: writer id of the value this one extends
+  std::size_t keep = 0;               // delta only: items of the base value kept
+  JsonPtr payload;                    // the full value, or the appended items (a JSON array)
+  std::vector<std::uint8_t> encoded;  // payload as MessagePack (what persistent savers store)
+};
+using StoredValues = std::map<std::string, StoredValue, std::less<>>;
+
+// What put() must store for one checkpoint.
+struct ValuePlan {
+  ValueRefs refs;           // one per channel in checkpoint.channel_values
+  StoredValues stored;      // the values this checkpoint writes (writer_id == its id)
+  std::uint64_t bytes = 0;  // sum of the encoded sizes
+};
+
+// The parent checkpoint as far as planning is concerned; nullptr members: no parent.
+struct ParentValues {
+  const ValueRefs* refs = nullptr;
+  const ChannelVersions* versions = nullptr;
+};
+
+// Decides how each channel of `checkpoint` is stored. Values of channels given in `deltas`
+// are always copied (the caller may keep appending in place to the list it passed); other
+// full values share the caller's JsonPtr.
+ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
+                      const ChannelVersions& new_versions, const ChannelDeltas& deltas);
+
+// Looks up the value stored by checkpoint `writer_id` for the channel being rebuilt.
+// Throws Error(kInternal) when it is missing (a damaged store).
+using StoredValueLookup = std::function<const StoredValue&(const std::string& writer_id)>;
+
+// Rebuilds the value `ref` points at. A full value is returned shared, without a copy.
+JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup);
+
+// The MessagePack encoding used for stored values and writes (keeps binary values).
+std::vector<std::uint8_t> encode_value(const Json& value);
+Json decode_value(const std::uint8_t* data, std::size_t size);
+
+// ValueRefs as JSON ({channel: [writer_id, full_id, length, chain_bytes, full_bytes]}).
+Json refs_to_json(const ValueRefs& refs);
+ValueRefs refs_from_json(const Json& json);
+
+}  // namespace tollgate::checkpoint_internal
