@@ -1,0 +1,246 @@
+// Reading messages in every form clients and providers send, and turning them into the one
+// serialised form the runtime stores and the Agent Server emits.
+#include <algorithm>
+#include <cctype>
+
+#include "tollgate/error.h"
+#include "tollgate/messages.h"
+
+namespace tollgate {
+namespace {
+
+// obj[key] when it is a string, else "" (never throws on odd input).
+std::string string_field(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool is_lc_constructor(const Json& message) {
+  return message.is_object() && string_field(message, "type") == "constructor" &&
+         message.contains("kwargs") && message.contains("id") && message["id"].is_array() &&
+         !message["id"].empty() && message["id"].back().is_string();
+}
+
+// "AIMessageChunk" -> "ai", "HumanMessage" -> "human", "ToolMessage" -> "tool".
+std::string type_from_class_name(std::string name) {
+  for (std::string_view suffix : {"MessageChunk", "Message"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      name.resize(name.size() - suffix.size());
+      break;
+    }
+  }
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
+}
+
+bool is_known_type(const std::string& type) {
+  return type == "human" || type == "ai" || type == "system" || type == "tool" ||
+         type == "remove" || type == "function" || type == "chat" || type == "developer";
+}
+
+std::string type_from_role(const std::string& role) {
+  if (role == "user" || role == "human") return "human";
+  if (role == "assistant" || role == "ai") return "ai";
+  if (role == "system") return "system";
+  if (role == "tool") return "tool";
+  if (role == "function") return "function";
+  if (role == "developer") return "developer";
+  if (role == "remove") return "remove";
+  return "chat";
+}
+
+std::string canonical_type(const std::string& type) {
+  if (is_known_type(type)) return type;
+  std::string from_class = type_from_class_name(type);
+  return is_known_type(from_class) ? from_class : type;
+}
+
+// Arguments as a JSON object, or nothing: an object as is, a JSON text holding an object
+// (OpenAI sends arguments as text), or empty text/null meaning no arguments.
+std::optional<Json> parse_args(const Json& args) {
+  if (args.is_object()) return args;
+  if (args.is_null()) return Json::object();
+  if (!args.is_string()) return std::nullopt;
+  const auto& text = args.get_ref<const std::string&>();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Json::object();
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return std::nullopt;
+  return parsed;
+}
+
+struct SplitCalls {
+  Json valid = Json::array();
+  Json invalid = Json::array();
+};
+
+// One call in any accepted form, sorted into valid and invalid.
+void normalise_call(const Json& call, SplitCalls& out) {
+  if (!call.is_object()) return;
+  Json id = call.contains("id") ? call["id"] : Json();
+  Json name;
+  Json raw_args;
+  if (call.contains("function") && call["function"].is_object()) {  // OpenAI
+    name = call["function"].value("name", Json());
+    raw_args = call["function"].value("arguments", Json());
+  } else {
+    name = call.value("name", Json());
+    raw_args = call.contains("args") ? call["args"] : call.value("input", Json());
+  }
+  std::optional<Json> args = parse_args(raw_args);
+  if (args && name.is_string()) {
+    out.valid.push_back(
+        Json{{"name", name}, {"args", std::move(*args)}, {"id", id}, {"type", "tool_call"}});
+    return;
+  }
+  out.invalid.push_back(Json{
+      {"name", name},
+      {"args", raw_args.is_string() ? raw_args : Json(raw_args.dump())},
+      {"id", id},
+      {"error", name.is_string() ? "arguments are not a JSON object" : "tool call has no name"},
+      {"type", "invalid_tool_call"}});
+}
+
+SplitCalls split_tool_calls(const Json& message) {
+  SplitCalls out;
+  const Json* calls = nullptr;
+  if (auto it = message.find("tool_calls"); it != message.end() && it->is_array() && !it->empty()) {
+    calls = &*it;
+  } else if (auto kw = message.find("additional_kwargs"); kw != message.end() && kw->is_object()) {
+    if (auto legacy = kw->find("tool_calls");
+        legacy != kw->end() && legacy->is_array() && !legacy->empty()) {
+      calls = &*legacy;
+    }
+  }
+  if (calls != nullptr) {
+    for (const auto& call : *calls) normalise_call(call, out);
+  }
+  return out;
+}
+
+[[noreturn]] void bad_field(const std::string& field, const std::string& problem) {
+  throw Error::InvalidArgument("message." + field + " " + problem);
+}
+
+}  // namespace
+
+std::string message_type(const Json& message) {
+  if (message.is_string()) return "human";
+  if (!message.is_object()) return "";
+  if (is_lc_constructor(message)) {
+    return canonical_type(type_from_class_name(message["id"].back().get<std::string>()));
+  }
+  if (auto it = message.find("type"); it != message.end() && it->is_string()) {
+    return canonical_type(it->get<std::string>());
+  }
+  if (auto it = message.find("role"); it != message.end() && it->is_string()) {
+    return type_from_role(it->get<std::string>());
+  }
+  return "";
+}
+
+std::string message_id(const Json& message) {
+  if (!message.is_object()) return "";
+  const Json* fields = is_lc_constructor(message) ? &message["kwargs"] : &message;
+  auto it = fields->find("id");
+  return it != fields->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string content_text(const Json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const auto& block : content) {
+    if (block.is_string()) {
+      out += block.get<std::string>();
+      continue;
+    }
+    if (!block.is_object()) continue;
+    std::string type = string_field(block, "type");
+    if (type != "text" && type != "text_delta") continue;
+    if (auto text = block.find("text"); text != block.end() && text->is_string()) {
+      out += text->get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::string message_text(const Json& message) {
+  if (message.is_string()) return message.get<std::string>();
+  if (!message.is_object()) return "";
+  const Json& fields = is_lc_constructor(message) ? message["kwargs"] : message;
+  auto it = fields.find("content");
+  return it == fields.end() ? "" : content_text(*it);
+}
+
+Json message_tool_calls(const Json& message) {
+  if (!message.is_object()) return Json::array();
+  const Json& fields = is_lc_constructor(message) ? message["kwargs"] : message;
+  return split_tool_calls(fields).valid;
+}
+
+Json normalize_message(Json message) {
+  if (message.is_string()) message = Json{{"type", "human"}, {"content", std::move(message)}};
+  if (!message.is_object()) bad_field("type", "missing: a message must be an object or a string");
+  std::string type = message_type(message);
+  if (is_lc_constructor(message)) {
+    Json kwargs = std::move(message["kwargs"]);
+    if (!kwargs.is_object()) bad_field("kwargs", "must be an object");
+    message = std::move(kwargs);
+  } else if (!message.contains("type") && message.contains("role")) {
+    if (type != "chat") message.erase("role");
+  }
+  if (type.empty()) bad_field("type", "missing: expected a \"type\" or a \"role\"");
+  if (!is_known_type(type)) bad_field("type", "'" + type + "' is not a known message type");
+
+  if (type == "developer") {  // OpenAI's developer role is a system message for everyone else
+    type = "system";
+    message["additional_kwargs"]["__openai_role__"] = "developer";
+  }
+  message["type"] = type;
+
+  auto id = message.find("id");
+  if (id == message.end() || id->is_null() ||
+      (id->is_string() && id->get_ref<const std::string&>().empty())) {
+    if (type == "remove") bad_field("id", "is required for a remove message");
+    message["id"] = uuid4();
+  } else if (!id->is_string()) {
+    bad_field("id", "must be a string");
+  }
+  if (type == "remove") return message;
+
+  auto content = message.find("content");
+  if (content == message.end() || content->is_null()) {
+    message["content"] = "";
+  } else if (!content->is_string() && !content->is_array()) {
+    bad_field("content", "must be a string or a list of content blocks");
+  }
+  for (const char* field : {"additional_kwargs", "response_metadata"}) {
+    auto it = message.find(field);
+    if (it == message.end() || it->is_null()) {
+      message[field] = Json::object();
+    } else if (!it->is_object()) {
+      bad_field(field, "must be an object");
+    }
+  }
+  if (type == "ai") {
+    SplitCalls calls = split_tool_calls(message);
+    if (auto old = message.find("invalid_tool_calls"); old != message.end() && old->is_array()) {
+      for (auto& call : *old) calls.invalid.push_back(std::move(call));
+    }
+    message["tool_calls"] = std::move(calls.valid);
+    message["invalid_tool_calls"] = std::move(calls.invalid);
+  } else if (type == "tool") {
+    auto call_id = message.find("tool_call_id");
+    if (call_id == message.end() || !call_id->is_string()) {
+      bad_field("tool_call_id", "is required for a tool message (a string)");
+    }
+    if (auto status = message.find("status");
+        status != message.end() && *status != "success" && *status != "error") {
+      bad_field("status", "must be \"success\" or \"error\"");
+    }
+  }
+  return message;
+}
+
+}  // namespace tollgate
