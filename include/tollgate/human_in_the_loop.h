@@ -29,6 +29,7 @@
 namespace tollgate {
 
 class Runtime;
+class State;
 
 enum class DecisionType { kApprove, kEdit, kReject, kRespond };
 const char* decision_type_name(DecisionType type);
@@ -41,7 +42,7 @@ enum class KeyStyle { kPython, kJs };
 // What a `description` function and a `when` predicate see of a tool call under review.
 struct ToolCallReview {
   const Json& tool_call;  // {"id","name","args"}
-  const Json& state;      // the agent state (an object with at least "messages")
+  const State* state;     // the agent state; null outside a graph
   Runtime* runtime;       // the running node's runtime; null outside a graph
 };
 using DescriptionFn = std::function<std::string(const ToolCallReview&)>;

@@ -89,7 +89,7 @@ void check_keys(const Json& decision, DecisionType type, const std::string& tool
 
 // The edit's target call, after checking its shape, target tool, policy and arguments.
 Json checked_edit(const HitlPolicy& policy, const Json& decision, const Json& tool_call,
-                  const ToolCatalog& catalog, const Json& state, Runtime* runtime) {
+                  const ToolCatalog& catalog, const State* state, Runtime* runtime) {
   const std::string tool = tool_call.value("name", "");
   const Json* edited = find_either(decision, "edited_action", "editedAction");
   if (edited == nullptr || !edited->is_object()) {
@@ -146,7 +146,7 @@ struct CheckedDecision {
 
 CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision,
                                const Json& tool_call, const std::vector<DecisionType>& allowed,
-                               const ToolCatalog& catalog, const Json& state, Runtime* runtime) {
+                               const ToolCatalog& catalog, const State* state, Runtime* runtime) {
   const std::string tool = tool_call.value("name", "");
   std::optional<DecisionType> type;
   std::string type_text = "None";
@@ -201,7 +201,7 @@ const Json* last_ai_message(const Json& messages) {
   return nullptr;
 }
 
-ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const Json& state,
+ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const State* state,
                                Runtime* runtime) {
   const KeyStyle style = policy.options().key_style;
   ReviewBatch batch;
@@ -235,7 +235,7 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
 
 ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch,
                               const Json& ai_message, const Json& response,
-                              const ToolCatalog& catalog, const Json& state, Runtime* runtime) {
+                              const ToolCatalog& catalog, const State* state, Runtime* runtime) {
   // 1. Check everything; nothing takes effect unless every decision is valid.
   if (!response.is_object() || !response.contains("decisions") ||
       !response["decisions"].is_array()) {

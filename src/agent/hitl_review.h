@@ -26,7 +26,7 @@ const Json* last_ai_message(const Json& messages);
 
 // Builds the review request for `ai_message`'s tool calls in tool-call order. `state` and
 // `runtime` are handed to description functions and `when` predicates.
-ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const Json& state,
+ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const State* state,
                                Runtime* runtime);
 
 // What the decision checks need to know about the agent's tools.
@@ -47,7 +47,7 @@ struct ReviewOutcome {
 // Error(kUnprocessable) with the reference text, so the run stays paused and answerable.
 ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch,
                               const Json& ai_message, const Json& response,
-                              const ToolCatalog& catalog, const Json& state, Runtime* runtime);
+                              const ToolCatalog& catalog, const State* state, Runtime* runtime);
 
 // The tool call that actually runs for `tool_call`: the reviewer's edit if one is recorded
 // in `edited` (the hitl_edited_tool_calls state key), else the call itself.

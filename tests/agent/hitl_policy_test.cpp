@@ -19,8 +19,7 @@ Json call(const std::string& name, Json args) {
 }
 
 std::optional<std::vector<DecisionType>> review(const HitlPolicy& policy, const Json& tool_call) {
-  const Json state = Json::object();
-  return policy.review_for(ToolCallReview{tool_call, state, nullptr});
+  return policy.review_for(ToolCallReview{tool_call, nullptr, nullptr});
 }
 
 std::string construction_error(const Json& interrupt_on) {
@@ -156,8 +155,7 @@ TEST(HitlPolicy, CppWhenPredicateSeesTheToolCall) {
 TEST(HitlPolicy, DefaultDescriptionShowsPrefixToolAndIndentedArgs) {
   HitlPolicy policy(options_from({{"send_email", true}}));
   const Json tool_call = call("send_email", {{"to", "alice@example.com"}});
-  const Json state = Json::object();
-  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}),
+  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, nullptr, nullptr}),
             "Tool execution requires approval\n\nTool: send_email\nArgs: {\n  \"to\": "
             "\"alice@example.com\"\n}");
 }
@@ -167,8 +165,7 @@ TEST(HitlPolicy, DescriptionPrefixIsConfigurable) {
   options.description_prefix = "Needs sign-off";
   HitlPolicy policy(std::move(options));
   const Json tool_call = call("send_email", Json::object());
-  const Json state = Json::object();
-  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}),
+  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, nullptr, nullptr}),
             "Needs sign-off\n\nTool: send_email\nArgs: {}");
 }
 
@@ -177,8 +174,7 @@ TEST(HitlPolicy, TemplateDescriptionFillsArguments) {
                                    {{"allowed_decisions", {"approve"}},
                                     {"description", {{"template", "Delete {path}? ({tool})"}}}}}}));
   const Json tool_call = call("delete_file", {{"path", "/etc/passwd"}});
-  const Json state = Json::object();
-  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}),
+  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, nullptr, nullptr}),
             "Delete /etc/passwd? (delete_file)");
 }
 
@@ -186,8 +182,7 @@ TEST(HitlPolicy, StringDescriptionIsUsedVerbatim) {
   HitlPolicy policy(options_from(
       {{"delete_file", {{"allowed_decisions", {"approve"}}, {"description", "Careful {path}"}}}}));
   const Json tool_call = call("delete_file", {{"path", "/x"}});
-  const Json state = Json::object();
-  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, state, nullptr}), "Careful {path}");
+  EXPECT_EQ(policy.describe(ToolCallReview{tool_call, nullptr, nullptr}), "Careful {path}");
 }
 
 TEST(PythonFormat, ReprRendersLikePython) {

@@ -55,7 +55,7 @@ ToolCatalog catalog() {
 class HitlReview : public ::testing::Test {
  protected:
   HitlPolicy policy_{reference_options()};
-  Json state_ = Json::object();
+  const State* state_ = nullptr;
 
   ReviewBatch batch_for(const Json& ai) { return build_review_batch(policy_, ai, state_, nullptr); }
   ReviewOutcome decide(const Json& ai, const Json& response) {
@@ -98,7 +98,7 @@ TEST_F(HitlReview, RequestUsesPythonKeysByDefault) {
 TEST(HitlReviewStyle, RequestUsesJsKeysWhenConfigured) {
   HitlPolicy policy(reference_options(KeyStyle::kJs));
   const ReviewBatch batch =
-      build_review_batch(policy, ai_with({email("c1", "a@x")}), Json::object(), nullptr);
+      build_review_batch(policy, ai_with({email("c1", "a@x")}), nullptr, nullptr);
   EXPECT_EQ(batch.request["reviewConfigs"][0],
             (Json{{"actionName", "send_email"},
                   {"allowedDecisions", {"approve", "edit", "reject", "respond"}}}));
