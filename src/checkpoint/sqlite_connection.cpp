@@ -1,0 +1,165 @@
+#include "checkpoint/sqlite_connection.h"
+
+#include <sqlite3.h>
+
+#include <cassert>
+#include <climits>
+
+#include "tollgate/error.h"
+
+namespace tollgate::checkpoint_internal {
+namespace {
+
+bool is_transient(int rc) {
+  switch (rc & 0xFF) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PROTOCOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+SqliteConnection::SqliteConnection(const std::string& path) {
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error::Unavailable("sqlite: cannot open '" + path + "': " + message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+SqliteConnection::~SqliteConnection() {
+  sqlite3_close_v2(db_);
+}
+
+void SqliteConnection::exec(std::string_view sql) {
+  const std::string text(sql);
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) fail(rc, text);
+}
+
+void SqliteConnection::set_busy_timeout(std::chrono::milliseconds timeout) {
+  const auto ms = timeout.count() > INT_MAX ? INT_MAX : static_cast<int>(timeout.count());
+  const int rc = sqlite3_busy_timeout(db_, ms);
+  if (rc != SQLITE_OK) fail(rc, "busy_timeout");
+}
+
+void SqliteConnection::fail(int rc, std::string_view what) const {
+  std::string message = "sqlite: " + std::string(what.substr(0, 80)) + ": " +
+                        (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  if (is_transient(rc)) throw Error::Unavailable(message);
+  throw Error::Internal(message);
+}
+
+SqliteStatement::SqliteStatement(SqliteConnection& connection, std::string_view sql)
+    : connection_(&connection) {
+  const int rc = sqlite3_prepare_v3(connection.handle(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &statement_, nullptr);
+  if (rc != SQLITE_OK) connection.fail(rc, sql);
+}
+
+SqliteStatement::~SqliteStatement() {
+  sqlite3_finalize(statement_);
+}
+
+SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
+    : connection_(other.connection_), statement_(std::exchange(other.statement_, nullptr)) {}
+
+SqliteStatement& SqliteStatement::bind(int index, std::string_view text) {
+  const int rc = sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
+                                   SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind(int index, std::int64_t value) {
+  const int rc = sqlite3_bind_int64(statement_, index, value);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind(int index, double value) {
+  const int rc = sqlite3_bind_double(statement_, index, value);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind_blob(int index, const std::vector<std::uint8_t>& blob) {
+  const int rc = sqlite3_bind_blob64(statement_, index, blob.data(), blob.size(), SQLITE_STATIC);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind_null(int index) {
+  const int rc = sqlite3_bind_null(statement_, index);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
+bool SqliteStatement::step() {
+  const int rc = sqlite3_step(statement_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  connection_->fail(rc, sqlite3_sql(statement_));
+}
+
+int SqliteStatement::run() {
+  while (step()) {
+  }
+  return sqlite3_changes(connection_->handle());
+}
+
+void SqliteStatement::reset() {
+  sqlite3_reset(statement_);
+  sqlite3_clear_bindings(statement_);
+}
+
+bool SqliteStatement::is_null(int column) const {
+  return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+}
+
+std::string SqliteStatement::text(int column) const {
+  const unsigned char* data = sqlite3_column_text(statement_, column);
+  const int size = sqlite3_column_bytes(statement_, column);
+  return data == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(data), size);
+}
+
+std::int64_t SqliteStatement::integer(int column) const {
+  return sqlite3_column_int64(statement_, column);
+}
+
+std::pair<const std::uint8_t*, std::size_t> SqliteStatement::blob(int column) const {
+  const void* data = sqlite3_column_blob(statement_, column);
+  const int size = sqlite3_column_bytes(statement_, column);
+  return {static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size)};
+}
+
+SqliteTransaction::SqliteTransaction(SqliteConnection& connection, Kind kind)
+    : connection_(connection) {
+  connection_.exec(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN");
+  open_ = true;
+}
+
+SqliteTransaction::~SqliteTransaction() {
+  if (open_) sqlite3_exec(connection_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void SqliteTransaction::commit() {
+  assert(open_);
+  connection_.exec("COMMIT");
+  open_ = false;
+}
+
+}  // namespace tollgate::checkpoint_internal

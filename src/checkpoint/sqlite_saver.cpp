@@ -1,0 +1,496 @@
+#include "tollgate/sqlite_saver.h"
+
+#include <limits>
+#include <map>
+
+#include "checkpoint/header_codec.h"
+#include "checkpoint/saver_checks.h"
+#include "checkpoint/sqlite_connection.h"
+#include "checkpoint/sqlite_schema.h"
+#include "checkpoint/value_store.h"
+#include "tollgate/error.h"
+
+namespace tollgate {
+
+using checkpoint_internal::SqliteConnection;
+using checkpoint_internal::SqliteStatement;
+using checkpoint_internal::SqliteTransaction;
+using checkpoint_internal::StatementUse;
+using checkpoint_internal::StoredValue;
+using checkpoint_internal::ValueRef;
+using checkpoint_internal::ValueRefs;
+
+namespace {
+
+constexpr const char* kCheckpointColumns =
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, header, metadata";
+
+// One row of `checkpoints`, copied out of the statement.
+struct CheckpointRow {
+  std::string thread_id, ns, id, parent_id;
+  std::vector<std::uint8_t> header;
+  std::string metadata;
+};
+
+CheckpointRow read_checkpoint_row(const SqliteStatement& statement) {
+  CheckpointRow row;
+  row.thread_id = statement.text(0);
+  row.ns = statement.text(1);
+  row.id = statement.text(2);
+  if (!statement.is_null(3)) row.parent_id = statement.text(3);
+  auto [data, size] = statement.blob(4);
+  row.header.assign(data, data + size);
+  row.metadata = statement.text(5);
+  return row;
+}
+
+std::string metadata_text(const Json& metadata) {
+  try {
+    return metadata.dump();
+  } catch (const Json::exception& e) {
+    throw Error::InvalidArgument(std::string("put: metadata cannot be stored: ") + e.what());
+  }
+}
+
+// One stored value row before decoding (a chain query may return rows of other branches).
+struct RawValue {
+  bool is_delta = false;
+  std::string base_id;
+  std::size_t keep = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
+}  // namespace
+
+struct SqliteSaver::Impl {
+  struct Statements {
+    explicit Statements(SqliteConnection& c)
+        : select_by_id(c, std::string("SELECT ") + kCheckpointColumns +
+                              " FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND "
+                              "checkpoint_id = ?"),
+          select_latest(c, std::string("SELECT ") + kCheckpointColumns +
+                               " FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                               "ORDER BY checkpoint_id DESC LIMIT 1"),
+          select_header(c,
+                        "SELECT header FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                        "AND checkpoint_id = ?"),
+          insert_checkpoint(c, std::string("INSERT OR REPLACE INTO checkpoints (") +
+                                   kCheckpointColumns + ") VALUES (?, ?, ?, ?, ?, ?)"),
+          insert_value(
+              c,
+              "INSERT OR REPLACE INTO channel_values (thread_id, checkpoint_ns, channel, "
+              "checkpoint_id, base_checkpoint_id, keep, value) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+          select_value_range(c,
+                             "SELECT checkpoint_id, base_checkpoint_id, keep, value FROM "
+                             "channel_values WHERE thread_id = ? AND checkpoint_ns = ? AND "
+                             "channel = ? AND checkpoint_id BETWEEN ? AND ?"),
+          select_writes(c,
+                        "SELECT task_id, channel, value FROM writes WHERE thread_id = ? AND "
+                        "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx"),
+          upsert_write(c,
+                       "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
+                       "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+          insert_write(c,
+                       "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
+                       "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)") {
+    }
+
+    SqliteStatement select_by_id, select_latest, select_header, insert_checkpoint, insert_value,
+        select_value_range, select_writes, upsert_write, insert_write;
+  };
+
+  Impl(const std::string& path, const SqliteOptions& options) : connection(path) {
+    connection.set_busy_timeout(options.busy_timeout);
+    connection.exec("PRAGMA journal_mode = WAL");
+    connection.exec(options.synchronous == SqliteSynchronous::kFull
+                        ? "PRAGMA synchronous = FULL"
+                        : "PRAGMA synchronous = NORMAL");
+    checkpoint_internal::migrate_sqlite_schema(connection, kSqliteSchemaVersion);
+    statements = std::make_unique<Statements>(connection);
+  }
+
+  JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref);
+  CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options);
+  void store_values(const std::string& thread_id, const std::string& ns,
+                    const std::string& checkpoint_id,
+                    const checkpoint_internal::StoredValues& values);
+  void prune_namespace(const std::string& thread_id, const std::string& ns);
+  void delete_thread(const std::string& thread_id);
+
+  SqliteConnection connection;
+  std::unique_ptr<Statements> statements;
+  SaverStats stats;
+};
+
+JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::string& channel,
+                                      const ValueRef& ref) {
+  // One range query fetches the whole chain: its checkpoints lie between the full value's
+  // writer and this value's writer (ids grow along a thread). Anything outside the range
+  // (possible only with hand-made ids) is fetched one by one.
+  std::map<std::string, RawValue, std::less<>> raw;
+  auto fetch = [&](const std::string& from, const std::string& to) {
+    StatementUse query(statements->select_value_range);
+    query->bind(1, row.thread_id).bind(2, row.ns).bind(3, channel).bind(4, from).bind(5, to);
+    while (query->step()) {
+      RawValue value;
+      value.is_delta = !query->is_null(1);
+      if (value.is_delta) value.base_id = query->text(1);
+      value.keep = static_cast<std::size_t>(query->integer(2));
+      auto [data, size] = query->blob(3);
+      value.bytes.assign(data, data + size);
+      raw.insert_or_assign(query->text(0), std::move(value));
+    }
+  };
+  fetch(ref.full_id, ref.writer_id);
+  std::map<std::string, StoredValue, std::less<>> decoded;
+  return checkpoint_internal::reconstruct_value(
+      ref, [&](const std::string& writer_id) -> const StoredValue& {
+        auto done = decoded.find(writer_id);
+        if (done != decoded.end()) return done->second;
+        auto it = raw.find(writer_id);
+        if (it == raw.end()) {
+          fetch(writer_id, writer_id);
+          it = raw.find(writer_id);
+        }
+        if (it == raw.end()) {
+          throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
+                                writer_id + " is missing");
+        }
+        StoredValue value{it->second.is_delta,
+                          it->second.base_id,
+                          it->second.keep,
+                          make_json_ptr(checkpoint_internal::decode_value(it->second.bytes.data(),
+                                                                          it->second.bytes.size())),
+                          {}};
+        return decoded.emplace(writer_id, std::move(value)).first->second;
+      });
+}
+
+CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options) {
+  CheckpointTuple tuple;
+  tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
+  tuple.checkpoint.id = row.id;
+  ValueRefs refs;
+  checkpoint_internal::decode_header(row.header.data(), row.header.size(), tuple.checkpoint, refs);
+  try {
+    tuple.metadata = Json::parse(row.metadata);
+  } catch (const Json::exception& e) {
+    throw Error::Internal("stored metadata of checkpoint " + row.id + " is malformed: " + e.what());
+  }
+  if (!row.parent_id.empty())
+    tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
+  if (!options.reuse_values_of.empty() && options.reuse_values_of == row.id) {
+    tuple.values_reused = true;
+  } else {
+    for (const auto& [channel, ref] : refs) {
+      tuple.checkpoint.channel_values.emplace(channel, load_value(row, channel, ref));
+    }
+  }
+  StatementUse writes(statements->select_writes);
+  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
+  while (writes->step()) {
+    auto [data, size] = writes->blob(2);
+    tuple.pending_writes.push_back(PendingWrite{writes->text(0), writes->text(1),
+                                                checkpoint_internal::decode_value(data, size)});
+  }
+  return tuple;
+}
+
+void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::string& ns,
+                                     const std::string& checkpoint_id,
+                                     const checkpoint_internal::StoredValues& values) {
+  for (const auto& [channel, value] : values) {
+    StatementUse insert(statements->insert_value);
+    insert->bind(1, thread_id).bind(2, ns).bind(3, channel).bind(4, checkpoint_id);
+    if (value.is_delta) {
+      insert->bind(5, value.base_id);
+    } else {
+      insert->bind_null(5);
+    }
+    insert->bind(6, static_cast<std::int64_t>(value.keep)).bind_blob(7, value.encoded).run();
+  }
+}
+
+SqliteSaver::SqliteSaver(const std::string& path, const SqliteOptions& options)
+    : impl_(std::make_unique<Impl>(path, options)) {}
+
+SqliteSaver::~SqliteSaver() = default;
+
+std::unique_ptr<SqliteSaver> open_sqlite_saver(const std::string& path,
+                                               const SqliteOptions& options) {
+  return std::make_unique<SqliteSaver>(path, options);
+}
+
+SaverStats SqliteSaver::stats() const {
+  std::lock_guard lock(mutex_);
+  return impl_->stats;
+}
+
+std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& config,
+                                                      const GetOptions& options) {
+  if (config.thread_id.empty()) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kRead);
+  std::optional<CheckpointRow> row;
+  {
+    const bool latest = config.checkpoint_id.empty();
+    StatementUse query(latest ? impl_->statements->select_latest : impl_->statements->select_by_id);
+    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns);
+    if (!latest) query->bind(3, config.checkpoint_id);
+    if (query->step()) row = read_checkpoint_row(*query);
+  }
+  if (!row) return std::nullopt;
+  CheckpointTuple tuple = impl_->make_tuple(*row, options);
+  transaction.commit();
+  return tuple;
+}
+
+std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
+  checkpoint_internal::check_filter(query.filter);
+  // The SQL narrows by every criterion it can express exactly or loosely; the exact metadata
+  // comparison happens below, so `limit` is applied while stepping, not in SQL.
+  std::string sql = std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE 1";
+  std::vector<std::pair<int, Json>> filter_binds;  // (kind, value) in order of '?'
+  if (query.thread_id) sql += " AND thread_id = ?";
+  if (query.checkpoint_ns) sql += " AND checkpoint_ns = ?";
+  if (query.checkpoint_id) sql += " AND checkpoint_id = ?";
+  if (query.before) sql += " AND checkpoint_id < ?";
+  if (query.filter.is_object()) {
+    for (const auto& [key, value] : query.filter.items()) {
+      // Keys are restricted to [a-zA-Z0-9_.-]: safe inside a quoted JSON path label.
+      const std::string path = "'$.\"" + key + "\"'";
+      if (value.is_string() || value.is_number_integer() || value.is_boolean()) {
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          continue;
+        }
+        sql += " AND json_extract(metadata, " + path + ") = ?";
+        filter_binds.emplace_back(0, value);
+      } else if (value.is_null()) {
+        sql += " AND json_type(metadata, " + path + ") = 'null'";
+      }
+    }
+  }
+  sql += " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC";
+
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kRead);
+  std::vector<CheckpointRow> rows;
+  {
+    SqliteStatement statement(impl_->connection, sql);
+    int index = 1;
+    if (query.thread_id) statement.bind(index++, *query.thread_id);
+    if (query.checkpoint_ns) statement.bind(index++, *query.checkpoint_ns);
+    if (query.checkpoint_id) statement.bind(index++, *query.checkpoint_id);
+    if (query.before) statement.bind(index++, *query.before);
+    for (const auto& [kind, value] : filter_binds) {
+      if (value.is_string()) {
+        statement.bind(index++, value.get_ref<const std::string&>());
+      } else if (value.is_boolean()) {
+        statement.bind(index++, std::int64_t{value.get<bool>() ? 1 : 0});
+      } else {
+        statement.bind(index++, value.get<std::int64_t>());
+      }
+    }
+    while ((!query.limit || rows.size() < *query.limit) && statement.step()) {
+      CheckpointRow row = read_checkpoint_row(statement);
+      if (query.filter.is_object() && !query.filter.empty()) {
+        Json metadata = Json::parse(row.metadata, nullptr, false);
+        if (!checkpoint_internal::metadata_matches(metadata, query.filter)) continue;
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  std::vector<CheckpointTuple> tuples;
+  tuples.reserve(rows.size());
+  for (const CheckpointRow& row : rows) tuples.push_back(impl_->make_tuple(row, {}));
+  transaction.commit();
+  return tuples;
+}
+
+CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoint& checkpoint,
+                                  const Json& metadata, const ChannelVersions& new_versions,
+                                  const ChannelDeltas& deltas) {
+  checkpoint_internal::check_put_arguments(config, checkpoint, metadata);
+  const std::string metadata_json = metadata_text(metadata);
+  const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
+
+  std::lock_guard lock(mutex_);
+  Impl& impl = *impl_;
+  SqliteTransaction transaction(impl.connection, SqliteTransaction::Kind::kWrite);
+  Checkpoint parent;
+  ValueRefs parent_refs;
+  checkpoint_internal::ParentValues parent_values;
+  if (has_parent) {
+    StatementUse query(impl.statements->select_header);
+    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+    if (query->step()) {
+      auto [data, size] = query->blob(0);
+      checkpoint_internal::decode_header(data, size, parent, parent_refs);
+      parent_values = {&parent_refs, &parent.channel_versions};
+    }
+  }
+  checkpoint_internal::ValuePlan plan =
+      checkpoint_internal::plan_values(checkpoint, parent_values, new_versions, deltas);
+  const std::vector<std::uint8_t> header =
+      checkpoint_internal::encode_header(checkpoint, plan.refs);
+  {
+    StatementUse insert(impl.statements->insert_checkpoint);
+    insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, checkpoint.id);
+    if (has_parent) {
+      insert->bind(4, config.checkpoint_id);
+    } else {
+      insert->bind_null(4);
+    }
+    insert->bind_blob(5, header).bind(6, metadata_json).run();
+  }
+  impl.store_values(config.thread_id, config.checkpoint_ns, checkpoint.id, plan.stored);
+  transaction.commit();
+
+  SaverStats& stats = impl.stats;
+  for (const auto& [channel, value] : plan.stored) {
+    (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
+  }
+  stats.bytes_written += plan.bytes + header.size() + metadata_json.size();
+  stats.value_bytes_written += plan.bytes;
+  stats.checkpoints_written += 1;
+  return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
+}
+
+void SqliteSaver::put_writes(const CheckpointConfig& config,
+                             const std::vector<std::pair<std::string, Json>>& writes,
+                             const std::string& task_id, const std::string& task_path) {
+  checkpoint_internal::check_put_writes_arguments(config, task_id);
+  std::vector<std::vector<std::uint8_t>> encoded;
+  encoded.reserve(writes.size());
+  for (const auto& [channel, value] : writes)
+    encoded.push_back(checkpoint_internal::encode_value(value));
+
+  std::lock_guard lock(mutex_);
+  Impl& impl = *impl_;
+  SqliteTransaction transaction(impl.connection, SqliteTransaction::Kind::kWrite);
+  std::uint64_t stored = 0, bytes = 0;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const std::string& channel = writes[i].first;
+    const std::optional<int> special = special_write_index(channel);
+    StatementUse insert(special ? impl.statements->upsert_write : impl.statements->insert_write);
+    insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+    insert->bind(4, task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
+    insert->bind(6, channel).bind(7, task_path).bind_blob(8, encoded[i]);
+    if (insert->run() > 0) {
+      stored += 1;
+      bytes += encoded[i].size();
+    }
+  }
+  transaction.commit();
+  impl.stats.writes_written += stored;
+  impl.stats.bytes_written += bytes;
+}
+
+void SqliteSaver::Impl::delete_thread(const std::string& thread_id) {
+  for (const char* table : {"checkpoints", "channel_values", "writes"}) {
+    SqliteStatement statement(connection,
+                              std::string("DELETE FROM ") + table + " WHERE thread_id = ?");
+    statement.bind(1, thread_id).run();
+  }
+}
+
+void SqliteSaver::delete_thread(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  impl_->delete_thread(thread_id);
+  transaction.commit();
+}
+
+void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std::string& ns) {
+  CheckpointRow row;
+  {
+    StatementUse query(statements->select_latest);
+    query->bind(1, thread_id).bind(2, ns);
+    if (!query->step()) return;
+    row = read_checkpoint_row(*query);
+  }
+  // The latest checkpoint may refer to values stored by the checkpoints being removed: give
+  // it full values of its own first.
+  Checkpoint checkpoint;
+  ValueRefs refs;
+  checkpoint_internal::decode_header(row.header.data(), row.header.size(), checkpoint, refs);
+  checkpoint_internal::StoredValues values;
+  for (auto& [channel, ref] : refs) {
+    JsonPtr value = load_value(row, channel, ref);
+    std::vector<std::uint8_t> encoded = checkpoint_internal::encode_value(*value);
+    ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
+    values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
+  }
+  SqliteStatement drop_values(
+      connection, "DELETE FROM channel_values WHERE thread_id = ? AND checkpoint_ns = ?");
+  drop_values.bind(1, thread_id).bind(2, ns).run();
+  store_values(thread_id, ns, row.id, values);
+  SqliteStatement update(connection,
+                         "UPDATE checkpoints SET header = ? WHERE thread_id = ? AND "
+                         "checkpoint_ns = ? AND checkpoint_id = ?");
+  update.bind_blob(1, checkpoint_internal::encode_header(checkpoint, refs))
+      .bind(2, thread_id)
+      .bind(3, ns)
+      .bind(4, row.id)
+      .run();
+  SqliteStatement drop_older(connection,
+                             "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                             "AND checkpoint_id <> ?");
+  drop_older.bind(1, thread_id).bind(2, ns).bind(3, row.id).run();
+}
+
+void SqliteSaver::prune(const std::vector<std::string>& thread_ids, PruneStrategy strategy) {
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  for (const std::string& thread_id : thread_ids) {
+    if (strategy == PruneStrategy::kDelete) {
+      impl_->delete_thread(thread_id);
+      continue;
+    }
+    std::vector<std::string> namespaces;
+    {
+      SqliteStatement query(impl_->connection,
+                            "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?");
+      query.bind(1, thread_id);
+      while (query.step()) namespaces.push_back(query.text(0));
+    }
+    for (const std::string& ns : namespaces) impl_->prune_namespace(thread_id, ns);
+    SqliteStatement drop_writes(
+        impl_->connection,
+        "DELETE FROM writes WHERE thread_id = ?1 AND NOT EXISTS (SELECT 1 FROM checkpoints c "
+        "WHERE c.thread_id = ?1 AND c.checkpoint_ns = writes.checkpoint_ns AND "
+        "c.checkpoint_id = writes.checkpoint_id)");
+    drop_writes.bind(1, thread_id).run();
+  }
+  transaction.commit();
+}
+
+void SqliteSaver::copy_thread(const std::string& source_thread_id,
+                              const std::string& target_thread_id) {
+  if (source_thread_id.empty() || target_thread_id.empty()) {
+    throw Error::InvalidArgument("copy_thread: thread ids are required");
+  }
+  if (source_thread_id == target_thread_id) return;
+  static constexpr const char* kCopies[] = {
+      "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+      "parent_checkpoint_id, header, metadata) SELECT ?2, checkpoint_ns, checkpoint_id, "
+      "parent_checkpoint_id, header, metadata FROM checkpoints WHERE thread_id = ?1",
+      "INSERT OR REPLACE INTO channel_values (thread_id, checkpoint_ns, channel, checkpoint_id, "
+      "base_checkpoint_id, keep, value) SELECT ?2, checkpoint_ns, channel, checkpoint_id, "
+      "base_checkpoint_id, keep, value FROM channel_values WHERE thread_id = ?1",
+      "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+      "channel, task_path, value) SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, "
+      "channel, task_path, value FROM writes WHERE thread_id = ?1",
+  };
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  for (const char* sql : kCopies) {
+    SqliteStatement copy(impl_->connection, sql);
+    copy.bind(1, source_thread_id).bind(2, target_thread_id).run();
+  }
+  transaction.commit();
+}
+
+}  // namespace tollgate

@@ -1,0 +1,110 @@
+#include "tollgate/sqlite_saver.h"
+
+#include <gtest/gtest.h>
+
+#include "checkpoint/saver_conformance.h"
+#include "checkpoint/saver_test_util.h"
+#include "checkpoint/sqlite_connection.h"
+#include "checkpoint/sqlite_schema.h"
+#include "tollgate/error.h"
+
+namespace tollgate::testing {
+
+const SaverFactory kSqliteFactory{
+    "sqlite",
+    [](const std::string& dir) -> std::unique_ptr<Saver> {
+      return open_sqlite_saver(dir + "/tollgate.db");
+    },
+    [](Saver& saver) { return dynamic_cast<SqliteSaver&>(saver).bytes_written(); }};
+
+INSTANTIATE_SAVER_CONFORMANCE(Sqlite, kSqliteFactory);
+
+namespace {
+
+class SqliteSaverTest : public SaverFixture, public ::testing::Test {
+ protected:
+  void SetUp() override { make_saver(kSqliteFactory); }
+  void TearDown() override { drop_saver(); }
+  std::string path() const { return scratch_dir() + "/tollgate.db"; }
+};
+
+TEST_F(SqliteSaverTest, ReopenedFileKeepsCheckpointsAndWrites) {
+  Checkpoint checkpoint = make_checkpoint(-1, {{"messages", Json::array({"hi"})}});
+  CheckpointConfig config = saver_->put({"t", "", ""}, checkpoint, Json{{"source", "input"}},
+                                        checkpoint.channel_versions);
+  saver_->put_writes(config, {{"messages", "x"}}, "task");
+  saver_.reset();
+  auto reopened = open_sqlite_saver(path());
+  auto tuple = reopened->get_tuple({"t", "", ""});
+  ASSERT_TRUE(tuple);
+  EXPECT_EQ(tuple->checkpoint, checkpoint);
+  EXPECT_EQ(tuple->pending_writes.size(), 1u);
+}
+
+TEST_F(SqliteSaverTest, NewFileGetsTheCurrentSchemaVersion) {
+  checkpoint_internal::SqliteConnection connection(path());
+  EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), kSqliteSchemaVersion);
+}
+
+TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
+  saver_.reset();
+  const std::string old_path = scratch_dir() + "/v1.db";
+  {
+    checkpoint_internal::SqliteConnection connection(old_path);
+    checkpoint_internal::migrate_sqlite_schema(connection, 1);
+    EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), 1);
+  }
+  auto saver = open_sqlite_saver(old_path);
+  Checkpoint checkpoint = make_checkpoint(-1, {{"a", 1}});
+  saver->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions);
+  EXPECT_EQ(saver->get_tuple({"t", "", ""})->checkpoint, checkpoint);
+  checkpoint_internal::SqliteConnection connection(old_path);
+  EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), kSqliteSchemaVersion);
+}
+
+TEST_F(SqliteSaverTest, FileOfANewerSchemaVersionIsRefused) {
+  saver_.reset();
+  {
+    checkpoint_internal::SqliteConnection connection(path());
+    connection.exec("UPDATE schema_version SET version = 99");
+  }
+  try {
+    open_sqlite_saver(path());
+    FAIL() << "opened a newer schema";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConflict);
+    EXPECT_NE(std::string(e.what()).find("version 99"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SqliteSaverTest, UnopenablePathIsUnavailable) {
+  try {
+    open_sqlite_saver(scratch_dir() + "/no/such/dir/x.db");
+    FAIL() << "opened an impossible path";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+  }
+}
+
+TEST_F(SqliteSaverTest, TwoConnectionsShareOneFile) {
+  auto other = open_sqlite_saver(path());
+  Checkpoint checkpoint = make_checkpoint(-1, {{"a", 1}});
+  CheckpointConfig config =
+      saver_->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions);
+  other->put_writes(config, {{"a", 2}}, "task");
+  auto tuple = saver_->get_tuple(config);
+  ASSERT_TRUE(tuple);
+  EXPECT_EQ(tuple->pending_writes.size(), 1u);
+}
+
+TEST_F(SqliteSaverTest, MetadataFilterMatchesKeysContainingDotsLiterally) {
+  saver_->put({"t", "", ""}, make_checkpoint(-1), Json{{"a.b", 1}, {"a", {{"b", 2}}}}, {});
+  ListQuery query;
+  query.filter = Json{{"a.b", 1}};
+  EXPECT_EQ(saver_->list(query).size(), 1u);
+  query.filter = Json{{"a.b", 2}};
+  EXPECT_TRUE(saver_->list(query).empty());
+}
+
+}  // namespace
+}  // namespace tollgate::testing
