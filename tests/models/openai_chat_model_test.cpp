@@ -1,0 +1,296 @@
+#include <gtest/gtest.h>
+
+#include "models/model_test_support.h"
+#include "tollgate/error.h"
+
+namespace tollgate::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+Json completion(const Json& message, const std::string& finish_reason) {
+  return {{"id", "chatcmpl-1"},
+          {"object", "chat.completion"},
+          {"model", "gpt-4o-mini"},
+          {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish_reason}}}},
+          {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 5}, {"total_tokens", 17}}}};
+}
+
+class OpenAiChatModelTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ChatModel> model(const std::string& spec = "openai:gpt-4o-mini") {
+    return init_chat_model(spec, fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY", "sk-test"));
+  }
+  ProviderFixture fixture;
+};
+
+TEST_F(OpenAiChatModelTest, SendsBearerKeyModelMessagesAndToolsToChatCompletions) {
+  fixture.server.enqueue(
+      ScriptedResponse::json(200, completion({{"role", "assistant"}, {"content", "ok"}}, "stop")));
+  model()->invoke(tool_round_trip_request());
+
+  auto requests = fixture.server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].target, "/chat/completions");
+  EXPECT_EQ(requests[0].header("authorization"), "Bearer sk-test");
+  EXPECT_EQ(requests[0].header("content-type"), "application/json");
+  Json body = requests[0].json();
+  EXPECT_EQ(body["model"], "gpt-4o-mini");
+  EXPECT_FALSE(body.contains("stream"));
+  const Json& messages = body["messages"];
+  ASSERT_EQ(messages.size(), 5u);
+  EXPECT_EQ(messages[0], Json({{"role", "system"}, {"content", "Be brief."}}));
+  EXPECT_EQ(messages[1], Json({{"role", "user"}, {"content", "weather in Paris?"}}));
+  EXPECT_EQ(messages[2]["role"], "assistant");
+  EXPECT_TRUE(messages[2]["content"].is_null());
+  EXPECT_EQ(messages[2]["tool_calls"][0]["id"], "call_1");
+  EXPECT_EQ(messages[2]["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(messages[2]["tool_calls"][0]["function"]["name"], "weather_search");
+  EXPECT_EQ(Json::parse(messages[2]["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            Json({{"city", "Paris"}}));
+  EXPECT_EQ(messages[3],
+            Json({{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny, 21C"}}));
+  EXPECT_EQ(body["tools"][0]["type"], "function");
+  EXPECT_EQ(body["tools"][0]["function"]["name"], "weather_search");
+  EXPECT_EQ(body["tools"][0]["function"]["parameters"]["required"][0], "city");
+}
+
+TEST_F(OpenAiChatModelTest, ReturnsTextReplyWithMetadataAndUsage) {
+  fixture.server.enqueue(ScriptedResponse::json(
+      200, completion({{"role", "assistant"}, {"content", "Hello!"}}, "stop")));
+  Json reply = model()->invoke(user_request("hi"));
+  EXPECT_EQ(reply["type"], "ai");
+  EXPECT_EQ(reply["content"], "Hello!");
+  EXPECT_EQ(reply["id"].get<std::string>().rfind("run-", 0), 0u);
+  EXPECT_TRUE(reply["tool_calls"].empty());
+  EXPECT_EQ(reply["response_metadata"]["finish_reason"], "stop");
+  EXPECT_EQ(reply["response_metadata"]["model_name"], "gpt-4o-mini");
+  EXPECT_EQ(reply["usage_metadata"]["input_tokens"], 12);
+  EXPECT_EQ(reply["usage_metadata"]["output_tokens"], 5);
+  EXPECT_EQ(reply["usage_metadata"]["total_tokens"], 17);
+}
+
+TEST_F(OpenAiChatModelTest, ParsesToolCallArgumentsIntoObjects) {
+  Json message = {
+      {"role", "assistant"},
+      {"content", nullptr},
+      {"tool_calls",
+       {{{"id", "call_abc"},
+         {"type", "function"},
+         {"function", {{"name", "weather_search"}, {"arguments", "{\"city\":\"Paris\"}"}}}}}}};
+  fixture.server.enqueue(ScriptedResponse::json(200, completion(message, "tool_calls")));
+  Json reply = model()->invoke(user_request("weather?"));
+  ASSERT_EQ(reply["tool_calls"].size(), 1u);
+  EXPECT_EQ(reply["tool_calls"][0], Json({{"id", "call_abc"},
+                                          {"name", "weather_search"},
+                                          {"args", {{"city", "Paris"}}},
+                                          {"type", "tool_call"}}));
+  EXPECT_EQ(reply["content"], "");
+}
+
+TEST_F(OpenAiChatModelTest, UnparsableToolArgumentsBecomeInvalidToolCalls) {
+  Json message = {{"role", "assistant"},
+                  {"tool_calls",
+                   {{{"id", "call_bad"},
+                     {"type", "function"},
+                     {"function", {{"name", "weather_search"}, {"arguments", "{\"city\": "}}}}}}};
+  fixture.server.enqueue(ScriptedResponse::json(200, completion(message, "tool_calls")));
+  Json reply = model()->invoke(user_request("weather?"));
+  EXPECT_TRUE(reply["tool_calls"].empty());
+  ASSERT_EQ(reply["invalid_tool_calls"].size(), 1u);
+  EXPECT_EQ(reply["invalid_tool_calls"][0]["id"], "call_bad");
+  EXPECT_EQ(reply["invalid_tool_calls"][0]["args"], "{\"city\": ");
+  EXPECT_EQ(reply["invalid_tool_calls"][0]["type"], "invalid_tool_call");
+}
+
+TEST_F(OpenAiChatModelTest, StreamsContentDeltasAsChunksSharingTheFinalId) {
+  fixture.server.enqueue(ScriptedResponse::sse(
+      {R"({"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]})",
+       R"({"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]})",
+       R"({"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]})",
+       R"({"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+       R"({"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})",
+       "[DONE]"}));
+  ChunkRecorder recorder;
+  Json reply = model()->invoke(user_request("hi"), &recorder.callback);
+
+  EXPECT_EQ(reply["content"], "Hello");
+  EXPECT_EQ(recorder.text(), "Hello");
+  ASSERT_GE(recorder.chunks.size(), 2u);
+  for (const auto& chunk : recorder.chunks) EXPECT_EQ(chunk["id"], reply["id"]);
+  EXPECT_EQ(reply["response_metadata"]["finish_reason"], "stop");
+  EXPECT_EQ(reply["usage_metadata"]["total_tokens"], 5);
+  EXPECT_EQ(recorder.chunks.back()["usage_metadata"]["total_tokens"], 5);
+  Json body = fixture.server.requests()[0].json();
+  EXPECT_EQ(body["stream"], true);
+  EXPECT_EQ(body["stream_options"]["include_usage"], true);
+}
+
+TEST_F(OpenAiChatModelTest, AssemblesStreamedToolCallDeltasPerIndex) {
+  fixture.server.enqueue(ScriptedResponse::sse(
+      {R"({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"weather_search","arguments":""}}]}}]})",
+       R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]}}]})",
+       R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"weather_search","arguments":"{\"city\":\"Rome\"}"}}]}}]})",
+       R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]}}]})",
+       R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})", "[DONE]"}));
+  ChunkRecorder recorder;
+  Json reply = model()->invoke(user_request("weather?"), &recorder.callback);
+
+  ASSERT_EQ(reply["tool_calls"].size(), 2u);
+  EXPECT_EQ(reply["tool_calls"][0]["id"], "call_a");
+  EXPECT_EQ(reply["tool_calls"][0]["args"], Json({{"city", "Paris"}}));
+  EXPECT_EQ(reply["tool_calls"][1]["id"], "call_b");
+  EXPECT_EQ(reply["tool_calls"][1]["args"], Json({{"city", "Rome"}}));
+  EXPECT_EQ(recorder.tool_args(0), "{\"city\":\"Paris\"}");
+  EXPECT_EQ(recorder.chunks.front()["tool_call_chunks"][0]["name"], "weather_search");
+  EXPECT_EQ(recorder.chunks.front()["tool_call_chunks"][0]["type"], "tool_call_chunk");
+}
+
+TEST_F(OpenAiChatModelTest, BadRequestIsInvalidArgumentQuotingTheProviderMessage) {
+  fixture.server.enqueue(ScriptedResponse::json(
+      400,
+      {{"error",
+        {{"message", "Invalid value for 'temperature'"}, {"type", "invalid_request_error"}}}}));
+  try {
+    model()->invoke(user_request("hi"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("Invalid value for 'temperature'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("400"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fixture.server.requests().size(), 1u);  // never retried
+}
+
+TEST_F(OpenAiChatModelTest, UnauthorizedIsUnavailableQuotingTheProviderMessage) {
+  fixture.server.enqueue(ScriptedResponse::json(
+      401, {{"error",
+             {{"message", "Incorrect API key provided: sk-test."}, {"code", "invalid_api_key"}}}}));
+  try {
+    model()->invoke(user_request("hi"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("Incorrect API key provided"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fixture.server.requests().size(), 1u);
+}
+
+TEST_F(OpenAiChatModelTest, RetriesRateLimitHonouringRetryAfterThenSucceeds) {
+  ScriptedResponse limited =
+      ScriptedResponse::json(429, {{"error", {{"message", "Rate limit reached"}}}});
+  limited.headers.emplace_back("Retry-After", "3");
+  fixture.server.enqueue(limited);
+  fixture.server.enqueue(
+      ScriptedResponse::json(200, completion({{"role", "assistant"}, {"content", "ok"}}, "stop")));
+  Json reply = model()->invoke(user_request("hi"));
+  EXPECT_EQ(reply["content"], "ok");
+  EXPECT_EQ(fixture.server.requests().size(), 2u);
+  ASSERT_EQ(fixture.sleeps->size(), 1u);
+  EXPECT_EQ(fixture.sleeps->at(0), milliseconds(3000));
+}
+
+TEST_F(OpenAiChatModelTest, ServerErrorsBackOffExponentiallyThenGiveUpAsUnavailable) {
+  for (int i = 0; i < 3; ++i) {
+    fixture.server.enqueue(ScriptedResponse::json(503, {{"error", {{"message", "overloaded"}}}}));
+  }
+  try {
+    model()->invoke(user_request("hi"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("overloaded"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 attempts"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fixture.server.requests().size(), 3u);
+  EXPECT_EQ(*fixture.sleeps, (std::vector<milliseconds>{milliseconds(100), milliseconds(200)}));
+}
+
+TEST_F(OpenAiChatModelTest, SlowServerTimesOutAsUnavailable) {
+  ScriptedResponse slow = ScriptedResponse::json(200, completion({{"content", "late"}}, "stop"));
+  slow.delay = milliseconds(1500);
+  fixture.server.enqueue(slow);
+  ModelOptions options = fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY");
+  options.timeout = milliseconds(200);
+  options.max_retries = 0;
+  try {
+    init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(OpenAiChatModelTest, UnreachableServerIsRetriedThenUnavailable) {
+  ModelOptions options = fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY");
+  options.base_url = "http://127.0.0.1:1";  // nothing listens on port 1
+  options.max_retries = 1;
+  try {
+    init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("could not reach"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fixture.sleeps->size(), 1u);
+}
+
+TEST_F(OpenAiChatModelTest, RequestOptionsOverrideModelDefaults) {
+  fixture.server.enqueue(ScriptedResponse::json(200, completion({{"content", "ok"}}, "stop")));
+  ModelOptions options = fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY");
+  options.temperature = 0.2;
+  options.max_tokens = 100;
+  ChatRequest request = user_request("hi");
+  request.options = {{"temperature", 0.7}, {"stop", {"END"}}};
+  init_chat_model("openai:gpt-4o-mini", options)->invoke(request);
+  Json body = fixture.server.requests()[0].json();
+  EXPECT_EQ(body["temperature"], 0.7);
+  EXPECT_EQ(body["max_tokens"], 100);
+  EXPECT_EQ(body["stop"], Json::array({"END"}));
+}
+
+TEST_F(OpenAiChatModelTest, ToolMessageWithoutToolCallIdIsRejectedBeforeSending) {
+  ChatRequest request;
+  request.messages = Json::parse(R"([{"type":"tool","content":"x"}])");
+  try {
+    model()->invoke(request);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("messages[0].tool_call_id"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fixture.server.requests().empty());
+}
+
+TEST_F(OpenAiChatModelTest, OpenRouterUsesItsOwnKeyVariable) {
+  fixture.server.enqueue(ScriptedResponse::json(200, completion({{"content", "ok"}}, "stop")));
+  auto m = init_chat_model("openrouter:meta-llama/llama-3-8b",
+                           fixture.options("OPENROUTER_BASE_URL", "OPENROUTER_API_KEY", "or-key"));
+  EXPECT_EQ(m->name(), "openrouter:meta-llama/llama-3-8b");
+  m->invoke(user_request("hi"));
+  auto request = fixture.server.requests()[0];
+  EXPECT_EQ(request.header("authorization"), "Bearer or-key");
+  EXPECT_EQ(request.json()["model"], "meta-llama/llama-3-8b");
+}
+
+TEST_F(OpenAiChatModelTest, StreamErrorEventIsUnavailable) {
+  fixture.server.enqueue(
+      ScriptedResponse::sse({R"({"error":{"message":"upstream provider failed"}})"}));
+  ChunkRecorder recorder;
+  try {
+    model()->invoke(user_request("hi"), &recorder.callback);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("upstream provider failed"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tollgate::testing
