@@ -1,0 +1,90 @@
+// Tools: what an agent's model may call. A Tool is a name, a description, a JSON Schema of its
+// arguments and a C++ function. run_tool_call() executes one tool call of an AI message and
+// always answers with a ToolMessage dict the model can read — unknown tool, invalid
+// arguments and a failing tool become error ToolMessages (status "error") rather than a
+// failed run, so the model can correct itself (HITL_SEMANTICS.md §2.4).
+//
+//   Tool send_email("send_email", "Sends an email.",
+//                   Json::parse(R"({"type":"object","properties":{"to":{"type":"string"}},
+//                                   "required":["to"]})"),
+//                   [](const Json& args, const ToolContext&) -> Json {
+//                     return "Email sent to " + args["to"].get<std::string>();
+//                   });
+//   Json tool_message = run_tool_call(ai_message["tool_calls"][0], {send_email}, {});
+//
+// A tool may pause the run for a human with tollgate::interrupt(): the internal exception that
+// carries the pause is not a std::exception and passes through run_tool_call untouched.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tollgate/json.h"
+#include "tollgate/json_schema.h"
+
+namespace tollgate {
+
+class Runtime;
+
+// What a tool sees of the call it runs for. Borrowed pointers, valid during the call only.
+struct ToolContext {
+  std::string tool_call_id;
+  Runtime* runtime = nullptr;         // the running graph task; null outside a graph
+  const Json* run_context = nullptr;  // the run's context (RunConfig::context); may be null
+
+  const Json& context() const { return run_context != nullptr ? *run_context : null_json(); }
+};
+
+// A tool's result: a string becomes the ToolMessage content; a ToolMessage dict
+// ({"type":"tool","content":...}) is used as it is (tool_call_id, name and status filled in
+// when missing); any other JSON value is serialised compactly as the content.
+// Throwing a std::exception makes an error ToolMessage with its what().
+using ToolFunction = std::function<Json(const Json& args, const ToolContext& context)>;
+
+// Immutable once built; copies share the compiled schema. invoke() may run concurrently from
+// several threads when the function allows it (parallel tool calls do this).
+class Tool {
+ public:
+  // Throws Error(kInvalidArgument) for an empty name, an empty function, or an argument
+  // schema that does not compile (the message names the tool).
+  Tool(std::string name, std::string description, Json args_schema, ToolFunction function);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const Json& args_schema() const { return schema_.source(); }
+  const JsonSchema& schema() const { return schema_; }
+
+  // The violations of `args` against the argument schema; empty when valid. Arguments are
+  // always an object, whatever the schema says.
+  std::vector<SchemaError> check_args(const Json& args) const;
+
+  // Calls the function as it is: no validation, no exception handling (run_tool_call does
+  // both).
+  Json invoke(const Json& args, const ToolContext& context) const;
+
+ private:
+  std::string name_;
+  std::string description_;
+  JsonSchema schema_;
+  ToolFunction function_;
+};
+
+// The tool named `name`, or nullptr.
+const Tool* find_tool(const std::vector<Tool>& tools, std::string_view name);
+
+// Runs `tool_call` ({"id","name","args"[,"type"]}; args may also be JSON text) with the tool
+// of that name and returns a ToolMessage dict {"type":"tool","content","tool_call_id","name",
+// "status","id",...}. The arguments are validated against the tool's schema before every
+// execution. Error answers (status "error"), in LangChain's words:
+//   unknown tool     "Error: <name> is not a valid tool, try one of [<a>, <b>]."
+//   invalid args     "Error invoking tool '<name>' with kwargs <args as JSON> with error:\n
+//                     <field>: <problem>\n ... Please fix the error and try again."
+//   std::exception   "Error: <what()>\n Please fix your mistakes."
+// `context.tool_call_id` is replaced with the call's id. Throws Error(kInvalidArgument) only
+// for a malformed tool call (no string name, or no id to answer to). Anything the tool throws
+// that is not a std::exception (a graph interrupt) propagates unchanged.
+Json run_tool_call(const Json& tool_call, const std::vector<Tool>& tools, ToolContext context);
+
+}  // namespace tollgate
