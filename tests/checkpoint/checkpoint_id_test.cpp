@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <regex>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "tollgate/checkpoint.h"
 
@@ -10,7 +10,8 @@ namespace {
 
 TEST(CheckpointIdTest, IsAVersion6UuidCarryingTheStep) {
   const std::string id = new_checkpoint_id(1);
-  EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-8001-[0-9a-f]{12}")))
+  EXPECT_TRUE(
+      std::regex_match(id, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-8001-[0-9a-f]{12}")))
       << id;
   EXPECT_EQ(new_checkpoint_id(-1).substr(19, 4), "bfff");
 }
