@@ -1,5 +1,6 @@
 // Value channels: last-value, reducer, ephemeral, named barrier and topic. The list
 // channels (append, add_messages) live in list_channels.cpp.
+#include <cassert>
 #include <optional>
 #include <set>
 #include <string>
@@ -83,6 +84,7 @@ class ReducerChannel final : public Channel {
  public:
   ReducerChannel(std::string key, Reducer reducer, std::optional<Json> initial)
       : key_(std::move(key)), reducer_(std::move(reducer)), initial_(std::move(initial)) {
+    assert(reducer_ && "a reducer channel needs a reducer");
     restore(nullptr);
   }
 

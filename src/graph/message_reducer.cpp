@@ -132,7 +132,9 @@ Json coerce_message(Json message, std::size_t position) {
   }
   if (type == "developer") {
     type = "system";
-    message["additional_kwargs"]["__openai_role__"] = "developer";
+    Json& extra = message["additional_kwargs"];
+    if (!extra.is_object()) extra = Json::object();
+    extra["__openai_role__"] = "developer";
   }
   if (message["type"] != type) message["type"] = type;
 
