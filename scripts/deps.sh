@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config git
   nlohmann-json3-dev libsqlite3-dev libboost-dev libxxhash-dev libcurl4-openssl-dev
   libfmt-dev libspdlog-dev libcli11-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite ccache
+  libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite ccache libre2-dev
   "$@"
 )
 

@@ -3,12 +3,13 @@
 // A schema is compiled once (regexes built, $refs resolved) and then validates many values.
 // Supported keywords (draft-7 semantics): type (a name or a list; "integer" accepts 1.0),
 // properties, required, additionalProperties, patternProperties, propertyNames,
-// dependencies, items (schema or list), additionalItems, contains, enum, const, minimum,
-// maximum, exclusiveMinimum, exclusiveMaximum (numeric form), multipleOf, minLength and
-// maxLength (in code points), pattern (ECMAScript, unanchored search), minItems, maxItems,
-// uniqueItems, minProperties, maxProperties, allOf, anyOf, oneOf, not, if/then/else,
-// boolean schemas, and local $ref ("#", "#/definitions/..", "#/$defs/..", any JSON pointer
-// into the document). A $ref replaces its sibling keywords, as in draft 7.
+// dependencies, items (schema or list), additionalItems, prefixItems (2020-12 tuples),
+// contains, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum (numeric form),
+// multipleOf, minLength and maxLength (in code points), pattern (unanchored search; RE2
+// syntax, falling back to std::regex ECMAScript for what RE2 refuses, such as lookaround),
+// minItems, maxItems, uniqueItems, minProperties, maxProperties, allOf, anyOf, oneOf, not,
+// if/then/else, boolean schemas, and local $ref ("#", "#/definitions/..", "#/$defs/..", any
+// JSON pointer into the document). A $ref replaces its sibling keywords, as in draft 7.
 // Annotations (title, description, default, examples, format, $comment, ...) are ignored,
 // as are keywords this validator does not know. Remote references are refused at compile
 // time, so a schema never silently validates less than it says.

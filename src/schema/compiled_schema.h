@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "schema/pattern.h"
 #include "tollgate/json_schema.h"
 
 namespace tollgate::schema {
@@ -28,8 +28,7 @@ enum TypeBit : std::uint8_t {
 inline constexpr int kNoNode = -1;
 
 struct PatternRule {
-  std::string source;  // as written, for messages
-  std::regex regex;
+  Pattern pattern;
   int node = kNoNode;  // patternProperties: the schema for matching members
 };
 

@@ -116,7 +116,25 @@ class Compiler {
     }
     std::sort(node.properties.begin(), node.properties.end());
     apply_draft4_exclusive(schema, node);
+    apply_prefix_items(schema, node, pointer);
     return node;
+  }
+
+  // Draft 2020-12 tuples (pydantic's Tuple[...]): "prefixItems" are the positional schemas and
+  // an "items" schema next to them applies to the items after them.
+  void apply_prefix_items(const Json& schema, Node& node, const std::string& pointer) {
+    auto prefix = schema.find("prefixItems");
+    if (prefix == schema.end()) return;
+    if (!prefix->is_array()) fail(pointer, "prefixItems", "must be an array");
+    node.has_item_list = true;
+    node.item_list.clear();
+    for (std::size_t i = 0; i < prefix->size(); ++i) {
+      node.item_list.push_back(sub((*prefix)[i], pointer + "/prefixItems/" + std::to_string(i)));
+    }
+    if (node.items != schema::kNoNode) {
+      node.additional_items = node.items;
+      node.items = schema::kNoNode;
+    }
   }
 
   static void apply_draft4_exclusive(const Json& schema, Node& node) {
@@ -153,9 +171,10 @@ class Compiler {
     return value.get<double>();
   }
 
-  std::regex regex(const std::string& source, const std::string& pointer, std::string_view key) {
+  schema::Pattern regex(const std::string& source, const std::string& pointer,
+                        std::string_view key) {
     try {
-      return std::regex(source, std::regex::ECMAScript);
+      return schema::Pattern(source);
     } catch (const std::regex_error& e) {
       fail(pointer, key, "is not a valid regular expression '" + source + "': " + e.what());
     }
@@ -214,8 +233,7 @@ class Compiler {
         if (key == "properties") {
           node.properties.emplace_back(it.key(), index);
         } else {
-          node.pattern_properties.push_back(
-              PatternRule{it.key(), regex(it.key(), ptr, key), index});
+          node.pattern_properties.push_back(PatternRule{regex(it.key(), ptr, key), index});
         }
       }
     } else if (key == "required") {
@@ -270,8 +288,7 @@ class Compiler {
       node.max_length = count(value, ptr, key);
     } else if (key == "pattern") {
       if (!value.is_string()) fail(ptr, key, "must be a string");
-      node.pattern = PatternRule{value.get<std::string>(),
-                                 regex(value.get<std::string>(), ptr, key), schema::kNoNode};
+      node.pattern = PatternRule{regex(value.get<std::string>(), ptr, key), schema::kNoNode};
     } else if (key == "minItems") {
       node.min_items = count(value, ptr, key);
     } else if (key == "maxItems") {
@@ -348,7 +365,8 @@ class Compiler {
         if (it == at->end()) return nullptr;
         at = &*it;
       } else if (at->is_array()) {
-        if (decoded.empty() || !std::all_of(decoded.begin(), decoded.end(), ::isdigit)) {
+        if (decoded.empty() || !std::all_of(decoded.begin(), decoded.end(),
+                                            [](char c) { return c >= '0' && c <= '9'; })) {
           return nullptr;
         }
         std::size_t index = std::stoul(decoded);

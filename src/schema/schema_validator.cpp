@@ -138,6 +138,11 @@ bool is_multiple_of(const Json& value, double divisor) {
          1e-9 * std::fmax(1.0, std::fabs(quotient));
 }
 
+std::string too_long_for(const schema::Pattern& pattern) {
+  return "is too long to check against pattern '" + pattern.source() + "' (at most " +
+         std::to_string(schema::Pattern::kMaxBacktrackingInput) + " bytes)";
+}
+
 std::string plural(std::size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -248,8 +253,18 @@ class Validator {
         if (sink_ == nullptr) return false;
       }
     }
-    if (node.pattern && !std::regex_search(text, node.pattern->regex)) {
-      ok = fail(path, "must match pattern '" + node.pattern->source + "'");
+    if (node.pattern) {
+      const schema::Pattern& pattern = node.pattern->pattern;
+      switch (pattern.search(text)) {
+        case schema::Pattern::Result::kMatch:
+          break;
+        case schema::Pattern::Result::kNoMatch:
+          ok = fail(path, "must match pattern '" + pattern.source() + "'");
+          break;
+        case schema::Pattern::Result::kTooLong:
+          ok = fail(path, too_long_for(pattern));
+          break;
+      }
     }
     return ok;
   }
@@ -354,7 +369,13 @@ class Validator {
         }
       }
       for (const auto& rule : node.pattern_properties) {
-        if (!std::regex_search(key, rule.regex)) continue;
+        schema::Pattern::Result found = rule.pattern.search(key);
+        if (found == schema::Pattern::Result::kTooLong) {
+          ok = fail(&member, "property name " + too_long_for(rule.pattern));
+          if (sink_ == nullptr) return false;
+          continue;
+        }
+        if (found == schema::Pattern::Result::kNoMatch) continue;
         matched = true;
         if (!check(rule.node, it.value(), &member, depth + 1)) {
           ok = false;

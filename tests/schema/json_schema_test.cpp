@@ -254,3 +254,49 @@ TEST(JsonSchemaCompile, SelfReferenceThroughAllOfStopsAtTheDepthLimit) {
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+TEST(JsonSchemaPattern, HugeStringIsCheckedWithoutExhaustingTheStack) {
+  // std::regex recurses per character and crashes near 100k characters on this pattern.
+  auto schema = JsonSchema::compile({{"pattern", "^(a|b)*$"}});
+  EXPECT_TRUE(schema.is_valid(std::string(1'000'000, 'a')));
+  EXPECT_FALSE(schema.is_valid(std::string(1'000'000, 'a') + "c"));
+}
+
+TEST(JsonSchemaPattern, LookaheadPatternStillWorks) {
+  auto schema = JsonSchema::compile({{"pattern", "^(?=.*[0-9]).{4,}$"}});
+  EXPECT_TRUE(schema.is_valid("abc1"));
+  EXPECT_FALSE(schema.is_valid("abcd"));
+}
+
+TEST(JsonSchemaPattern, LookaheadPatternRefusesStringsTooLongToCheckSafely) {
+  EXPECT_EQ(lines({{"pattern", "^(?=.*[0-9])"}}, std::string(5000, 'a')),
+            Lines{"(root): is too long to check against pattern '^(?=.*[0-9])' (at most 4096 "
+                  "bytes)"});
+}
+
+TEST(JsonSchemaPattern, PatternPropertiesUseTheSameEngine) {
+  Json schema = Json::parse(
+      R"({"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false})");
+  EXPECT_EQ(lines(schema, {{"x-a", 1}, {"b", "s"}}),
+            (Lines{"b: additional property is not allowed", "x-a: expected string, got number"}));
+}
+
+TEST(JsonSchemaTuples, PrefixItemsArePositionalAndItemsCoverTheRest) {
+  // pydantic v2's Tuple[int, str, ...] shape
+  Json schema = Json::parse(
+      R"({"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":{"type":"boolean"}})");
+  EXPECT_EQ(lines(schema, Json::parse(R"([1,"a",true,false])")), Lines{});
+  EXPECT_EQ(lines(schema, Json::parse(R"(["1","a",3])")),
+            (Lines{"[0]: expected integer, got string", "[2]: expected boolean, got number"}));
+}
+
+TEST(JsonSchemaTuples, PrefixItemsWithItemsFalseForbidExtraItems) {
+  Json schema = Json::parse(R"({"prefixItems":[{"type":"integer"}],"items":false})");
+  EXPECT_EQ(lines(schema, {1, 2}), Lines{"[1]: additional item is not allowed"});
+}
+
+}  // namespace
+}  // namespace tollgate
