@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+
+#include "models/model_test_support.h"
+
+namespace tollgate::testing {
+namespace {
+
+std::vector<ToolSpec> demo_tools() {
+  std::vector<ToolSpec> tools;
+  for (const char* name :
+       {"weather_search", "send_email", "read_file", "write_file", "delete_file", "execute_sql"}) {
+    tools.push_back(ToolSpec{name, "", Json{{"type", "object"}}});
+  }
+  return tools;
+}
+
+Json ask(const std::string& text, std::vector<ToolSpec> tools = demo_tools()) {
+  ChatRequest request = user_request(text);
+  request.tools = std::move(tools);
+  return make_demo_model()->invoke(request);
+}
+
+Json only_call(const Json& reply) {
+  EXPECT_EQ(reply["tool_calls"].size(), 1u) << reply.dump();
+  return reply["tool_calls"].empty() ? Json() : reply["tool_calls"][0];
+}
+
+TEST(DemoChatModelTest, WeatherRequestCallsWeatherSearchWithTheCity) {
+  Json call = only_call(ask("What's the weather in Paris?"));
+  EXPECT_EQ(call["name"], "weather_search");
+  EXPECT_EQ(call["args"], Json({{"city", "Paris"}}));
+  EXPECT_EQ(call["type"], "tool_call");
+}
+
+TEST(DemoChatModelTest, WeatherCityDropsTrailingTimeWords) {
+  EXPECT_EQ(only_call(ask("weather in new york today please"))["args"]["city"], "New York");
+}
+
+TEST(DemoChatModelTest, EmailRequestCallsSendEmailWithRecipientSubjectAndBody) {
+  Json call = only_call(ask("email bob@example.com about the launch"));
+  EXPECT_EQ(call["name"], "send_email");
+  EXPECT_EQ(call["args"]["to"], "bob@example.com");
+  EXPECT_EQ(call["args"]["subject"], "The launch");
+  EXPECT_NE(call["args"]["body"].get<std::string>().find("the launch"), std::string::npos);
+}
+
+TEST(DemoChatModelTest, DeletionRequestCallsDeleteFile) {
+  Json call = only_call(ask("please delete notes.txt"));
+  EXPECT_EQ(call["name"], "delete_file");
+  EXPECT_EQ(call["args"], Json({{"path", "notes.txt"}}));
+}
+
+TEST(DemoChatModelTest, ReadRequestCallsReadFile) {
+  Json call = only_call(ask("read /tmp/report.md"));
+  EXPECT_EQ(call["name"], "read_file");
+  EXPECT_EQ(call["args"], Json({{"path", "/tmp/report.md"}}));
+}
+
+TEST(DemoChatModelTest, WriteRequestCallsWriteFileWithPathAndContent) {
+  Json call = only_call(ask("write hello world to notes.txt"));
+  EXPECT_EQ(call["name"], "write_file");
+  EXPECT_EQ(call["args"], Json({{"path", "notes.txt"}, {"content", "hello world"}}));
+}
+
+TEST(DemoChatModelTest, RunSqlPassesTheQueryThrough) {
+  Json call = only_call(ask("run SQL: SELECT name FROM users WHERE id = 1"));
+  EXPECT_EQ(call["name"], "execute_sql");
+  EXPECT_EQ(call["args"], Json({{"query", "SELECT name FROM users WHERE id = 1"}}));
+}
+
+TEST(DemoChatModelTest, HowManyUsersBecomesACountQuery) {
+  Json call = only_call(ask("how many users are there?"));
+  EXPECT_EQ(call["name"], "execute_sql");
+  EXPECT_EQ(call["args"], Json({{"query", "SELECT COUNT(*) FROM users;"}}));
+}
+
+TEST(DemoChatModelTest, NeverCallsAToolMissingFromTheRequest) {
+  Json reply = ask("please delete notes.txt", {ToolSpec{"weather_search", "", Json::object()}});
+  EXPECT_TRUE(reply["tool_calls"].empty());
+  const std::string text = reply["content"].get<std::string>();
+  EXPECT_NE(text.find("offline demo model"), std::string::npos) << text;
+  EXPECT_NE(text.find("delete_file"), std::string::npos) << text;
+}
+
+TEST(DemoChatModelTest, UnknownRequestExplainsWhatItCanDo) {
+  Json reply = ask("tell me a joke");
+  EXPECT_TRUE(reply["tool_calls"].empty());
+  const std::string text = reply["content"].get<std::string>();
+  EXPECT_NE(text.find("offline demo model"), std::string::npos) << text;
+  EXPECT_NE(text.find("weather in Paris"), std::string::npos) << text;
+}
+
+TEST(DemoChatModelTest, SummarisesASuccessfulToolResult) {
+  ChatRequest request;
+  request.tools = demo_tools();
+  request.messages = Json::parse(R"([
+    {"type":"human","content":"weather in Paris"},
+    {"type":"ai","content":"","tool_calls":[{"id":"c1","name":"weather_search","args":{"city":"Paris"},"type":"tool_call"}]},
+    {"type":"tool","tool_call_id":"c1","name":"weather_search","content":"It is sunny in Paris."}])");
+  Json reply = make_demo_model()->invoke(request);
+  EXPECT_TRUE(reply["tool_calls"].empty());
+  EXPECT_NE(reply["content"].get<std::string>().find("It is sunny in Paris."), std::string::npos);
+}
+
+TEST(DemoChatModelTest, MentionsRejectionWhenTheToolMessageIsAnError) {
+  ChatRequest request;
+  request.tools = demo_tools();
+  request.messages = Json::parse(R"([
+    {"type":"human","content":"please delete notes.txt"},
+    {"type":"ai","content":"","tool_calls":[{"id":"c1","name":"delete_file","args":{"path":"notes.txt"},"type":"tool_call"}]},
+    {"type":"tool","tool_call_id":"c1","name":"delete_file","status":"error","content":"User rejected: keep it"}])");
+  const std::string text = make_demo_model()->invoke(request)["content"].get<std::string>();
+  EXPECT_NE(text.find("rejected"), std::string::npos) << text;
+  EXPECT_NE(text.find("keep it"), std::string::npos) << text;
+}
+
+TEST(DemoChatModelTest, SameConversationGivesTheSameReplyAndIds) {
+  Json a = ask("please delete notes.txt");
+  Json b = ask("please delete notes.txt");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a["id"], ask("please delete other.txt")["id"]);
+}
+
+TEST(DemoChatModelTest, StreamsItsTextWithTheMessageId) {
+  ChatRequest request = user_request("tell me a joke");
+  ChunkRecorder recorder;
+  Json reply = make_demo_model()->invoke(request, &recorder.callback);
+  EXPECT_EQ(recorder.text(), reply["content"]);
+  for (const auto& chunk : recorder.chunks) EXPECT_EQ(chunk["id"], reply["id"]);
+}
+
+}  // namespace
+}  // namespace tollgate::testing
