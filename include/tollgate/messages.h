@@ -74,14 +74,16 @@ Json normalize_message(Json message);
 // Merges two AI message chunks of one message, as LangChain's `chunk + chunk`: string
 // content concatenated (content-block lists merged by their "index"), tool_call_chunks
 // concatenated per "index" (id and name from the first chunk that has them, args text
-// appended), usage_metadata token counts added, additional_kwargs / response_metadata merged
-// (nested objects recursively, differing strings concatenated), the first real id kept
-// (a provider id wins over a "run-..." placeholder). Either side may be null (empty).
+// appended) with tool_calls / invalid_tool_calls re-derived from them (arguments still
+// streaming are parsed as far as they go: {"path":"/tm -> {"path":"/tm"}), usage_metadata
+// token counts added, additional_kwargs / response_metadata merged (nested objects
+// recursively, differing strings concatenated, equal ones kept), the first real id kept (a
+// provider id wins over a "run-..." placeholder). Either side may be null (empty).
 Json merge_message_chunks(const Json& left, const Json& right);
 
 // The finished AI message of a merged chunk: tool_call_chunks become tool_calls with parsed
-// args ("" -> {}), unparsable ones become invalid_tool_calls {"id","name","args","error",
-// "type":"invalid_tool_call"}; type "ai"; normalised.
+// args ("" -> {}), unparsable ones become invalid_tool_calls {"id","name","args",
+// "error":"Malformed args.","type":"invalid_tool_call"}; type "ai"; normalised.
 Json message_from_chunk(const Json& chunk);
 
 }  // namespace tollgate

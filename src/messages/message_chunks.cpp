@@ -136,6 +136,78 @@ void merge_tool_call_chunks(Json& left, const Json& right) {
   }
 }
 
+// Arguments still streaming in: the longest prefix of `text` that parses once its open strings
+// and brackets are closed ({"path":"/tm -> {"path":"/tm"}), so a UI can show them growing.
+// Null when nothing sensible parses.
+Json parse_partial_json(const std::string& text) {
+  Json whole = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!whole.is_discarded()) return whole;
+  std::string prefix = text;
+  while (!prefix.empty()) {
+    std::string closers;
+    bool in_string = false;
+    bool escaped = false;
+    for (char c : prefix) {
+      if (in_string) {
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{') {
+        closers.push_back('}');
+      } else if (c == '[') {
+        closers.push_back(']');
+      } else if ((c == '}' || c == ']') && !closers.empty()) {
+        closers.pop_back();
+      }
+    }
+    std::string candidate = prefix;
+    if (in_string) {
+      if (escaped) candidate.pop_back();
+      candidate += '"';
+    }
+    candidate.append(closers.rbegin(), closers.rend());
+    Json parsed = Json::parse(candidate, nullptr, /*allow_exceptions=*/false);
+    if (!parsed.is_discarded()) return parsed;
+    prefix.pop_back();
+  }
+  return Json();
+}
+
+// A chunk's tool_calls / invalid_tool_calls follow from its tool_call_chunks, as in
+// LangChain's AIMessageChunk.
+void derive_streaming_tool_calls(Json& chunk) {
+  Json calls = Json::array();
+  Json invalid = Json::array();
+  for (const auto& piece : chunk["tool_call_chunks"]) {
+    if (!piece.is_object()) continue;
+    Json args_text = piece.value("args", Json(""));
+    std::string text = args_text.is_string() ? args_text.get<std::string>() : args_text.dump();
+    Json args = text.empty() ? Json::object() : parse_partial_json(text);
+    Json name = piece.value("name", Json());
+    Json id = piece.value("id", Json());
+    if (args.is_object()) {
+      calls.push_back(Json{{"name", name.is_string() ? name : Json("")},
+                           {"args", std::move(args)},
+                           {"id", id},
+                           {"type", "tool_call"}});
+    } else {
+      invalid.push_back(Json{{"name", name.is_string() ? name : Json("")},
+                             {"args", text},
+                             {"id", id},
+                             {"error", "Malformed args."},
+                             {"type", "invalid_tool_call"}});
+    }
+  }
+  chunk["tool_calls"] = std::move(calls);
+  chunk["invalid_tool_calls"] = std::move(invalid);
+}
+
 }  // namespace
 
 Json merge_message_chunks(const Json& left, const Json& right) {
@@ -163,13 +235,17 @@ Json merge_message_chunks(const Json& left, const Json& right) {
       merge_tool_call_chunks(merged[key], value);
     } else if ((key == "tool_calls" || key == "invalid_tool_calls") && value.is_array()) {
       if (!merged.contains(key) || !merged[key].is_array()) merged[key] = Json::array();
-      merged[key].insert(merged[key].end(), value.begin(), value.end());
+      merged[key].insert(merged[key].end(), value.begin(), value.end());  // re-derived below
     } else if ((key == "additional_kwargs" || key == "response_metadata") && value.is_object()) {
       if (!merged.contains(key) || !merged[key].is_object()) merged[key] = Json::object();
       merge_objects(merged[key], value);
     } else if (!merged.contains(key) || merged[key].is_null()) {
       merged[key] = value;
     }
+  }
+  if (auto chunks = merged.find("tool_call_chunks");
+      chunks != merged.end() && chunks->is_array() && !chunks->empty()) {
+    derive_streaming_tool_calls(merged);
   }
   return merged;
 }
@@ -181,7 +257,7 @@ Json message_from_chunk(const Json& chunk) {
   if (chunks != message.end()) {
     if (chunks->is_array() && !chunks->empty()) {
       Json calls = Json::array();
-      Json invalid = message.value("invalid_tool_calls", Json::array());
+      Json invalid = Json::array();  // the chunk's own were about partial arguments
       for (const auto& piece : *chunks) {
         if (!piece.is_object()) continue;
         Json args_text = piece.value("args", Json(""));
@@ -197,8 +273,7 @@ Json message_from_chunk(const Json& chunk) {
           invalid.push_back(Json{{"name", name},
                                  {"args", text},
                                  {"id", id},
-                                 {"error", name.is_string() ? "arguments are not a JSON object"
-                                                            : "tool call has no name"},
+                                 {"error", "Malformed args."},
                                  {"type", "invalid_tool_call"}});
         }
       }

@@ -93,12 +93,12 @@ void normalise_call(const Json& call, SplitCalls& out) {
         Json{{"name", name}, {"args", std::move(*args)}, {"id", id}, {"type", "tool_call"}});
     return;
   }
-  out.invalid.push_back(Json{
-      {"name", name},
-      {"args", raw_args.is_string() ? raw_args : Json(raw_args.dump())},
-      {"id", id},
-      {"error", name.is_string() ? "arguments are not a JSON object" : "tool call has no name"},
-      {"type", "invalid_tool_call"}});
+  out.invalid.push_back(
+      Json{{"name", name},
+           {"args", raw_args.is_string() ? raw_args : Json(raw_args.dump())},
+           {"id", id},
+           {"error", name.is_string() ? "Malformed args." : "tool call has no name"},
+           {"type", "invalid_tool_call"}});
 }
 
 SplitCalls split_tool_calls(const Json& message) {

@@ -1,6 +1,8 @@
 // Adding streamed AI message chunks and finishing them into a message.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "tollgate/messages.h"
 
 namespace tollgate {
@@ -108,13 +110,67 @@ TEST(MessageFromChunk, TruncatedArgumentsBecomeAnInvalidToolCall) {
       R"({"type":"ai","id":"a","content":"","tool_call_chunks":[{"index":0,"id":"c","name":"f","args":"{\"a\":"}]})"));
   EXPECT_EQ(message["tool_calls"], Json::array());
   EXPECT_EQ(message["invalid_tool_calls"], Json::parse(R"([{"id":"c","name":"f","args":"{\"a\":",
-      "error":"arguments are not a JSON object","type":"invalid_tool_call"}])"));
+      "error":"Malformed args.","type":"invalid_tool_call"}])"));
 }
 
 TEST(MessageFromChunk, ChunkWithoutIdGetsOne) {
   Json message = message_from_chunk(chunk(R"({"type":"AIMessageChunk","content":"hi"})"));
   EXPECT_FALSE(message_id(message).empty());
   EXPECT_EQ(message["content"], "hi");
+}
+
+}  // namespace
+}  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+Json wire_data() {
+  std::ifstream in(std::string(TOLLGATE_SOURCE_DIR) +
+                   "/tests/messages/data/agent_server_messages.json");
+  return Json::parse(in);
+}
+
+TEST(MessageChunks, StreamingChunksShowPartiallyParsedArguments) {
+  Json merged = sum({chunk(
+      R"({"type":"ai","content":"","tool_call_chunks":[{"index":0,"id":"c1","name":"rm","args":"{\"path\":\"/tm"}]})")});
+  merged = merge_message_chunks(merged, chunk(R"({"type":"ai","content":""})"));
+  EXPECT_EQ(merged["tool_calls"],
+            Json::parse(R"([{"name":"rm","args":{"path":"/tm"},"id":"c1","type":"tool_call"}])"));
+  EXPECT_EQ(merged["invalid_tool_calls"], Json::array());
+}
+
+TEST(MessageChunks, StaleChunkLevelToolCallsAreReplacedByTheJoinedOnes) {
+  // Each wire chunk carries its own view (a lone args fragment shows as "Malformed args.");
+  // the sum is re-derived from the joined tool_call_chunks.
+  Json data = wire_data();
+  Json merged = sum(data["stream_chunks"].get<std::vector<Json>>());
+  EXPECT_EQ(
+      merged["tool_calls"],
+      Json::parse(
+          R"([{"name":"delete_file","args":{"path":"/tmp/x"},"id":"call_9","type":"tool_call"}])"));
+  EXPECT_EQ(merged["invalid_tool_calls"], Json::array());
+}
+
+TEST(MessageFromChunk, WireStreamSumsToTheFinalMessage) {
+  Json data = wire_data();
+  Json message = message_from_chunk(sum(data["stream_chunks"].get<std::vector<Json>>()));
+  const Json& final_message = data["final"];
+  for (const char* field : {"id", "type", "content", "tool_calls", "invalid_tool_calls",
+                            "response_metadata", "additional_kwargs"}) {
+    EXPECT_EQ(message[field], final_message[field]) << field;
+  }
+  for (const char* count : {"input_tokens", "output_tokens", "total_tokens"}) {
+    EXPECT_EQ(message["usage_metadata"][count], final_message["usage_metadata"][count]) << count;
+  }
+}
+
+TEST(NormalizeMessageOnWireData, EveryObservedMessageRoundTripsUnchanged) {
+  Json data = wire_data();
+  ASSERT_GE(data["messages"].size(), 10u);
+  for (const auto& message : data["messages"]) {
+    EXPECT_EQ(normalize_message(message), message) << message.dump();
+  }
 }
 
 }  // namespace
