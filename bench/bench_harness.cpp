@@ -17,10 +17,7 @@
 
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
-#if __has_include("tollgate/sqlite_saver.h")
 #include "tollgate/sqlite_saver.h"
-#define TOLLGATE_BENCH_HAVE_SQLITE 1
-#endif
 
 namespace tollgate::bench {
 
@@ -219,16 +216,12 @@ SaverHandle::SaverHandle(const Options& options, [[maybe_unused]] std::string_vi
     saver_ = std::move(memory);
     return;
   }
-#ifndef TOLLGATE_BENCH_HAVE_SQLITE
-  throw Error::Unavailable("--saver sqlite: this build has no SQLite saver yet");
-#else
   std::filesystem::create_directories(options.datadir);
   file_ = options.datadir + "/" + std::string(label) + "_" + std::to_string(getpid()) + ".db";
   remove_database_files(file_);
   std::shared_ptr<SqliteSaver> sqlite = open_sqlite_saver(file_);
   stats_ = [sqlite] { return sqlite->stats(); };
   saver_ = std::move(sqlite);
-#endif
 }
 
 SaverHandle::~SaverHandle() {
