@@ -10,62 +10,6 @@
 namespace tollgate::testing {
 namespace {
 
-Json message(int i, const std::string& branch = "main") {
-  return Json{{"type", "human"},
-              {"id", branch + "-" + std::to_string(i)},
-              {"content", "message number " + std::to_string(i) + " of a long conversation"}};
-}
-
-// Drives a thread the way the graph runtime does: one message appended per step, the list
-// appended in place while this side is its only owner, a ListDelta per step.
-class MessageThread {
- public:
-  MessageThread(Saver& saver, std::string thread_id)
-      : saver_(saver), thread_id_(std::move(thread_id)) {}
-
-  // Continues from `parent` (a checkpoint of this thread) whose messages are `messages`.
-  void fork_from(const CheckpointConfig& parent, const Json& messages) {
-    parent_ = parent;
-    messages_ = make_json_ptr(messages);
-    version_ = 1000;
-  }
-
-  // Appends `item` after keeping the first `keep` messages; returns the new checkpoint.
-  CheckpointConfig step(std::size_t keep, const Json& item) {
-    if (messages_.use_count() != 1) messages_ = make_json_ptr(*messages_);  // copy on write
-    Json& list = const_cast<Json&>(*messages_);
-    list.erase(list.begin() + static_cast<std::ptrdiff_t>(keep), list.end());
-    list.push_back(item);
-    Checkpoint checkpoint;
-    checkpoint.id = new_checkpoint_id(step_);
-    checkpoint.ts = utc_timestamp();
-    checkpoint.channel_values.emplace("messages", messages_);
-    checkpoint.channel_values.emplace("step", make_json_ptr(step_));
-    ++version_;
-    checkpoint.channel_versions = {{"messages", version_}, {"step", version_}};
-    checkpoint.versions_seen["agent"]["messages"] = version_ - 1;
-    ChannelVersions new_versions{{"messages", version_}, {"step", version_}};
-    ChannelDeltas deltas{{"messages", ListDelta{keep, Json::array({item})}}};
-    parent_ = saver_.put(parent_, checkpoint, Json{{"source", "loop"}, {"step", step_}},
-                         new_versions, deltas);
-    ++step_;
-    return parent_;
-  }
-
-  CheckpointConfig append(const Json& item) {
-    return step(messages_ ? messages_->size() : 0, item);
-  }
-  const Json& messages() const { return *messages_; }
-
- private:
-  Saver& saver_;
-  std::string thread_id_;
-  CheckpointConfig parent_{thread_id_, "", ""};
-  JsonPtr messages_ = make_json_ptr(Json::array());
-  std::int64_t step_ = 0;
-  ChannelVersion version_ = 0;
-};
-
 Json prefix(const Json& list, std::size_t n) {
   return Json(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(n));
 }
