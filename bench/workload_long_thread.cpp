@@ -45,7 +45,8 @@ NodeResult review_node(const State& state, Runtime& runtime) {
       {{"action_requests", Json::array({{{"name", call["name"]}, {"args", call["args"]}}})},
        {"review_configs", Json::array({{{"action_name", call["name"]},
                                         {"allowed_decisions", {"approve", "reject"}}}})}});
-  if (decision.value("type", "") != "approve") {
+  const Json& decisions = decision["decisions"];
+  if (!decisions.is_array() || decisions.empty() || decisions[0].value("type", "") != "approve") {
     throw Error::Internal("long_thread: expected an approve decision");
   }
   return Json::object();
