@@ -94,8 +94,9 @@ TEST_F(SqliteCrashTest, KilledWriterLeavesACompleteHistoryThatCanBeContinued) {
     EXPECT_EQ(*latest->checkpoint.channel_values.at("messages"), expected);
     EXPECT_EQ(*latest->checkpoint.channel_values.at("step"), step);
     EXPECT_TRUE(latest->pending_writes.empty() || latest->pending_writes.size() == kWritesPerStep);
-    if (step == completed - 1)
+    if (step == completed - 1) {
       EXPECT_EQ(latest->pending_writes.size(), std::size_t{kWritesPerStep});
+    }
     ListQuery query;
     query.thread_id = "t";
     auto history = saver->list(query);
