@@ -101,11 +101,19 @@ void normalise_call(const Json& call, SplitCalls& out) {
            {"type", "invalid_tool_call"}});
 }
 
+bool is_streaming_chunk(const Json& message) {
+  auto it = message.find("tool_call_chunks");
+  return it != message.end() && it->is_array() && !it->empty();
+}
+
+// A streaming chunk's provider fields hold argument fragments, never whole calls.
 SplitCalls split_tool_calls(const Json& message) {
   SplitCalls out;
   const Json* calls = nullptr;
   if (auto it = message.find("tool_calls"); it != message.end() && it->is_array() && !it->empty()) {
     calls = &*it;
+  } else if (is_streaming_chunk(message)) {
+    // nothing to promote
   } else if (auto kw = message.find("additional_kwargs"); kw != message.end() && kw->is_object()) {
     if (auto legacy = kw->find("tool_calls");
         legacy != kw->end() && legacy->is_array() && !legacy->empty()) {

@@ -221,3 +221,18 @@ TEST(NormalizeMessage, RefusesABadToolStatus) {
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+TEST(NormalizeMessage, StreamingChunkDoesNotPromoteProviderFragments) {
+  Json m = normalize_message(Json::parse(R"({"type":"AIMessageChunk","id":"run-1","content":"",
+      "tool_call_chunks":[{"index":0,"id":"call_1","name":"f","args":"{\"a\""}],
+      "additional_kwargs":{"tool_calls":[{"index":0,"id":"call_1","type":"function",
+      "function":{"name":"f","arguments":"{\"a\""}}]}})"));
+  EXPECT_EQ(m["tool_calls"], Json::array());
+  EXPECT_EQ(m["invalid_tool_calls"], Json::array());
+}
+
+}  // namespace
+}  // namespace tollgate
