@@ -1,10 +1,11 @@
 // Copy-on-write storage for a channel's value: readers get a shared JsonPtr, and the
 // channel edits the value in place as long as nobody else holds it.
 //
-// Why not const_cast the JsonPtr: a value made with make_json_ptr() is a const object, and
-// writing to it is undefined behaviour. This class remembers whether it created the object
-// itself (non-const) and only then edits in place; a value adopted from elsewhere (restore)
-// is copied once on its first edit.
+// Why not const_cast any JsonPtr: a value made with make_json_ptr() is a const object, and
+// writing to it is undefined behaviour. Values this class creates are non-const objects
+// tagged by their deleter type (MutableJsonDeleter), so it can recognise them again, even
+// when they come back through restore() after a round trip through a cache, and edit them
+// in place when solely owned. Any other value is copied once on its first edit.
 //
 // Thread-safety: none; owned by one channel. Readers on other threads may hold and drop
 // JsonPtr copies concurrently; edit() sees their release through the reference count.
@@ -20,6 +21,11 @@ namespace tollgate::graph_internal {
 
 class CopyOnWriteJson {
  public:
+  // The deleter of values created here; its presence proves the object is not const.
+  struct MutableJsonDeleter {
+    void operator()(Json* value) const { delete value; }
+  };
+
   explicit CopyOnWriteJson(Json initial = nullptr) { assign(std::move(initial)); }
 
   const Json& value() const { return *value_; }
@@ -27,14 +33,18 @@ class CopyOnWriteJson {
 
   // Replaces the value with a new one this object owns.
   void assign(Json value) {
-    auto owned = std::make_shared<Json>(std::move(value));
+    std::shared_ptr<Json> owned(new Json(std::move(value)), MutableJsonDeleter{});
     mutable_ = owned.get();
     value_ = std::move(owned);
   }
 
-  // Shares a value created elsewhere; the first edit() copies it.
+  // Shares `value`. A value some CopyOnWriteJson created stays editable in place (once its
+  // other owners let go); any other is copied on the first edit().
   void adopt(JsonPtr value) {
-    mutable_ = nullptr;
+    // Not undefined behaviour: the deleter shows the object was created non-const.
+    mutable_ = std::get_deleter<MutableJsonDeleter>(value) != nullptr
+                   ? const_cast<Json*>(value.get())
+                   : nullptr;
     value_ = std::move(value);
   }
 

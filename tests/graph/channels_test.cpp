@@ -576,6 +576,21 @@ TEST(AddMessagesOwnershipTest, RestoredValueIsSharedUntilTheFirstUpdate) {
   EXPECT_EQ(channel->get()->size(), 2u);
 }
 
+TEST(AddMessagesOwnershipTest, ValueHandedBackByAnotherChannelIsUpdatedInPlace) {
+  // A run keeps its last values in a cache and gives them to the next run's channels.
+  JsonPtr cached;
+  {
+    auto previous_run = messages_channel(1000);
+    cached = previous_run->get();
+  }
+  auto channel = make_add_messages_channel("messages");
+  const Json* address = cached.get();
+  channel->restore(std::move(cached));
+  channel->update({human("new", "x")});
+  EXPECT_EQ(channel->get().get(), address);
+  EXPECT_EQ(channel->get()->size(), 1001u);
+}
+
 TEST(AddMessagesOwnershipTest, CopiedOnceThenInPlaceAgain) {
   auto channel = messages_channel(100);
   {
