@@ -1,60 +1,27 @@
 #include "models/ai_message.h"
 
-#include <cstdio>
-#include <random>
-
 #include "tollgate/error.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::models {
 
 std::string message_type(const Json& message, size_t index) {
   const std::string where = "messages[" + std::to_string(index) + "]";
   if (!message.is_object()) throw Error::InvalidArgument(where + " must be an object");
-  std::string type;
-  if (auto it = message.find("type"); it != message.end() && it->is_string()) {
-    type = it->get<std::string>();
-  } else if (auto role = message.find("role"); role != message.end() && role->is_string()) {
-    type = role->get<std::string>();
-  } else {
-    throw Error::InvalidArgument(where + ".type is missing");
-  }
-  if (type == "human" || type == "user" || type == "HumanMessageChunk") return "human";
-  if (type == "ai" || type == "assistant" || type == "AIMessageChunk") return "ai";
-  if (type == "system" || type == "developer") return "system";
-  if (type == "tool") return "tool";
+  const std::string type = tollgate::message_type(message);
+  if (type.empty()) throw Error::InvalidArgument(where + ".type is missing");
+  if (type == "human" || type == "ai" || type == "system" || type == "tool") return type;
+  if (type == "developer") return "system";
   throw Error::InvalidArgument(where + ".type '" + type +
                                "' is not one of human, ai, system, tool");
 }
 
 std::string content_text(const Json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string text;
-  if (content.is_array()) {
-    for (const auto& block : content) {
-      if (block.is_string()) {
-        text += block.get<std::string>();
-      } else if (block.is_object() && block.value("type", "") == "text" && block.contains("text") &&
-                 block["text"].is_string()) {
-        text += block["text"].get<std::string>();
-      }
-    }
-  }
-  return text;
+  return tollgate::content_text(content);
 }
 
 std::string random_id(std::string_view prefix) {
-  std::random_device device;
-  std::uniform_int_distribution<unsigned> byte(0, 255);
-  unsigned char b[16];
-  for (auto& x : b) x = static_cast<unsigned char>(byte(device));
-  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
-  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
-  char out[37];
-  std::snprintf(out, sizeof out,
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                b[15]);
-  return std::string(prefix) + out;
+  return std::string(prefix) + uuid4();
 }
 
 Json empty_ai_message(const std::string& id) {

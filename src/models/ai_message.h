@@ -10,11 +10,12 @@
 
 namespace tollgate::models {
 
-// The normalised type of messages[index]: "human", "ai", "system" or "tool". Accepts the
-// LangChain "type" style and the OpenAI "role" style. Throws kInvalidArgument naming the field.
+// The normalised type of messages[index]: "human", "ai", "system" or "tool" (every form
+// tollgate::message_type accepts; "developer" counts as system). Throws kInvalidArgument naming
+// the field for anything else.
 std::string message_type(const Json& message, size_t index);
 
-// The plain text of a content value: a string, or the text blocks of a content-block list.
+// The plain text of a content value (tollgate::content_text).
 std::string content_text(const Json& content);
 
 // A fresh unique id with the given prefix: "<prefix><uuid4>".

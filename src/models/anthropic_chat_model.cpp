@@ -4,6 +4,7 @@
 #include "models/providers.h"
 #include "models/stream_parsers.h"
 #include "tollgate/error.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::models {
 namespace {
@@ -99,7 +100,7 @@ class AnthropicChatModel final : public ChatModel {
         append_turn(messages, "user", Json::array({std::move(result)}));
       } else {  // ai
         Json blocks = as_blocks(content);
-        for (const auto& call : message.value("tool_calls", Json::array())) {
+        for (const auto& call : message_tool_calls(message)) {
           blocks.push_back({{"type", "tool_use"},
                             {"id", call.value("id", "")},
                             {"name", call.value("name", "")},

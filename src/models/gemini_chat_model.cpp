@@ -7,6 +7,7 @@
 #include "models/providers.h"
 #include "models/stream_parsers.h"
 #include "tollgate/error.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::models {
 namespace {
@@ -98,7 +99,7 @@ class GeminiChatModel final : public ChatModel {
         append_turn(contents, "user", text_parts(content));
       } else if (type == "ai") {
         Json parts = text_parts(content);
-        for (const auto& call : message.value("tool_calls", Json::array())) {
+        for (const auto& call : message_tool_calls(message)) {
           const std::string name = call.value("name", "");
           tool_names[call.value("id", "")] = name;
           parts.push_back(

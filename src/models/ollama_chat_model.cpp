@@ -6,6 +6,7 @@
 #include "models/providers.h"
 #include "models/stream_parsers.h"
 #include "tollgate/error.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::models {
 namespace {
@@ -65,7 +66,7 @@ class OllamaChatModel final : public ChatModel {
         messages.push_back(std::move(out));
       } else {  // ai
         Json out = {{"role", "assistant"}, {"content", text}};
-        const Json calls = message.value("tool_calls", Json::array());
+        const Json calls = message_tool_calls(message);
         if (!calls.empty()) {
           Json ollama_calls = Json::array();
           for (const auto& call : calls) {

@@ -4,6 +4,7 @@
 #include "models/providers.h"
 #include "models/stream_parsers.h"
 #include "tollgate/error.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::models {
 namespace {
@@ -25,7 +26,7 @@ Json to_openai_message(const Json& message, size_t index) {
   }
   // ai
   Json out = {{"role", "assistant"}, {"content", content_text(content)}};
-  const Json calls = message.value("tool_calls", Json::array());
+  const Json calls = message_tool_calls(message);
   if (calls.is_array() && !calls.empty()) {
     Json openai_calls = Json::array();
     for (const auto& call : calls) {

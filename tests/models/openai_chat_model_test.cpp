@@ -267,6 +267,23 @@ TEST_F(OpenAiChatModelTest, ToolMessageWithoutToolCallIdIsRejectedBeforeSending)
   EXPECT_TRUE(fixture.server.requests().empty());
 }
 
+TEST_F(OpenAiChatModelTest, AcceptsRoleStyleMessagesWithOpenAiToolCallsInAdditionalKwargs) {
+  fixture.server.enqueue(ScriptedResponse::json(200, completion({{"content", "ok"}}, "stop")));
+  ChatRequest request;
+  request.messages = Json::parse(R"([
+    {"role":"user","content":"weather?"},
+    {"type":"ai","content":"","tool_calls":[],"additional_kwargs":{"tool_calls":[
+      {"id":"call_7","type":"function","function":{"name":"weather_search","arguments":"{\"city\":\"Rome\"}"}}]}},
+    {"role":"tool","tool_call_id":"call_7","content":"rainy"}])");
+  model()->invoke(request);
+  const Json messages = fixture.server.requests()[0].json()["messages"];
+  EXPECT_EQ(messages[0]["role"], "user");
+  EXPECT_EQ(messages[1]["tool_calls"][0]["id"], "call_7");
+  EXPECT_EQ(Json::parse(messages[1]["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            Json({{"city", "Rome"}}));
+  EXPECT_EQ(messages[2]["role"], "tool");
+}
+
 TEST_F(OpenAiChatModelTest, OpenRouterUsesItsOwnKeyVariable) {
   fixture.server.enqueue(ScriptedResponse::json(200, completion({{"content", "ok"}}, "stop")));
   auto m = init_chat_model("openrouter:meta-llama/llama-3-8b",
