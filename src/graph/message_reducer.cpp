@@ -337,9 +337,10 @@ std::size_t MessageIndex::merge(Json::array_t& messages, Json::array_t&& write) 
 // --------------------------------------------------------------------------- pure reducer
 
 Json add_messages(const Json& left, const Json& right) {
-  Json merged = Json::array();
+  // rebuild() coerces only the items that need it, so a canonical list is copied once.
+  Json merged =
+      left.is_array() ? left : Json(left.is_null() ? Json::array_t{} : coerce_messages(left));
   Json::array_t& messages = merged.get_ref<Json::array_t&>();
-  if (!left.is_null()) messages = coerce_messages(left);
   MessageIndex index;
   index.rebuild(messages);
   std::vector<Json::array_t> writes;
