@@ -129,6 +129,8 @@ class NodeResult {
 
   const Json* update() const { return std::get_if<Json>(&value_); }
   const Command* command() const { return std::get_if<Command>(&value_); }
+  Json* update() { return std::get_if<Json>(&value_); }
+  Command* command() { return std::get_if<Command>(&value_); }
 
  private:
   std::variant<Json, Command> value_;
@@ -205,6 +207,8 @@ using RouterFn = std::function<Route(const State& state)>;
 
 struct NodeOptions {
   bool defer = false;  // run only when nothing else is left to run
+  // Nodes this node may reach with Command{goto} (for validation: they count as reachable).
+  std::vector<std::string> destinations;
 };
 
 enum class Durability {
@@ -242,9 +246,9 @@ class StateGraph {
   // point, ...); throws Error(kInvalidArgument) naming the problem.
   std::shared_ptr<CompiledGraph> compile(CompileOptions options = {}) const;
 
+  struct Definition;  // internal: what the builder recorded
+
  private:
-  friend class CompiledGraph;
-  struct Definition;
   std::shared_ptr<Definition> definition_;
 };
 
@@ -277,6 +281,8 @@ struct RunResult {
   Json to_json() const;
 };
 
+struct StateSnapshot;
+
 struct TaskInfo {
   std::string id;
   std::string name;
@@ -284,6 +290,7 @@ struct TaskInfo {
   std::optional<std::string> error;
   std::vector<Interrupt> interrupts;
   std::optional<CheckpointConfig> state;  // a subgraph task: its namespace
+  std::shared_ptr<const StateSnapshot> subgraph_state;  // get_state(subgraphs=true) only
   Json result;                        // writes of a finished task, or null
 };
 

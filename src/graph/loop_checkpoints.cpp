@@ -1,0 +1,427 @@
+// The loop's side of persistence: loading and restoring a checkpoint, saving checkpoints and
+// task writes (sync, async or at exit), the values cache, and reading/updating the state at
+// a checkpoint (get_state, update_state).
+#include <algorithm>
+
+#include "graph/async_saves.h"
+#include "graph/ids.h"
+#include "graph/pregel_loop.h"
+#include "tollgate/error.h"
+
+namespace tollgate::graph_internal {
+
+bool PregelLoop::load(const std::string& checkpoint_id, bool use_cache) {
+  std::optional<CachedValues> cached;
+  GetOptions options;
+  if (use_cache) {
+    cached = graph_.values_cache.take(saver_, thread_id_, context_.checkpoint_ns);
+    if (cached) options.reuse_values_of = cached->checkpoint_id;
+  }
+  auto tuple =
+      saver_->get_tuple(CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id}, options);
+  if (!tuple) {
+    if (!checkpoint_id.empty()) {
+      throw Error::NotFound("Checkpoint '" + checkpoint_id + "' not found on thread '" +
+                            thread_id_ + "'");
+    }
+    return false;
+  }
+  restore(*tuple, tuple->values_reused && cached ? &cached->values : nullptr);
+  return true;
+}
+
+void PregelLoop::restore(const CheckpointTuple& tuple,
+                         const std::map<std::string, JsonPtr, std::less<>>* values) {
+  const Checkpoint& checkpoint = tuple.checkpoint;
+  auto slot_for = [&](const std::string& name) {
+    const int index = find_channel(name);
+    if (index >= 0) return index;
+    return is_reserved_channel(name) ? -1 : channel_for_key(name);
+  };
+  for (const auto& [name, value] : values ? *values : checkpoint.channel_values) {
+    const int index = slot_for(name);
+    if (index >= 0 && value) slots_[static_cast<std::size_t>(index)].channel->restore(value);
+  }
+  for (const auto& [name, version] : checkpoint.channel_versions) {
+    const int index = slot_for(name);
+    if (index >= 0) slots_[static_cast<std::size_t>(index)].version = version;
+    max_version_ = std::max(max_version_, version);
+  }
+  for (const auto& [node_name, versions] : checkpoint.versions_seen) {
+    if (node_name == kInterruptSeenKey) {
+      interrupt_seen_ = versions;
+      continue;
+    }
+    const int node = graph_.find_node(node_name);
+    if (node < 0) continue;
+    const auto& triggers = graph_.nodes[static_cast<std::size_t>(node)].triggers;
+    for (std::size_t j = 0; j < triggers.size(); ++j) {
+      auto it = versions.find(channel_name(triggers[j]));
+      if (it != versions.end()) seen_[static_cast<std::size_t>(node)][j] = it->second;
+    }
+  }
+  checkpoint_id_ = checkpoint.id;
+  created_at_ = checkpoint.ts;
+  metadata_ = tuple.metadata;
+  step_ = metadata_.is_object() ? metadata_.value("step", std::int64_t{-1}) : -1;
+  parent_config_ = tuple.parent_config;
+  updated_channels_ = checkpoint.updated_channels;
+  last_saved_id_ = checkpoint.id;
+  saved_ = true;
+  has_checkpoint_ = true;
+  std::fill(changed_since_save_.begin(), changed_since_save_.end(), 0);
+
+  saved_tasks_.clear();
+  for (const auto& write : tuple.pending_writes) {
+    SavedTask& saved = saved_tasks_[write.task_id];
+    if (write.channel == kInterruptChannel) {
+      saved.interrupts = write.value;
+    } else if (write.channel == kResumeChannel) {
+      saved.resume = write.value;
+    } else if (write.channel == kErrorChannel) {
+      saved.error = write.value;
+    } else if (write.channel == kScheduledChannel) {
+      continue;
+    } else if (write.channel == kNoWritesChannel) {
+      saved.finished = true;
+    } else {
+      saved.writes.emplace_back(write.channel, write.value);
+      saved.finished = true;
+    }
+  }
+}
+
+void PregelLoop::new_thread() {
+  step_ = -2;
+  for (std::size_t i = 0; i < base_channels(); ++i) {
+    if (graph_.channels[i].initial) slots_[i].channel->restore(graph_.channels[i].initial);
+  }
+}
+
+Checkpoint PregelLoop::make_checkpoint() const {
+  Checkpoint checkpoint;
+  checkpoint.id = checkpoint_id_;
+  checkpoint.ts = created_at_;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const int index = static_cast<int>(i);
+    if (slots_[i].channel->is_available()) {
+      if (JsonPtr value = slots_[i].channel->checkpoint()) {
+        checkpoint.channel_values.emplace(channel_name(index), std::move(value));
+      }
+    }
+    if (slots_[i].version > 0) checkpoint.channel_versions[channel_name(index)] = slots_[i].version;
+  }
+  for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const auto& triggers = graph_.nodes[n].triggers;
+    for (std::size_t j = 0; j < triggers.size(); ++j) {
+      if (seen_[n][j] > 0) {
+        checkpoint.versions_seen[graph_.nodes[n].name][channel_name(triggers[j])] = seen_[n][j];
+      }
+    }
+  }
+  if (!interrupt_seen_.empty()) {
+    checkpoint.versions_seen[std::string(kInterruptSeenKey)] = interrupt_seen_;
+  }
+  checkpoint.updated_channels = updated_channels_;
+  return checkpoint;
+}
+
+Json PregelLoop::make_metadata(const char* source) const {
+  Json metadata = Json::object();
+  if (config_.metadata.is_object()) {
+    for (const auto& [key, value] : config_.metadata.items()) metadata[key] = value;
+  }
+  metadata["source"] = source;
+  metadata["step"] = step_;
+  metadata["parents"] = context_.parents;
+  if (!config_.run_id.empty()) metadata["run_id"] = config_.run_id;
+  return metadata;
+}
+
+void PregelLoop::save_checkpoint(const char* source) {
+  has_checkpoint_ = true;
+  if (!saver_) return;
+  checkpoint_id_ = new_checkpoint_id(step_);
+  created_at_ = utc_timestamp();
+  metadata_ = make_metadata(source);
+  saved_ = false;
+  if (config_.durability != Durability::kExit) put_current_checkpoint();
+}
+
+void PregelLoop::put_current_checkpoint() {
+  Checkpoint checkpoint = make_checkpoint();
+  ChannelVersions new_versions;
+  ChannelDeltas deltas;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!changed_since_save_[i]) continue;
+    const std::string& name = channel_name(static_cast<int>(i));
+    new_versions[name] = slots_[i].version;
+    if (auto delta = slots_[i].channel->delta_since_saved()) deltas.emplace(name, std::move(*delta));
+  }
+  CheckpointConfig parent{thread_id_, context_.checkpoint_ns, last_saved_id_};
+  parent_config_ = last_saved_id_.empty() ? std::nullopt : std::optional(parent);
+  if (config_.durability == Durability::kAsync) {
+    if (!async_saves_) async_saves_ = std::make_unique<AsyncSaves>(graph_.pool);
+    async_saves_->submit([saver = saver_, parent, checkpoint = std::move(checkpoint),
+                          metadata = metadata_, new_versions = std::move(new_versions),
+                          deltas = std::move(deltas)] {
+      saver->put(parent, checkpoint, metadata, new_versions, deltas);
+    });
+  } else {
+    saver_->put(parent, checkpoint, metadata_, new_versions, deltas);
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!changed_since_save_[i]) continue;
+    slots_[i].channel->mark_saved();
+    changed_since_save_[i] = 0;
+  }
+  last_saved_id_ = checkpoint_id_;
+  saved_ = true;
+  if (context_.emitter->wants(StreamMode::kCheckpoints, context_.ns_segments) ||
+      context_.emitter->wants(StreamMode::kDebug, context_.ns_segments)) {
+    Json payload = checkpoint_payload();
+    context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
+                           Json{{"type", "checkpoint"}, {"step", step_},
+                                {"timestamp", created_at_}, {"payload", payload}});
+    context_.emitter->emit(StreamMode::kCheckpoints, context_.ns_segments, std::move(payload));
+  }
+}
+
+Json PregelLoop::checkpoint_payload() const {
+  Json config;
+  to_json(config, CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_});
+  Json parent;
+  if (parent_config_) to_json(parent, *parent_config_);
+  return Json{{"config", config}, {"metadata", metadata_}, {"values", values_json()},
+              {"parent_config", parent}};
+}
+
+std::vector<std::pair<std::string, Json>> PregelLoop::saved_form(const Task& task) const {
+  std::vector<std::pair<std::string, Json>> writes;
+  writes.reserve(task.writes.size());
+  for (const auto& write : task.writes) {
+    writes.emplace_back(write.channel < 0 ? write.key : channel_name(write.channel), write.value);
+  }
+  return writes;
+}
+
+void PregelLoop::put_task_writes(const Task& task, bool force) {
+  if (!saver_ || updating_state_) return;
+  if (config_.durability == Durability::kExit && !force) return;
+  if (task.done) {
+    put_writes_payload(task.id, saved_form(task), force);
+    return;
+  }
+  if (!task.paused) return;
+  std::vector<std::pair<std::string, Json>> writes;
+  writes.emplace_back(std::string(kInterruptChannel), Json(task.interrupts));
+  if (!task.resume_values.empty()) {
+    writes.emplace_back(std::string(kResumeChannel), Json(task.resume_values));
+  }
+  put_writes_payload(task.id, std::move(writes), force);
+}
+
+void PregelLoop::put_writes_payload(const std::string& task_id,
+                                    std::vector<std::pair<std::string, Json>> writes, bool force) {
+  if (!saver_ || updating_state_) return;
+  if (config_.durability == Durability::kExit && !force) return;
+  if (writes.empty()) writes.emplace_back(std::string(kNoWritesChannel), Json());
+  CheckpointConfig config{thread_id_, context_.checkpoint_ns, checkpoint_id_};
+  if (config_.durability == Durability::kAsync) {
+    // The queue exists once a checkpoint was put in the background; tasks of a parallel
+    // step only use it, never create it.
+    if (async_saves_) {
+      async_saves_->submit([saver = saver_, config, writes = std::move(writes), task_id] {
+        saver->put_writes(config, writes, task_id);
+      });
+      return;
+    }
+  }
+  saver_->put_writes(config, writes, task_id);
+}
+
+void PregelLoop::wait_for_saves() {
+  if (async_saves_) async_saves_->wait();
+}
+
+void PregelLoop::stash_values() {
+  if (!saver_ || !saved_) return;
+  CachedValues cached;
+  cached.checkpoint_id = checkpoint_id_;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].channel->is_available()) continue;
+    if (JsonPtr value = slots_[i].channel->checkpoint()) {
+      cached.values.emplace(channel_name(static_cast<int>(i)), std::move(value));
+    }
+  }
+  graph_.values_cache.put(saver_, thread_id_, context_.checkpoint_ns, std::move(cached));
+}
+
+// ------------------------------------------------------------------------------ snapshots
+
+StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pending_writes,
+                                   bool subgraphs) {
+  restore(tuple, nullptr);
+  prepare_tasks();
+  StateSnapshot snapshot;
+  for (auto& task : tasks_) {
+    const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
+    TaskInfo info;
+    info.id = task.id;
+    info.name = node.name;
+    info.path = task.push ? Json::array({kPushPath, task.push_index, false})
+                          : Json::array({kPullPath, node.name});
+    if (auto it = saved_tasks_.find(task.id); it != saved_tasks_.end()) {
+      const SavedTask& saved = it->second;
+      if (saved.interrupts && saved.interrupts->is_array()) {
+        for (const auto& interrupt : *saved.interrupts) {
+          info.interrupts.push_back(
+              Interrupt{interrupt.value("id", ""), interrupt.value("value", Json())});
+        }
+      }
+      if (saved.error) info.error = saved.error->is_string() ? saved.error->get<std::string>()
+                                                             : saved.error->dump();
+      if (saved.finished) {
+        info.result = Json::object();
+        for (const auto& [channel, value] : saved.writes) {
+          const int index = find_channel(channel);
+          if (index < 0 || is_state_channel(index)) info.result[channel] = value;
+          if (index >= 0) {
+            task.writes.push_back(Write{index, value, {}});
+          } else if (!is_reserved_channel(channel)) {
+            task.writes.push_back(Write{-1, value, channel});
+          }
+        }
+        task.done = true;
+      }
+    }
+    if (node.subgraph) {
+      info.state = CheckpointConfig{thread_id_, task.ns, ""};
+      if (subgraphs) {
+        RunConfig child;
+        child.thread_id = thread_id_;
+        child.checkpoint_ns = task.ns;
+        auto saver = node.subgraph->impl().checkpointer ? node.subgraph->impl().checkpointer
+                                                        : context_.saver;
+        info.subgraph_state =
+            std::make_shared<StateSnapshot>(read_state(node.subgraph->impl(), saver, child, true));
+      }
+    }
+    if (!(apply_pending_writes && task.done)) snapshot.next.push_back(node.name);
+    for (const auto& interrupt : info.interrupts) snapshot.interrupts.push_back(interrupt);
+    snapshot.tasks.push_back(std::move(info));
+  }
+  if (apply_pending_writes) apply_for_output(tasks_);
+  snapshot.values = state_view();
+  snapshot.config = tuple.config;
+  snapshot.metadata = tuple.metadata;
+  snapshot.created_at = tuple.checkpoint.ts;
+  snapshot.parent_config = tuple.parent_config;
+  tasks_.clear();
+  return snapshot;
+}
+
+StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr<Saver>& saver,
+                         const RunConfig& config, bool subgraphs) {
+  StateSnapshot empty;
+  empty.config = CheckpointConfig{config.thread_id, config.checkpoint_ns, ""};
+  if (!saver || config.thread_id.empty()) return empty;
+  auto tuple = saver->get_tuple(
+      CheckpointConfig{config.thread_id, config.checkpoint_ns, config.checkpoint_id});
+  if (!tuple) return empty;
+  RunConfig quiet;
+  quiet.thread_id = config.thread_id;
+  StreamEmitter emitter(quiet);
+  LoopContext context;
+  context.config = &quiet;
+  context.emitter = &emitter;
+  context.saver = saver;
+  context.checkpoint_ns = config.checkpoint_ns;
+  PregelLoop loop(graph, std::move(context));
+  return loop.snapshot(*tuple, config.checkpoint_id.empty(), subgraphs);
+}
+
+// ------------------------------------------------------------------------------- updates
+
+CheckpointConfig PregelLoop::update(const Json& values, const std::string& requested_node) {
+  if (!saver_) throw Error::InvalidArgument("update_state requires a checkpointer");
+  if (thread_id_.empty()) throw Error::InvalidArgument("update_state requires a thread_id");
+  updating_state_ = true;
+  if (!load(context_.checkpoint_id, false)) new_thread();
+  auto result = [&] { return CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_}; };
+
+  if (requested_node == "__copy__") {
+    step_ += 1;
+    save_checkpoint("fork");
+    return result();
+  }
+  if (requested_node == "__input__") {
+    if (!values.is_object()) {
+      throw Error::InvalidArgument("update_state as '__input__' needs an object of values");
+    }
+    Task start;
+    start.synthetic = true;
+    start.node = 0;
+    start.writes.push_back(Write{graph_.start_channel, values, {}});
+    std::vector<Task> tasks;
+    tasks.push_back(std::move(start));
+    apply_writes(tasks, false);
+    step_ += 1;
+    save_checkpoint("input");
+    return result();
+  }
+  if (requested_node == END && values.is_null()) {
+    prepare_tasks();
+    std::vector<Task> tasks = std::move(tasks_);
+    tasks_.clear();
+    apply_writes(tasks, true);
+    step_ += 1;
+    save_checkpoint("update");
+    return result();
+  }
+
+  std::string as_node = requested_node;
+  if (as_node.empty()) {
+    if (graph_.nodes.size() == 2) {
+      as_node = graph_.nodes[1].name;
+    } else {
+      std::vector<std::pair<ChannelVersion, std::size_t>> last_seen;
+      for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+        ChannelVersion latest = 0;
+        for (ChannelVersion version : seen_[n]) latest = std::max(latest, version);
+        if (latest > 0) last_seen.emplace_back(latest, n);
+      }
+      std::sort(last_seen.begin(), last_seen.end());
+      if (last_seen.empty()) {
+        as_node = std::string(START);
+      } else if (last_seen.size() == 1 ||
+                 last_seen[last_seen.size() - 1].first != last_seen[last_seen.size() - 2].first) {
+        as_node = graph_.nodes[last_seen.back().second].name;
+      } else {
+        throw Error::InvalidArgument("Ambiguous update, specify as_node");
+      }
+    }
+  }
+  const int node = graph_.find_node(as_node);
+  if (node < 0) throw Error::InvalidArgument("Node " + as_node + " does not exist");
+
+  step_state_ = state_view();
+  Task task;
+  task.node = node;
+  task.synthetic = true;
+  task.id = task_id({checkpoint_id_, context_.checkpoint_ns, std::to_string(step_ + 1), as_node,
+                     "__update__"});
+  task.route_at_apply = true;
+  add_update(task, values);
+  const CompiledNode& compiled = graph_.nodes[static_cast<std::size_t>(node)];
+  task.writes.insert(task.writes.end(), compiled.edge_writes.begin(), compiled.edge_writes.end());
+  task.done = true;
+  std::vector<Task> tasks;
+  tasks.push_back(std::move(task));
+  apply_writes(tasks, true);
+  step_ += 1;
+  save_checkpoint("update");
+  return result();
+}
+
+}  // namespace tollgate::graph_internal

@@ -1,0 +1,42 @@
+// Delivers stream events of one run (and its subgraphs) to RunConfig::on_event, one at a
+// time, only for the modes the caller asked for.
+//
+// Thread-safety: emit() may be called from several task threads; one mutex serialises the
+// callback.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tollgate/graph.h"
+
+namespace tollgate::graph_internal {
+
+class StreamEmitter {
+ public:
+  explicit StreamEmitter(const RunConfig& config) : config_(config) {
+    if (!config.on_event) return;
+    for (StreamMode mode : config.stream_modes) mask_ |= 1U << static_cast<unsigned>(mode);
+  }
+
+  // Whether an event of `mode` from namespace `ns` would be delivered (build it only then).
+  bool wants(StreamMode mode, const std::vector<std::string>& ns) const {
+    if ((mask_ & (1U << static_cast<unsigned>(mode))) == 0) return false;
+    return ns.empty() || config_.stream_subgraphs;
+  }
+
+  void emit(StreamMode mode, const std::vector<std::string>& ns, Json data) {
+    if (!wants(mode, ns)) return;
+    StreamEvent event{mode, ns, std::move(data)};
+    std::lock_guard lock(mutex_);
+    config_.on_event(event);
+  }
+
+ private:
+  const RunConfig& config_;
+  unsigned mask_ = 0;
+  std::mutex mutex_;  // serialises on_event
+};
+
+}  // namespace tollgate::graph_internal

@@ -1,0 +1,342 @@
+// Running one task: the Runtime handed to the node, interrupt(), subgraphs, and turning
+// what the node returned into channel writes (its update, Command goto/Sends, static edges,
+// conditional edges).
+#include <chrono>
+
+#include "graph/ids.h"
+#include "graph/pregel_loop.h"
+#include "graph/signals.h"
+#include "tollgate/error.h"
+
+namespace tollgate {
+
+namespace {
+thread_local Runtime* t_current_runtime = nullptr;
+}  // namespace
+
+Runtime* current_runtime() { return t_current_runtime; }
+
+Json interrupt(Json value) {
+  Runtime* runtime = current_runtime();
+  if (runtime == nullptr) {
+    throw Error::InvalidArgument("interrupt() called outside of a graph node");
+  }
+  return runtime->interrupt(std::move(value));
+}
+
+namespace graph_internal {
+
+namespace {
+
+// Makes a runtime current on this thread for the duration of a node call (nests).
+class RuntimeScope {
+ public:
+  explicit RuntimeScope(Runtime* runtime) : previous_(t_current_runtime) {
+    t_current_runtime = runtime;
+  }
+  ~RuntimeScope() { t_current_runtime = previous_; }
+  RuntimeScope(const RuntimeScope&) = delete;
+  RuntimeScope& operator=(const RuntimeScope&) = delete;
+
+ private:
+  Runtime* previous_;
+};
+
+std::vector<std::string> task_segments(const PregelLoop& loop, const Task& task) {
+  std::vector<std::string> segments = loop.context().ns_segments;
+  segments.push_back(loop.graph().nodes[static_cast<std::size_t>(task.node)].name + ":" + task.id);
+  return segments;
+}
+
+class TaskRuntime final : public Runtime {
+ public:
+  TaskRuntime(PregelLoop& loop, Task& task) : loop_(loop), task_(task) {}
+
+  Json interrupt(Json value) override {
+    const std::size_t index = counter_++;
+    if (index < task_.resume_values.size()) return task_.resume_values[index];
+    std::string id = interrupt_id(task_.ns, index);
+    auto answer = task_.answers.find(id);
+    if (answer != task_.answers.end()) {
+      Json result = std::move(answer->second);
+      task_.answers.erase(answer);
+      task_.resume_values.push_back(result);
+      return result;
+    }
+    throw GraphInterruptSignal{{Interrupt{std::move(id), std::move(value)}}};
+  }
+
+  void write_custom(Json chunk) override {
+    if (!loop_.emitter().wants(StreamMode::kCustom, loop_.context().ns_segments)) return;
+    loop_.emitter().emit(StreamMode::kCustom, loop_.context().ns_segments, std::move(chunk));
+  }
+
+  void emit_message(Json message_chunk, Json metadata) override {
+    if (!loop_.emitter().wants(StreamMode::kMessages, loop_.context().ns_segments)) return;
+    if (!metadata.is_object()) metadata = Json::object();
+    metadata["langgraph_node"] = node_name();
+    metadata["langgraph_step"] = loop_.step();
+    metadata["langgraph_task_id"] = task_.id;
+    metadata["langgraph_checkpoint_ns"] = task_.ns;
+    loop_.emitter().emit(StreamMode::kMessages, loop_.context().ns_segments,
+                         Json::array({std::move(message_chunk), std::move(metadata)}));
+  }
+
+  const std::string& node_name() const override {
+    return loop_.graph().nodes[static_cast<std::size_t>(task_.node)].name;
+  }
+  const std::string& task_id() const override { return task_.id; }
+  const std::string& checkpoint_ns() const override { return task_.ns; }
+  const std::string& thread_id() const override { return loop_.context().config->thread_id; }
+  const State& graph_state() const override { return loop_.step_state(); }
+  const Json& context() const override { return loop_.context().config->context; }
+  bool cancelled() const override {
+    const auto& cancel = loop_.context().config->cancel;
+    return cancel && cancel->load();
+  }
+
+  Json invoke_subgraph(const CompiledGraph& graph, const Json& input) override {
+    return loop_.run_child_graph(task_, graph, input);
+  }
+
+ private:
+  PregelLoop& loop_;
+  Task& task_;
+  std::size_t counter_ = 0;
+};
+
+}  // namespace
+
+void PregelLoop::run_task(Task& task) {
+  const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
+  const bool debug = context_.emitter->wants(StreamMode::kDebug, context_.ns_segments);
+  if (debug || context_.emitter->wants(StreamMode::kTasks, context_.ns_segments)) {
+    Json payload{{"id", task.id}, {"name", node.name}, {"input", task.input.to_json()},
+                 {"triggers", task.fired}};
+    if (debug) {
+      context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
+                             Json{{"type", "task"}, {"step", step()},
+                                  {"timestamp", utc_timestamp()}, {"payload", payload}});
+    }
+    context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
+  }
+
+  TaskRuntime runtime(*this, task);
+  try {
+    NodeResult result;
+    try {
+      RuntimeScope scope(&runtime);
+      if (node.is_start) {
+        JsonPtr input = slots_[static_cast<std::size_t>(graph_.start_channel)].channel->get();
+        result = NodeResult(input ? *input : Json::object());
+      } else if (node.subgraph) {
+        result = NodeResult(run_child_graph(task, *node.subgraph, task.input.to_json()));
+      } else {
+        result = node.fn(task.input, runtime);
+      }
+    } catch (ParentCommandSignal& signal) {
+      // A subgraph run by this task handed a Command to its parent: this graph.
+      signal.command.graph.clear();
+      result = NodeResult(std::move(signal.command));
+    }
+    if (Command* command = result.command(); command && command->graph == Command::PARENT) {
+      if (!context_.has_parent) throw Error::InvalidArgument("There is no parent graph");
+      throw ParentCommandSignal{std::move(*command)};
+    }
+    collect_writes(task, std::move(result));
+    task.done = true;
+  } catch (GraphInterruptSignal& signal) {
+    task.paused = true;
+    task.interrupts = std::move(signal.interrupts);
+  } catch (...) {
+    // Nothing of a failed task is saved: an answer it took stays unconsumed.
+    task.error = std::current_exception();
+  }
+  if (task.error) {
+    emit_task_result(task);
+    return;
+  }
+  try {
+    if (!task.route_at_apply || task.paused) put_task_writes(task);
+  } catch (...) {
+    task.error = std::current_exception();
+  }
+  emit_task_result(task);
+}
+
+Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const Json& input) {
+  LoopContext context;
+  context.config = context_.config;
+  context.emitter = context_.emitter;
+  context.saver = child.impl().checkpointer ? child.impl().checkpointer : context_.saver;
+  context.checkpoint_ns = task.ns;
+  context.ns_segments = task_segments(*this, task);
+  context.parents = context_.parents;
+  context.parents[context_.checkpoint_ns] = checkpoint_id_;
+  context.has_parent = true;
+  context.answers = std::move(task.answers);
+  task.answers.clear();
+  PregelLoop loop(child.impl(), std::move(context));
+  RunResult result = loop.run(&input, nullptr, task.resuming);
+  if (result.paused) throw GraphInterruptSignal{std::move(result.interrupts)};
+  return result.values.to_json();
+}
+
+// ------------------------------------------------------------------------------ writers
+
+void PregelLoop::collect_writes(Task& task, NodeResult result) {
+  const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
+  if (Json* update = result.update()) {
+    add_update(task, std::move(*update));
+  } else if (Command* command = result.command()) {
+    if (command->resume || !command->resume_map.empty()) {
+      throw Error::InvalidArgument("Node '" + node.name +
+                                   "' returned a Command with resume; only graph input can resume");
+    }
+    if (command->update) add_update(task, std::move(*command->update));
+    for (const auto& target : command->goto_nodes) add_goto(task, target, node.name);
+    for (auto& send : command->goto_sends) add_send(task, std::move(send), node.name);
+  }
+  task.writes.insert(task.writes.end(), node.edge_writes.begin(), node.edge_writes.end());
+  if (!node.branches.empty() && !task.route_at_apply) route(task, fresh_view(task));
+}
+
+void PregelLoop::add_update(Task& task, Json update) {
+  if (update.is_null()) return;
+  const std::string& origin = graph_.nodes[static_cast<std::size_t>(task.node)].name;
+  if (!update.is_object()) {
+    throw Error::InvalidArgument("Expected node '" + origin +
+                                 "' to return an object (a partial state update), got " +
+                                 update.type_name());
+  }
+  for (auto it = update.begin(); it != update.end(); ++it) {
+    const std::string& key = it.key();
+    const int channel = find_channel(key);
+    if (channel >= 0 && is_state_channel(channel)) {
+      task.writes.push_back(Write{channel, std::move(it.value()), {}});
+    } else if (channel < 0 && !is_reserved_channel(key)) {
+      task.writes.push_back(Write{-1, std::move(it.value()), key});
+    } else {
+      throw Error::InvalidArgument("Node '" + origin + "' wrote to reserved key '" + key + "'");
+    }
+  }
+}
+
+void PregelLoop::add_goto(Task& task, const std::string& target, const std::string& origin) {
+  if (target == END) return;
+  const int index = graph_.find_node(target);
+  if (index <= 0) {
+    throw Error::InvalidArgument("Node '" + origin + "' goes to unknown node '" + target + "'");
+  }
+  const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(index)];
+  task.writes.push_back(Write{node.trigger_channel, node.defer ? Json(node.name) : Json(), {}});
+}
+
+void PregelLoop::add_send(Task& task, Send send, const std::string& origin) {
+  if (graph_.find_node(send.node) <= 0) {
+    throw Error::InvalidArgument("Send from '" + origin + "' targets unknown node '" + send.node +
+                                 "'");
+  }
+  if (!send.arg.is_object()) {
+    throw Error::InvalidArgument("Send to '" + send.node + "': arg must be a JSON object, got " +
+                                 send.arg.type_name());
+  }
+  task.writes.push_back(Write{graph_.tasks_channel,
+                              Json{{"node", std::move(send.node)}, {"arg", std::move(send.arg)}},
+                              {}});
+}
+
+void PregelLoop::route(Task& task, const State& view) {
+  const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
+  for (const auto& branch : node.branches) {
+    Route route = branch.router(view);
+    for (const auto& returned : route.nodes) {
+      std::string target = returned;
+      if (!branch.path_map.empty()) {
+        auto it = branch.path_map.find(returned);
+        if (it == branch.path_map.end()) {
+          throw Error::InvalidArgument("Conditional edge from '" + node.name + "' returned '" +
+                                       returned + "', which is not in its path_map");
+        }
+        target = it->second;
+      } else if (target != END && graph_.find_node(target) <= 0) {
+        throw Error::InvalidArgument("Conditional edge from '" + node.name +
+                                     "' returned unknown node '" + target + "'");
+      }
+      add_goto(task, target, node.name);
+    }
+    for (auto& send : route.sends) add_send(task, std::move(send), node.name);
+  }
+}
+
+State PregelLoop::fresh_view(const Task& task) const {
+  bool any_state_write = false;
+  for (const auto& write : task.writes) {
+    if (write.channel < 0 || is_state_channel(write.channel)) any_state_write = true;
+  }
+  if (!any_state_write) return step_state_;
+  std::map<std::string, JsonPtr, std::less<>> values = step_state_.values();
+  std::map<int, std::vector<Json>> by_channel;
+  for (const auto& write : task.writes) {
+    if (write.channel < 0) {
+      values[write.key] = make_json_ptr(write.value);
+    } else if (is_state_channel(write.channel)) {
+      by_channel[write.channel].push_back(write.value);
+    }
+  }
+  for (auto& [index, writes] : by_channel) {
+    const auto position = static_cast<std::size_t>(index);
+    std::unique_ptr<Channel> copy = position < base_channels()
+                                        ? graph_.channels[position].prototype->clone_empty()
+                                        : make_last_value_channel(channel_name(index));
+    if (JsonPtr current = slots_[position].channel->checkpoint()) copy->restore(std::move(current));
+    copy->update(std::move(writes));
+    if (JsonPtr value = copy->get()) values[channel_name(index)] = std::move(value);
+  }
+  return State(std::move(values));
+}
+
+void PregelLoop::emit_task_result(const Task& task) {
+  const auto& ns = context_.ns_segments;
+  const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
+  if (task.done && context_.emitter->wants(StreamMode::kUpdates, ns)) {
+    Json update = Json::object();
+    for (const auto& write : task.writes) {
+      if (write.channel < 0) {
+        update[write.key] = write.value;
+      } else if (is_state_channel(write.channel)) {
+        update[channel_name(write.channel)] = write.value;
+      }
+    }
+    context_.emitter->emit(StreamMode::kUpdates, ns,
+                           Json{{name, update.empty() ? Json() : std::move(update)}});
+  }
+  const bool debug = context_.emitter->wants(StreamMode::kDebug, ns);
+  if (!debug && !context_.emitter->wants(StreamMode::kTasks, ns)) return;
+  Json result = Json::array();
+  for (const auto& write : task.writes) {
+    result.push_back(Json::array({write.channel < 0 ? write.key : channel_name(write.channel),
+                                  write.value}));
+  }
+  Json error;
+  if (task.error) {
+    try {
+      std::rethrow_exception(task.error);
+    } catch (const std::exception& e) {
+      error = e.what();
+    } catch (...) {
+      error = "unknown error";
+    }
+  }
+  Json payload{{"id", task.id}, {"name", name}, {"error", error}, {"result", result},
+               {"interrupts", task.interrupts}};
+  if (debug) {
+    context_.emitter->emit(StreamMode::kDebug, ns,
+                           Json{{"type", "task_result"}, {"step", step()},
+                                {"timestamp", utc_timestamp()}, {"payload", payload}});
+  }
+  context_.emitter->emit(StreamMode::kTasks, ns, std::move(payload));
+}
+
+}  // namespace graph_internal
+}  // namespace tollgate

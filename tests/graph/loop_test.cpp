@@ -1,0 +1,520 @@
+// The superstep loop without interrupts: ordering, reducers, joins, Sends, Commands,
+// conditional edges, limits, cancellation, streaming and durability.
+#include <gtest/gtest.h>
+
+#include "graph_test_util.h"
+
+namespace tollgate {
+namespace {
+
+using testing::expect_error;
+using testing::Log;
+using testing::on_thread;
+
+NodeFn logging(Log& log, std::string name, Json update = nullptr) {
+  return [&log, name, update](const State&, Runtime&) -> NodeResult {
+    log.add(name);
+    return update;
+  };
+}
+
+TEST(PregelLoop, ChainRunsNodesInOrderAndReturnsState) {
+  Log log;
+  StateGraph g;
+  g.add_node("a", [&](const State&, Runtime&) -> NodeResult {
+    log.add("a");
+    return Json{{"n", 1}};
+  });
+  g.add_node("b", [&](const State& s, Runtime&) -> NodeResult {
+    log.add("b");
+    return Json{{"n", s["n"].get<int>() + 1}};
+  });
+  g.add_node("c", [&](const State& s, Runtime&) -> NodeResult {
+    log.add("c");
+    return Json{{"n", s["n"].get<int>() * 10}};
+  });
+  g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c").add_edge("c", END);
+  RunResult result = g.compile()->invoke(Json::object());
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(result.values.to_json(), (Json{{"n", 20}}));
+  EXPECT_FALSE(result.paused);
+}
+
+TEST(PregelLoop, InputKeysReachTheFirstNode) {
+  StateGraph g;
+  g.add_node("echo", [](const State& s, Runtime&) -> NodeResult {
+    return Json{{"out", s["in"]}};
+  });
+  g.add_edge(START, "echo");
+  EXPECT_EQ(g.compile()->invoke(Json{{"in", "hi"}}).values.to_json(),
+            (Json{{"in", "hi"}, {"out", "hi"}}));
+}
+
+TEST(PregelLoop, NonObjectInputIsRejected) {
+  Log log;
+  StateGraph g;
+  g.add_node("a", logging(log, "a")).add_edge(START, "a");
+  Error error = expect_error([&] { g.compile()->invoke(Json::array()); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("Graph input must be a JSON object"),
+            std::string::npos);
+}
+
+TEST(PregelLoop, TwoWritesToALastValueKeyInOneStepFail) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 2}}; });
+  g.add_edge(START, "a").add_edge(START, "b");
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("At key 'x'"), std::string::npos) << error.what();
+}
+
+TEST(PregelLoop, AppendKeyCollectsParallelWritesInNodeOrder) {
+  StateSchema schema;
+  schema.append("items");
+  StateGraph g(schema);
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"items", "from b"}}; });
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"items", "from a"}}; });
+  g.add_edge(START, "b").add_edge(START, "a");
+  EXPECT_EQ(g.compile()->invoke(Json::object()).values["items"],
+            (Json::array({"from b", "from a"})));
+}
+
+TEST(PregelLoop, CustomReducerFoldsEveryWrite) {
+  StateSchema schema;
+  schema.reducer("total", [](const Json& current, const Json& update) {
+    return Json(current.get<int>() + update.get<int>());
+  }, Json(0));
+  StateGraph g(schema);
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"total", 5}}; });
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"total", 7}}; });
+  g.add_edge(START, "a").add_edge("a", "b");
+  EXPECT_EQ(g.compile()->invoke(Json{{"total", 1}}).values["total"], 13);
+}
+
+TEST(PregelLoop, AddMessagesReplacesByIdAcrossSteps) {
+  StateSchema schema;
+  schema.add_messages("messages");
+  StateGraph g(schema);
+  g.add_node("reply", [](const State&, Runtime&) -> NodeResult {
+    return Json{{"messages", Json::array({{{"type", "ai"}, {"id", "m2"}, {"content", "draft"}}})}};
+  });
+  g.add_node("edit", [](const State&, Runtime&) -> NodeResult {
+    return Json{{"messages", Json::array({{{"type", "ai"}, {"id", "m2"}, {"content", "final"}}})}};
+  });
+  g.add_edge(START, "reply").add_edge("reply", "edit");
+  Json input{{"messages", Json::array({{{"type", "human"}, {"id", "m1"}, {"content", "hi"}}})}};
+  const Json messages = g.compile()->invoke(input).values["messages"];
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[1]["content"], "final");
+}
+
+TEST(PregelLoop, JoinWaitsForEverySource) {
+  Log log;
+  StateGraph g;
+  g.add_node("a", logging(log, "a")).add_node("b", logging(log, "b"));
+  g.add_node("b2", logging(log, "b2")).add_node("j", logging(log, "j"));
+  g.add_edge(START, "a").add_edge(START, "b").add_edge("b", "b2");
+  g.add_edge(std::vector<std::string>{"a", "b2"}, "j");
+  g.compile()->invoke(Json::object());
+  const auto lines = log.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines.back(), "j");
+  EXPECT_EQ(log.count("j"), 1u);
+}
+
+TEST(PregelLoop, SendsRunATaskPerArgument) {
+  StateSchema schema;
+  schema.append("results");
+  StateGraph g(schema);
+  g.add_node("plan", [](const State&, Runtime&) -> NodeResult { return Json::object(); });
+  g.add_node("work", [](const State& input, Runtime&) -> NodeResult {
+    return Json{{"results", input["item"].get<int>() * 2}};
+  });
+  g.add_edge(START, "plan");
+  g.add_conditional_edges("plan", [](const State&) -> Route {
+    return std::vector<Send>{{"work", {{"item", 1}}}, {"work", {{"item", 2}}},
+                             {"work", {{"item", 3}}}};
+  });
+  EXPECT_EQ(g.compile()->invoke(Json::object()).values["results"], (Json::array({2, 4, 6})));
+}
+
+TEST(PregelLoop, NodeReturningSendsFansOut) {
+  StateSchema schema;
+  schema.append("seen");
+  StateGraph g(schema);
+  NodeOptions options;
+  options.destinations = {"leaf"};
+  g.add_node("root", [](const State&, Runtime&) -> NodeResult {
+    return std::vector<Send>{{"leaf", {{"v", "x"}}}, {"leaf", {{"v", "y"}}}};
+  }, options);
+  g.add_node("leaf", [](const State& in, Runtime&) -> NodeResult {
+    return Json{{"seen", in["v"]}};
+  });
+  g.add_edge(START, "root");
+  EXPECT_EQ(g.compile()->invoke(Json::object()).values["seen"], (Json::array({"x", "y"})));
+}
+
+TEST(PregelLoop, CommandGotoAndUpdateReplaceStaticRouting) {
+  Log log;
+  StateGraph g;
+  NodeOptions options;
+  options.destinations = {"c"};
+  g.add_node("a", [&](const State&, Runtime&) -> NodeResult {
+    log.add("a");
+    Command command;
+    command.update = Json{{"x", 1}};
+    command.goto_nodes = {"c"};
+    return command;
+  }, options);
+  g.add_node("b", logging(log, "b"));
+  g.add_node("c", logging(log, "c"));
+  g.add_edge(START, "a");
+  g.add_edge(START, "b");
+  RunResult result = g.compile()->invoke(Json::object());
+  EXPECT_EQ(result.values["x"], 1);
+  EXPECT_EQ(log.count("c"), 1u);
+}
+
+TEST(PregelLoop, ConditionalEdgeSeesTheNodesOwnWrite) {
+  Log log;
+  StateGraph g;
+  g.add_node("measure", [](const State&, Runtime&) -> NodeResult { return Json{{"size", 50}}; });
+  g.add_node("big", logging(log, "big")).add_node("small", logging(log, "small"));
+  g.add_edge(START, "measure");
+  g.add_conditional_edges("measure", [](const State& s) -> Route {
+    return s["size"].get<int>() > 10 ? "large" : "little";
+  }, {{"large", "big"}, {"little", "small"}});
+  g.compile()->invoke(Json::object());
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"big"}));
+}
+
+TEST(PregelLoop, ConditionalEdgeInAParallelStepSeesOnlyItsOwnWrites) {
+  Log log;
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"a", 1}}; });
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"b", 1}}; });
+  g.add_node("saw_b", logging(log, "saw_b")).add_node("no_b", logging(log, "no_b"));
+  g.add_edge(START, "a").add_edge(START, "b");
+  g.add_conditional_edges("a", [](const State& s) -> Route {
+    return s.contains("b") ? "saw_b" : "no_b";
+  }, {{"saw_b", "saw_b"}, {"no_b", "no_b"}});
+  g.compile()->invoke(Json::object());
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"no_b"}));
+}
+
+TEST(PregelLoop, RouterReturningUnknownNodeFails) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return {}; });
+  g.add_edge(START, "a");
+  g.add_conditional_edges("a", [](const State&) -> Route { return "nowhere"; });
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_NE(std::string(error.what()).find("unknown node 'nowhere'"), std::string::npos);
+}
+
+TEST(PregelLoop, RecursionLimitStopsACycleWithTheReferenceMessage) {
+  StateGraph g;
+  g.add_node("spin", [](const State&, Runtime&) -> NodeResult { return {}; });
+  g.add_edge(START, "spin");
+  g.add_conditional_edges("spin", [](const State&) -> Route { return "spin"; });
+  RunConfig config;
+  config.recursion_limit = 5;
+  Error error = expect_error([&] { g.compile()->invoke(Json::object(), config); });
+  EXPECT_EQ(error.code(), ErrorCode::kRecursionLimit);
+  EXPECT_EQ(std::string(error.what()).rfind(
+                "Recursion limit of 5 reached without hitting a stop condition. ", 0),
+            0u) << error.what();
+}
+
+TEST(PregelLoop, DeferredNodeRunsWhenNothingElseIsLeft) {
+  Log log;
+  StateGraph g;
+  NodeOptions deferred;
+  deferred.defer = true;
+  g.add_node("a", logging(log, "a")).add_node("b", logging(log, "b"));
+  g.add_node("b2", logging(log, "b2")).add_node("last", logging(log, "last"), deferred);
+  g.add_edge(START, "a").add_edge(START, "b").add_edge("b", "b2");
+  g.add_edge("a", "last").add_edge("b2", "last");
+  g.compile()->invoke(Json::object());
+  const auto lines = log.lines();
+  EXPECT_EQ(lines.back(), "last");
+  EXPECT_EQ(log.count("last"), 1u);
+}
+
+TEST(PregelLoop, CancellationStopsBetweenSteps) {
+  Log log;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  StateGraph g;
+  g.add_node("a", [&](const State&, Runtime&) -> NodeResult {
+    log.add("a");
+    cancel->store(true);
+    return {};
+  });
+  g.add_node("b", logging(log, "b"));
+  g.add_edge(START, "a").add_edge("a", "b");
+  RunConfig config;
+  config.cancel = cancel;
+  Error error = expect_error([&] { g.compile()->invoke(Json::object(), config); });
+  EXPECT_EQ(error.code(), ErrorCode::kCancelled);
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"a"}));
+}
+
+TEST(PregelLoop, NodeErrorsKeepTheirCode) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult {
+    throw Error::Unavailable("model provider down");
+  });
+  g.add_edge(START, "a");
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_EQ(error.code(), ErrorCode::kUnavailable);
+}
+
+TEST(PregelLoop, NonObjectUpdateIsRejectedNamingTheNode) {
+  StateGraph g;
+  g.add_node("bad", [](const State&, Runtime&) -> NodeResult { return Json(42); });
+  g.add_edge(START, "bad");
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_NE(std::string(error.what()).find("Expected node 'bad' to return an object"),
+            std::string::npos);
+}
+
+TEST(PregelLoop, WritingAReservedKeyIsRejected) {
+  StateGraph g;
+  g.add_node("bad", [](const State&, Runtime&) -> NodeResult { return Json{{"__start__", 1}}; });
+  g.add_edge(START, "bad");
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_NE(std::string(error.what()).find("reserved key '__start__'"), std::string::npos);
+}
+
+TEST(PregelLoop, ParentCommandAtTheRootIsRejected) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult {
+    Command command;
+    command.graph = std::string(Command::PARENT);
+    command.update = Json{{"x", 1}};
+    return command;
+  });
+  g.add_edge(START, "a");
+  Error error = expect_error([&] { g.compile()->invoke(Json::object()); });
+  EXPECT_EQ(std::string(error.what()), "There is no parent graph");
+}
+
+TEST(PregelLoop, LastValueDefaultIsVisibleOnANewThread) {
+  StateSchema schema;
+  schema.last_value("mode", Json("draft"));
+  StateGraph g(schema);
+  g.add_node("read", [](const State& s, Runtime&) -> NodeResult {
+    return Json{{"seen", s["mode"]}};
+  });
+  g.add_edge(START, "read");
+  EXPECT_EQ(g.compile()->invoke(Json::object()).values["seen"], "draft");
+}
+
+TEST(PregelLoop, InterruptOutsideANodeIsAnError) {
+  EXPECT_EQ(current_runtime(), nullptr);
+  Error error = expect_error([] { interrupt("x"); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(PregelLoop, RuntimeDescribesTheTask) {
+  StateGraph g;
+  g.add_node("who", [](const State&, Runtime& rt) -> NodeResult {
+    EXPECT_EQ(current_runtime(), &rt);
+    return Json{{"node", rt.node_name()}, {"ctx", rt.context()["user"]},
+                {"ns_starts", rt.checkpoint_ns().rfind("who:", 0) == 0}};
+  });
+  g.add_edge(START, "who");
+  RunConfig config;
+  config.context = Json{{"user", "ada"}};
+  RunResult result = g.compile()->invoke(Json::object(), config);
+  EXPECT_EQ(result.values["node"], "who");
+  EXPECT_EQ(result.values["ctx"], "ada");
+  EXPECT_EQ(result.values["ns_starts"], true);
+}
+
+// ------------------------------------------------------------------------------ streaming
+
+struct Recorder {
+  std::vector<StreamEvent> events;
+  std::vector<Json> of(StreamMode mode) const {
+    std::vector<Json> out;
+    for (const auto& e : events) {
+      if (e.mode == mode) out.push_back(e.data);
+    }
+    return out;
+  }
+};
+
+TEST(PregelLoopStreaming, UpdatesAndValuesFollowEachStep) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"n", 1}}; });
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"n", 2}}; });
+  g.add_edge(START, "a").add_edge("a", "b");
+  Recorder recorder;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kUpdates, StreamMode::kValues};
+  config.on_event = [&](const StreamEvent& e) { recorder.events.push_back(e); };
+  g.compile()->invoke(Json::object(), config);
+  const auto updates = recorder.of(StreamMode::kUpdates);
+  ASSERT_EQ(updates.size(), 3u);  // __start__, a, b
+  EXPECT_EQ(updates[1], (Json{{"a", {{"n", 1}}}}));
+  EXPECT_EQ(updates[2], (Json{{"b", {{"n", 2}}}}));
+  const auto values = recorder.of(StreamMode::kValues);
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(values.back(), (Json{{"n", 2}}));
+}
+
+TEST(PregelLoopStreaming, CustomAndMessageChunksComeFromTheNode) {
+  StateGraph g;
+  g.add_node("talk", [](const State&, Runtime& rt) -> NodeResult {
+    rt.write_custom(Json{{"progress", 50}});
+    rt.emit_message(Json{{"content", "Hel"}});
+    rt.emit_message(Json{{"content", "lo"}});
+    return {};
+  });
+  g.add_edge(START, "talk");
+  Recorder recorder;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kCustom, StreamMode::kMessages};
+  config.on_event = [&](const StreamEvent& e) { recorder.events.push_back(e); };
+  g.compile()->invoke(Json::object(), config);
+  EXPECT_EQ(recorder.of(StreamMode::kCustom), (std::vector<Json>{{{"progress", 50}}}));
+  const auto messages = recorder.of(StreamMode::kMessages);
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0][0]["content"], "Hel");
+  EXPECT_EQ(messages[0][1]["langgraph_node"], "talk");
+}
+
+TEST(PregelLoopStreaming, TasksModeReportsStartAndResult) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_edge(START, "a");
+  Recorder recorder;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kTasks, StreamMode::kDebug};
+  config.on_event = [&](const StreamEvent& e) { recorder.events.push_back(e); };
+  g.compile()->invoke(Json::object(), config);
+  const auto tasks = recorder.of(StreamMode::kTasks);
+  ASSERT_EQ(tasks.size(), 4u);  // start+result for __start__ and a
+  EXPECT_EQ(tasks[2]["name"], "a");
+  EXPECT_TRUE(tasks[2].contains("input"));
+  EXPECT_EQ(tasks[3]["result"], (Json::array({Json::array({"x", 1})})));
+  EXPECT_EQ(recorder.of(StreamMode::kDebug).size(), 4u);
+}
+
+TEST(PregelLoopStreaming, NoModesMeansNoEvents) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime& rt) -> NodeResult {
+    rt.write_custom(1);
+    return {};
+  });
+  g.add_edge(START, "a");
+  int events = 0;
+  RunConfig config;
+  config.on_event = [&](const StreamEvent&) { ++events; };
+  g.compile()->invoke(Json::object(), config);
+  EXPECT_EQ(events, 0);
+}
+
+// ----------------------------------------------------------------------------- durability
+
+class DurabilityTest : public testing::SaverTest {};
+
+std::shared_ptr<CompiledGraph> two_steps(std::shared_ptr<Saver> saver) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"n", 1}}; });
+  g.add_node("b", [](const State&, Runtime&) -> NodeResult { return Json{{"n", 2}}; });
+  g.add_edge(START, "a").add_edge("a", "b");
+  return g.compile(testing::options(std::move(saver)));
+}
+
+std::size_t checkpoint_count(Saver& saver, const std::string& thread) {
+  ListQuery query;
+  query.thread_id = thread;
+  return saver.list(query).size();
+}
+
+TEST_P(DurabilityTest, SyncStoresACheckpointPerStep) {
+  auto graph = two_steps(saver_);
+  graph->invoke(Json::object(), on_thread("t"));
+  EXPECT_EQ(checkpoint_count(*saver_, "t"), 4u);  // input, __start__, a, b
+}
+
+TEST_P(DurabilityTest, AsyncStoresEveryCheckpointByTheEndOfTheRun) {
+  auto graph = two_steps(saver_);
+  RunConfig config = on_thread("t");
+  config.durability = tollgate::Durability::kAsync;
+  graph->invoke(Json::object(), config);
+  EXPECT_EQ(checkpoint_count(*saver_, "t"), 4u);
+  EXPECT_EQ(graph->get_state(on_thread("t")).values["n"], 2);
+}
+
+TEST_P(DurabilityTest, ExitStoresOnlyTheFinalCheckpoint) {
+  auto graph = two_steps(saver_);
+  RunConfig config = on_thread("t");
+  config.durability = tollgate::Durability::kExit;
+  graph->invoke(Json::object(), config);
+  EXPECT_EQ(checkpoint_count(*saver_, "t"), 1u);
+  EXPECT_EQ(graph->get_state(on_thread("t")).values["n"], 2);
+}
+
+TEST_P(DurabilityTest, ExitStillResumesAnInterruptedRun) {
+  StateGraph g;
+  g.add_node("ask", [](const State&, Runtime& rt) -> NodeResult {
+    return Json{{"answer", rt.interrupt("q")}};
+  });
+  g.add_edge(START, "ask");
+  auto graph = g.compile(testing::options(saver_));
+  RunConfig config = on_thread("t");
+  config.durability = tollgate::Durability::kExit;
+  EXPECT_TRUE(graph->invoke(Json::object(), config).paused);
+  EXPECT_EQ(graph->invoke(testing::resume("yes"), config).values["answer"], "yes");
+}
+
+TEST_P(DurabilityTest, CheckpointMetadataCarriesSourceStepParentsAndRunMetadata) {
+  auto graph = two_steps(saver_);
+  RunConfig config = on_thread("t");
+  config.metadata = Json{{"user", "ada"}};
+  config.run_id = "run-1";
+  graph->invoke(Json::object(), config);
+  const Json metadata = graph->get_state(on_thread("t")).metadata;
+  EXPECT_EQ(metadata["source"], "loop");
+  EXPECT_EQ(metadata["step"], 2);
+  EXPECT_EQ(metadata["parents"], Json::object());
+  EXPECT_EQ(metadata["user"], "ada");
+  EXPECT_EQ(metadata["run_id"], "run-1");
+}
+
+TEST_P(DurabilityTest, SecondTurnContinuesTheMessageList) {
+  StateSchema schema;
+  schema.add_messages("messages");
+  StateGraph g(schema);
+  g.add_node("bot", [](const State& s, Runtime&) -> NodeResult {
+    const auto n = s["messages"].size();
+    return Json{{"messages", Json::array({{{"type", "ai"}, {"id", "ai-" + std::to_string(n)},
+                                           {"content", "ok"}}})}};
+  });
+  g.add_edge(START, "bot");
+  auto graph = g.compile(testing::options(saver_));
+  for (int turn = 0; turn < 3; ++turn) {
+    graph->invoke(Json{{"messages", Json::array({{{"type", "human"},
+                                                   {"id", "h-" + std::to_string(turn)},
+                                                   {"content", "hi"}}})}},
+                  on_thread("t"));
+  }
+  // Also read through a fresh graph object, which has no cached values.
+  auto fresh = g.compile(testing::options(saver_));
+  EXPECT_EQ(fresh->get_state(on_thread("t")).values["messages"].size(), 6u);
+  EXPECT_EQ(graph->invoke(Json{{"messages", Json::array({{{"type", "human"}, {"id", "h-9"},
+                                                          {"content", "x"}}})}},
+                          on_thread("t"))
+                .values["messages"]
+                .size(),
+            8u);
+}
+
+TOLLGATE_INSTANTIATE_SAVERS(DurabilityTest);
+
+}  // namespace
+}  // namespace tollgate
