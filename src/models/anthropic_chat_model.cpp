@@ -99,7 +99,9 @@ class AnthropicChatModel final : public ChatModel {
         if (message.value("status", "") == "error") result["is_error"] = true;
         append_turn(messages, "user", Json::array({std::move(result)}));
       } else {  // ai
-        Json blocks = as_blocks(content);
+        // Only the text: tool_use blocks a stored reply may carry in its content are rebuilt
+        // from tool_calls below, and sending both would duplicate the ids.
+        Json blocks = as_blocks(Json(content_text(content)));
         for (const auto& call : message_tool_calls(message)) {
           blocks.push_back({{"type", "tool_use"},
                             {"id", call.value("id", "")},

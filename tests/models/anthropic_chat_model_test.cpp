@@ -62,6 +62,23 @@ TEST_F(AnthropicChatModelTest, SendsKeyVersionSystemPromptAndToolResultBlocks) {
   EXPECT_EQ(body["tools"][0]["input_schema"]["type"], "object");
 }
 
+TEST_F(AnthropicChatModelTest, AssistantBlockContentDoesNotDuplicateToolUse) {
+  fixture.server.enqueue(ScriptedResponse::json(
+      200, message_response(Json::array({{{"type", "text"}, {"text", "ok"}}}), "end_turn")));
+  ChatRequest request;
+  request.messages = Json::parse(R"([
+    {"type":"human","content":"weather?"},
+    {"type":"ai","content":[{"type":"text","text":"Checking."},
+                            {"type":"tool_use","id":"toolu_1","name":"weather_search","input":{"city":"Oslo"}}],
+     "tool_calls":[{"id":"toolu_1","name":"weather_search","args":{"city":"Oslo"},"type":"tool_call"}]},
+    {"type":"tool","tool_call_id":"toolu_1","content":"cold"}])");
+  model()->invoke(request);
+  const Json assistant = fixture.server.requests().at(0).json()["messages"][1];
+  ASSERT_EQ(assistant["content"].size(), 2u);
+  EXPECT_EQ(assistant["content"][0], Json({{"type", "text"}, {"text", "Checking."}}));
+  EXPECT_EQ(assistant["content"][1]["type"], "tool_use");
+}
+
 TEST_F(AnthropicChatModelTest, ReadsTextAndToolUseBlocksWithUsage) {
   Json content = Json::array({{{"type", "text"}, {"text", "Let me check."}},
                               {{"type", "tool_use"},

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "models/model_test_support.h"
 #include "tollgate/error.h"
 
@@ -282,6 +284,27 @@ TEST_F(OpenAiChatModelTest, AcceptsRoleStyleMessagesWithOpenAiToolCallsInAdditio
   EXPECT_EQ(Json::parse(messages[1]["tool_calls"][0]["function"]["arguments"].get<std::string>()),
             Json({{"city", "Rome"}}));
   EXPECT_EQ(messages[2]["role"], "tool");
+}
+
+TEST_F(OpenAiChatModelTest, OneInstanceServesConcurrentCalls) {
+  constexpr int kCalls = 4;
+  for (int i = 0; i < kCalls; ++i) {
+    fixture.server.enqueue(ScriptedResponse::sse(
+        {R"({"choices":[{"index":0,"delta":{"content":"same answer"}}]})", "[DONE]"}));
+  }
+  auto shared = model();
+  std::vector<std::string> answers(kCalls);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i) {
+    threads.emplace_back([&, i] {
+      ChunkRecorder recorder;
+      answers[i] =
+          shared->invoke(user_request("q"), &recorder.callback)["content"].get<std::string>();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& answer : answers) EXPECT_EQ(answer, "same answer");
+  EXPECT_EQ(fixture.server.requests().size(), static_cast<size_t>(kCalls));
 }
 
 TEST_F(OpenAiChatModelTest, OpenRouterUsesItsOwnKeyVariable) {
