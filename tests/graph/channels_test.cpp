@@ -2,6 +2,7 @@
 // and the list channels' in-place updates and delta tracking.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -543,6 +544,109 @@ TEST(AddMessagesDeltaTest, RestoreCountsAsSaved) {
   channel->restore(make_json_ptr(Json::array({human("a", "1"), human("b", "2")})));
   channel->update({human("c", "3")});
   EXPECT_EQ(channel->delta_since_saved()->keep, 2u);
+}
+
+// ------------------------------------------------------------ add_messages: random steps
+
+// Random steps of 1-3 writes mixing new messages, replacements, removals (some of unknown
+// ids), remove-alls and held snapshots, with a fixed seed.
+class RandomMessageSteps {
+ public:
+  explicit RandomMessageSteps(unsigned seed) : rng_(seed) {}
+
+  std::vector<Json> next_step(const Json& current) {
+    std::vector<Json> writes;
+    const int write_count = pick(1, 3);
+    for (int w = 0; w < write_count; ++w) {
+      Json write = Json::array();
+      const int message_count = pick(1, 4);
+      for (int m = 0; m < message_count; ++m) {
+        const int kind = pick(0, 99);
+        if (kind < 2) {
+          write.push_back(remove(std::string(kRemoveAllMessages)));
+        } else if (kind < 20 && !current.empty()) {
+          write.push_back(remove(existing_id(current)));
+        } else if (kind < 22) {
+          write.push_back(remove("never-" + std::to_string(next_id_++)));
+        } else if (kind < 45 && !current.empty()) {
+          write.push_back(human(existing_id(current), "edit " + std::to_string(next_id_++)));
+        } else {
+          write.push_back(human("n" + std::to_string(next_id_++), "text"));
+        }
+      }
+      writes.push_back(std::move(write));
+    }
+    return writes;
+  }
+
+  bool chance(int percent) { return pick(0, 99) < percent; }
+
+ private:
+  int pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
+  std::string existing_id(const Json& current) {
+    const int position = pick(0, static_cast<int>(current.size()) - 1);
+    return current[static_cast<std::size_t>(position)]["id"].get<std::string>();
+  }
+
+  std::mt19937 rng_;
+  int next_id_ = 0;
+};
+
+// The reference result of a step: add_messages applied write by write; nullopt if it throws.
+std::optional<Json> expected_after(const Json& current, const std::vector<Json>& writes) {
+  Json value = current;
+  try {
+    for (const Json& write : writes) value = add_messages(value, write);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+TEST(AddMessagesRandomStepsTest, ChannelAgreesWithThePureReducer) {
+  RandomMessageSteps steps(20261130);
+  auto channel = make_add_messages_channel("messages");
+  Json current = Json::array();
+  int rejected = 0;
+  for (int step = 0; step < 400; ++step) {
+    std::vector<Json> writes = steps.next_step(current);
+    std::optional<Json> expected = expected_after(current, writes);
+    JsonPtr held = steps.chance(20) ? channel->get() : nullptr;  // forces the copy path
+    bool threw = false;
+    try {
+      channel->update(std::vector<Json>(writes));
+    } catch (const Error&) {
+      threw = true;
+    }
+    ASSERT_EQ(threw, !expected) << "step " << step;
+    if (expected) current = std::move(*expected);
+    if (threw) ++rejected;
+    ASSERT_EQ(*channel->get(), current) << "step " << step;
+  }
+  EXPECT_GT(rejected, 0);  // the generator did exercise rejected steps
+}
+
+TEST(AddMessagesRandomStepsTest, DeltaTurnsTheSavedListIntoTheCurrentOne) {
+  RandomMessageSteps steps(7);
+  auto channel = make_add_messages_channel("messages");
+  Json saved = *channel->get();
+  for (int step = 0; step < 400; ++step) {
+    try {
+      channel->update(steps.next_step(*channel->get()));
+    } catch (const Error&) {
+    }
+    auto delta = channel->delta_since_saved();
+    ASSERT_TRUE(delta);
+    ASSERT_LE(delta->keep, saved.size());
+    Json rebuilt(
+        Json::array_t(saved.begin(), saved.begin() + static_cast<std::ptrdiff_t>(delta->keep)));
+    for (const Json& item : delta->appended) rebuilt.push_back(item);
+    ASSERT_EQ(rebuilt, *channel->get()) << "step " << step;
+    if (steps.chance(50)) {
+      channel->mark_saved();
+      saved = *channel->get();
+    }
+  }
 }
 
 // ------------------------------------------------------------------ add_messages: ownership
