@@ -284,6 +284,7 @@ std::size_t MessageIndex::merge(Json::array_t& messages, Json::array_t&& write) 
     start = *after;
     messages.clear();
     positions_.clear();
+    has_duplicates_ = false;
     lowest_changed = 0;
   }
 
