@@ -9,7 +9,8 @@
 // syntax, falling back to std::regex ECMAScript for what RE2 refuses, such as lookaround),
 // minItems, maxItems, uniqueItems, minProperties, maxProperties, allOf, anyOf, oneOf, not,
 // if/then/else, boolean schemas, and local $ref ("#", "#/definitions/..", "#/$defs/..", any
-// JSON pointer into the document). A $ref replaces its sibling keywords, as in draft 7.
+// JSON pointer into the document). A $ref replaces its sibling keywords, as in draft 7,
+// unless "$schema" names draft 2019-09 or 2020-12, where they apply next to it.
 // Annotations (title, description, default, examples, format, $comment, ...) are ignored,
 // as are keywords this validator does not know. Remote references are refused at compile
 // time, so a schema never silently validates less than it says.

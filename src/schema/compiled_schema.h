@@ -43,8 +43,10 @@ struct Node {
   enum class Kind : std::uint8_t { kAcceptAll, kRejectAll, kKeywords, kRef };
   Kind kind = Kind::kAcceptAll;
 
-  int ref = kNoNode;     // kRef: the target node, resolved after the walk
-  std::string ref_text;  // kRef: "#/definitions/x", for messages
+  // The $ref target, resolved after the walk. kRef: the whole schema; kKeywords (2019-09 and
+  // later): checked next to the other keywords.
+  int ref = kNoNode;
+  std::string ref_text;  // "#/definitions/x"; empty when there is no $ref
 
   std::uint8_t types = 0;
 

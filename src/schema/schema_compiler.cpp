@@ -61,10 +61,19 @@ class Compiler {
   explicit Compiler(JsonSchema::Compiled& out) : out_(out) {}
 
   void run() {
+    // Since draft 2019-09 a $ref is one keyword among others; before, it replaced them.
+    if (out_.source.is_object()) {
+      auto dialect = out_.source.find("$schema");
+      if (dialect != out_.source.end() && dialect->is_string()) {
+        const auto& uri = dialect->get_ref<const std::string&>();
+        ref_has_siblings_ =
+            uri.find("2019-09") != std::string::npos || uri.find("2020-12") != std::string::npos;
+      }
+    }
     compile_at(out_.source, "");
     // Resolving a $ref may compile new parts of the document, which may hold new $refs.
     for (std::size_t i = 0; i < out_.nodes.size(); ++i) {
-      if (out_.nodes[i].kind != Node::Kind::kRef) continue;
+      if (out_.nodes[i].ref_text.empty()) continue;
       std::string pointer = ref_to_pointer(out_.nodes[i].ref_text, i);
       const Json* target = find_pointer(pointer);
       if (target == nullptr) {
@@ -106,9 +115,12 @@ class Compiler {
                                    std::string(schema.type_name()));
     }
     if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
-      node.kind = Node::Kind::kRef;
       node.ref_text = ref->get<std::string>();
-      return node;  // draft 7: a $ref replaces every sibling keyword
+      if (node.ref_text.empty()) fail(pointer, "$ref", "must not be empty");
+      if (!ref_has_siblings_) {
+        node.kind = Node::Kind::kRef;
+        return node;  // draft 7: a $ref replaces every sibling keyword
+      }
     }
     node.kind = Node::Kind::kKeywords;
     for (auto it = schema.begin(); it != schema.end(); ++it) {
@@ -398,6 +410,7 @@ class Compiler {
 
  private:
   JsonSchema::Compiled& out_;
+  bool ref_has_siblings_ = false;
   std::unordered_map<std::string, int> index_of_;
   std::vector<std::string> pointer_of_;
 };

@@ -396,6 +396,10 @@ class Validator {
 
   bool check_combinators(const Node& node, const Json& value, const Path* path, int depth) {
     bool ok = true;
+    if (node.ref != kNoNode && !check(node.ref, value, path, depth + 1)) {
+      ok = false;
+      if (sink_ == nullptr) return false;
+    }
     for (int branch : node.all_of) {
       if (!check(branch, value, path, depth + 1)) {
         ok = false;

@@ -300,3 +300,23 @@ TEST(JsonSchemaTuples, PrefixItemsWithItemsFalseForbidExtraItems) {
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+TEST(JsonSchemaRef, Draft7RefIgnoresSiblingKeywords) {
+  Json schema = Json::parse(R"({"definitions":{"s":{"type":"string"}},
+      "properties":{"a":{"$ref":"#/definitions/s","maxLength":2}}})");
+  EXPECT_TRUE(JsonSchema::compile(schema).is_valid({{"a", "long"}}));
+}
+
+TEST(JsonSchemaRef, Draft2020RefAppliesNextToSiblingKeywords) {
+  Json schema = Json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema",
+      "$defs":{"s":{"type":"string"}},
+      "properties":{"a":{"$ref":"#/$defs/s","maxLength":2}}})");
+  EXPECT_EQ(lines(schema, {{"a", "long"}}), Lines{"a: must be at most 2 characters"});
+  EXPECT_EQ(lines(schema, {{"a", 1}}), Lines{"a: expected string, got number"});
+}
+
+}  // namespace
+}  // namespace tollgate
