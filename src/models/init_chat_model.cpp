@@ -145,6 +145,7 @@ std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
     if (base_url.empty()) base_url = read_env(options, variable).value_or("");
   }
   const bool custom_url = !base_url.empty();
+  config.default_endpoint = !custom_url;
   config.base_url = normalise_base_url(custom_url ? base_url : info->default_base_url);
   if (info->needs_key && !custom_url && config.api_key.empty()) {
     std::string variables = info->key_variables[0];

@@ -119,7 +119,12 @@ class OpenAiChatModel final : public ChatModel {
     }
     SamplingOptions sampling = sampling_options(config_.options, request.options);
     if (sampling.temperature) body["temperature"] = *sampling.temperature;
-    if (sampling.max_tokens) body["max_tokens"] = *sampling.max_tokens;
+    if (sampling.max_tokens) {
+      // OpenAI itself replaced max_tokens (reasoning models refuse it); compatible servers
+      // (vLLM, llama.cpp, OpenRouter, ...) still read the old name.
+      const bool openai_itself = config_.provider == "openai" && config_.default_endpoint;
+      body[openai_itself ? "max_completion_tokens" : "max_tokens"] = *sampling.max_tokens;
+    }
     if (!sampling.stop.is_null()) body["stop"] = sampling.stop;
     if (stream) {
       body["stream"] = true;

@@ -14,8 +14,9 @@ namespace tollgate::models {
 struct ProviderConfig {
   std::string provider;  // "openai", "openrouter", "anthropic", "google_genai", "ollama", ...
   std::string model;
-  std::string base_url;  // without a trailing slash
-  std::string api_key;   // may be empty (local servers)
+  std::string base_url;           // without a trailing slash
+  std::string api_key;            // may be empty (local servers)
+  bool default_endpoint = false;  // base_url is the provider's own public API, not a stand-in
   ModelOptions options;  // timeouts, retries, sampling defaults, extra headers, injected sleep
 };
 
