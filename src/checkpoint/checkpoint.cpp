@@ -48,9 +48,9 @@ constexpr std::uint64_t kGregorianOffset = 0x01B21DD213814000ULL;
 std::uint64_t monotonic_uuid_timestamp() {
   static std::atomic<std::uint64_t> last{0};
   auto now = std::chrono::system_clock::now().time_since_epoch();
-  std::uint64_t ts =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() / 100) +
-      kGregorianOffset;
+  std::uint64_t ts = static_cast<std::uint64_t>(
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() / 100) +
+                     kGregorianOffset;
   std::uint64_t previous = last.load(std::memory_order_relaxed);
   while (true) {
     std::uint64_t next = ts > previous ? ts : previous + 1;
@@ -70,7 +70,8 @@ std::string new_checkpoint_id(std::int64_t step) {
   const auto time_high = static_cast<std::uint32_t>(ts >> 28);
   const auto time_mid = static_cast<std::uint16_t>((ts >> 12) & 0xFFFF);
   const auto time_low_and_version = static_cast<std::uint16_t>(0x6000 | (ts & 0x0FFF));
-  const auto clock_seq = static_cast<std::uint16_t>(0x8000 | (static_cast<std::uint64_t>(step) & 0x3FFF));
+  const auto clock_seq =
+      static_cast<std::uint16_t>(0x8000 | (static_cast<std::uint64_t>(step) & 0x3FFF));
   std::array<char, 37> out{};
   std::snprintf(out.data(), out.size(), "%08x-%04x-%04x-%04x-%012llx", time_high, time_mid,
                 time_low_and_version, clock_seq, static_cast<unsigned long long>(random_node()));
@@ -79,13 +80,14 @@ std::string new_checkpoint_id(std::int64_t step) {
 
 std::string utc_timestamp() {
   auto now = std::chrono::system_clock::now();
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   std::array<char, 48> out{};
-  std::snprintf(out.data(), out.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+  std::snprintf(out.data(), out.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<long long>(micros % 1000000));
   return out.data();
 }

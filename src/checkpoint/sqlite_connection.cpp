@@ -41,7 +41,38 @@ SqliteConnection::SqliteConnection(const std::string& path) {
 }
 
 SqliteConnection::~SqliteConnection() {
+  begin_read_.reset();
+  begin_write_.reset();
+  commit_.reset();
+  rollback_.reset();
   sqlite3_close_v2(db_);
+}
+
+SqliteStatement& SqliteConnection::prepared(std::unique_ptr<SqliteStatement>& slot,
+                                            std::string_view sql) {
+  if (!slot) slot = std::make_unique<SqliteStatement>(*this, sql);
+  return *slot;
+}
+
+void SqliteConnection::begin(bool write) {
+  SqliteStatement& statement =
+      write ? prepared(begin_write_, "BEGIN IMMEDIATE") : prepared(begin_read_, "BEGIN");
+  StatementUse use(statement);
+  use->run();
+}
+
+void SqliteConnection::commit() {
+  StatementUse use(prepared(commit_, "COMMIT"));
+  use->run();
+}
+
+void SqliteConnection::rollback() noexcept {
+  try {
+    StatementUse use(prepared(rollback_, "ROLLBACK"));
+    use->run();
+  } catch (...) {
+    // Nothing to roll back (SQLite may already have rolled back after an I/O error).
+  }
 }
 
 void SqliteConnection::exec(std::string_view sql) {
@@ -148,17 +179,17 @@ std::pair<const std::uint8_t*, std::size_t> SqliteStatement::blob(int column) co
 
 SqliteTransaction::SqliteTransaction(SqliteConnection& connection, Kind kind)
     : connection_(connection) {
-  connection_.exec(kind == Kind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN");
+  connection_.begin(kind == Kind::kWrite);
   open_ = true;
 }
 
 SqliteTransaction::~SqliteTransaction() {
-  if (open_) sqlite3_exec(connection_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (open_) connection_.rollback();
 }
 
 void SqliteTransaction::commit() {
   assert(open_);
-  connection_.exec("COMMIT");
+  connection_.commit();
   open_ = false;
 }
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,11 +31,19 @@ class SqliteConnection {
   void exec(std::string_view sql);
   void set_busy_timeout(std::chrono::milliseconds timeout);
   sqlite3* handle() const { return db_; }
+
+  // BEGIN (IMMEDIATE when `write`), COMMIT and ROLLBACK, each prepared once.
+  void begin(bool write);
+  void commit();
+  void rollback() noexcept;
   // Throws the Error for result code `rc` of the operation `what`.
   [[noreturn]] void fail(int rc, std::string_view what) const;
 
  private:
+  SqliteStatement& prepared(std::unique_ptr<SqliteStatement>& slot, std::string_view sql);
+
   sqlite3* db_ = nullptr;
+  std::unique_ptr<SqliteStatement> begin_read_, begin_write_, commit_, rollback_;
 };
 
 // A prepared statement; reset() makes it reusable. Parameter and column indexes are 1-based

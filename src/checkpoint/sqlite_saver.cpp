@@ -83,20 +83,32 @@ struct SqliteSaver::Impl {
           select_value_range(c,
                              "SELECT checkpoint_id, base_checkpoint_id, keep, value FROM "
                              "channel_values WHERE thread_id = ? AND checkpoint_ns = ? AND "
-                             "channel = ? AND checkpoint_id BETWEEN ? AND ?"),
+                             "checkpoint_id BETWEEN ? AND ? AND channel = ?"),
           select_writes(c,
                         "SELECT task_id, channel, value FROM writes WHERE thread_id = ? AND "
                         "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx"),
           upsert_write(c,
                        "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
                        "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+          data_version(c, "PRAGMA data_version"),
           insert_write(c,
                        "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
                        "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)") {
     }
 
     SqliteStatement select_by_id, select_latest, select_header, insert_checkpoint, insert_value,
-        select_value_range, select_writes, upsert_write, insert_write;
+        select_value_range, select_writes, upsert_write, data_version, insert_write;
+  };
+
+  // The checkpoint this connection put last, decoded: usually the parent of the next put,
+  // which then needs no read. Valid while no other connection committed (data_version) and
+  // this one did nothing but put and put_writes since.
+  struct LastPut {
+    bool valid = false;
+    std::int64_t data_version = 0;
+    std::string thread_id, ns, id;
+    ChannelVersions versions;
+    ValueRefs refs;
   };
 
   Impl(const std::string& path, const SqliteOptions& options) : connection(path) {
@@ -117,8 +129,15 @@ struct SqliteSaver::Impl {
   void prune_namespace(const std::string& thread_id, const std::string& ns);
   void delete_thread(const std::string& thread_id);
 
+  std::int64_t read_data_version() {
+    StatementUse query(statements->data_version);
+    if (!query->step()) throw Error::Internal("sqlite: PRAGMA data_version returned nothing");
+    return query->integer(0);
+  }
+
   SqliteConnection connection;
   std::unique_ptr<Statements> statements;
+  LastPut last_put;
   SaverStats stats;
 };
 
@@ -130,7 +149,7 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
   std::map<std::string, RawValue, std::less<>> raw;
   auto fetch = [&](const std::string& from, const std::string& to) {
     StatementUse query(statements->select_value_range);
-    query->bind(1, row.thread_id).bind(2, row.ns).bind(3, channel).bind(4, from).bind(5, to);
+    query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from).bind(4, to).bind(5, channel);
     while (query->step()) {
       RawValue value;
       value.is_delta = !query->is_null(1);
@@ -319,10 +338,16 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
   std::lock_guard lock(mutex_);
   Impl& impl = *impl_;
   SqliteTransaction transaction(impl.connection, SqliteTransaction::Kind::kWrite);
+  const std::int64_t data_version = impl.read_data_version();
+  Impl::LastPut& last = impl.last_put;
   Checkpoint parent;
   ValueRefs parent_refs;
   checkpoint_internal::ParentValues parent_values;
-  if (has_parent) {
+  if (has_parent && last.valid && last.data_version == data_version &&
+      last.id == config.checkpoint_id && last.thread_id == config.thread_id &&
+      last.ns == config.checkpoint_ns) {
+    parent_values = {&last.refs, &last.versions};
+  } else if (has_parent) {
     StatementUse query(impl.statements->select_header);
     query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
     if (query->step()) {
@@ -346,7 +371,15 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
     insert->bind_blob(5, header).bind(6, metadata_json).run();
   }
   impl.store_values(config.thread_id, config.checkpoint_ns, checkpoint.id, plan.stored);
+  last.valid = false;
   transaction.commit();
+  last = Impl::LastPut{true,
+                       data_version,
+                       config.thread_id,
+                       config.checkpoint_ns,
+                       checkpoint.id,
+                       checkpoint.channel_versions,
+                       std::move(plan.refs)};
 
   SaverStats& stats = impl.stats;
   for (const auto& [channel, value] : plan.stored) {
@@ -398,6 +431,7 @@ void SqliteSaver::Impl::delete_thread(const std::string& thread_id) {
 
 void SqliteSaver::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
+  impl_->last_put.valid = false;
   SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
   impl_->delete_thread(thread_id);
   transaction.commit();
@@ -443,6 +477,7 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
 
 void SqliteSaver::prune(const std::vector<std::string>& thread_ids, PruneStrategy strategy) {
   std::lock_guard lock(mutex_);
+  impl_->last_put.valid = false;
   SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
   for (const std::string& thread_id : thread_ids) {
     if (strategy == PruneStrategy::kDelete) {
@@ -485,6 +520,7 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
       "channel, task_path, value FROM writes WHERE thread_id = ?1",
   };
   std::lock_guard lock(mutex_);
+  impl_->last_put.valid = false;
   SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
   for (const char* sql : kCopies) {
     SqliteStatement copy(impl_->connection, sql);

@@ -30,7 +30,7 @@ CREATE TABLE channel_values (
   base_checkpoint_id TEXT,
   keep INTEGER NOT NULL DEFAULT 0,
   value BLOB NOT NULL,
-  PRIMARY KEY (thread_id, checkpoint_ns, channel, checkpoint_id)
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
 ) WITHOUT ROWID;
 CREATE TABLE writes (
   thread_id TEXT NOT NULL,
@@ -39,13 +39,12 @@ CREATE TABLE writes (
   task_id TEXT NOT NULL,
   idx INTEGER NOT NULL,
   channel TEXT NOT NULL,
-  task_path TEXT NOT NULL DEFAULT '',
   value BLOB NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 ) WITHOUT ROWID;
 )sql",
-    // 2: listing every thread newest first without a full sort.
-    "CREATE INDEX checkpoints_by_id ON checkpoints (checkpoint_id);",
+    // 2: the task path of each write (which subgraph task wrote it).
+    "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT '';",
 };
 static_assert(kMigrations.size() == kSqliteSchemaVersion);
 

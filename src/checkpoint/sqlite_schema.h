@@ -1,8 +1,11 @@
 // The SQLite saver's schema and its numbered migrations.
 //
 // Version 1: checkpoints (one row per checkpoint: header + metadata), channel_values (a value
-//            or delta stored by one checkpoint for one channel), writes (pending writes).
-// Version 2: an index on checkpoints(checkpoint_id) for listing across threads.
+//            or delta stored by one checkpoint for one channel; keyed by checkpoint first so
+//            that one put touches one leaf page), writes (pending writes).
+// Version 2: writes.task_path.
+// A put writes two rows (checkpoint, values) and no secondary index: listing across threads
+// sorts, which is rare and cheap next to the per-step cost an index would add.
 //
 // The applied version is the single row of table schema_version. Thread-safety: none.
 #pragma once
