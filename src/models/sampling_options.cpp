@@ -31,12 +31,12 @@ SamplingOptions sampling_options(const ModelOptions& defaults, const Json& reque
 }
 
 std::string tool_call_id_of(const Json& message, size_t index) {
-  auto it = message.find("tool_call_id");
-  if (it == message.end() || !it->is_string() || it->get<std::string>().empty()) {
+  const Json id = message.value("tool_call_id", Json());
+  if (!id.is_string() || id.get_ref<const std::string&>().empty()) {
     throw Error::InvalidArgument("messages[" + std::to_string(index) +
                                  "].tool_call_id is required for a tool message");
   }
-  return it->get<std::string>();
+  return id.get<std::string>();
 }
 
 }  // namespace tollgate::models
