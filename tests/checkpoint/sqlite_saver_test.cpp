@@ -6,6 +6,7 @@
 #include "checkpoint/saver_test_util.h"
 #include "checkpoint/sqlite_connection.h"
 #include "checkpoint/sqlite_schema.h"
+#include "checkpoint/value_store.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -50,14 +51,26 @@ TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
   saver_.reset();
   const std::string old_path = scratch_dir() + "/v1.db";
   {
+    // A version-1 file holding a write (version 1 had no writes.task_path).
     checkpoint_internal::SqliteConnection connection(old_path);
     checkpoint_internal::migrate_sqlite_schema(connection, 1);
-    EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), 1);
+    ASSERT_EQ(checkpoint_internal::sqlite_schema_version(connection), 1);
+    checkpoint_internal::SqliteStatement insert(
+        connection,
+        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
+        "value) VALUES ('t', '', 'c1', 'task', 0, 'x', ?)");
+    insert.bind_blob(1, checkpoint_internal::encode_value(Json("old"))).run();
   }
   auto saver = open_sqlite_saver(old_path);
+  saver->put_writes({"t", "", "c1"}, {{"y", "new"}}, "task-2", "path");
   Checkpoint checkpoint = make_checkpoint(-1, {{"a", 1}});
+  checkpoint.id = "c1";
   saver->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions);
-  EXPECT_EQ(saver->get_tuple({"t", "", ""})->checkpoint, checkpoint);
+  auto tuple = saver->get_tuple({"t", "", "c1"});
+  ASSERT_TRUE(tuple);
+  EXPECT_EQ(tuple->checkpoint, checkpoint);
+  EXPECT_EQ(tuple->pending_writes,
+            (std::vector<PendingWrite>{{"task", "x", "old"}, {"task-2", "y", "new"}}));
   checkpoint_internal::SqliteConnection connection(old_path);
   EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), kSqliteSchemaVersion);
 }
@@ -104,6 +117,33 @@ TEST_F(SqliteSaverTest, MetadataFilterMatchesKeysContainingDotsLiterally) {
   EXPECT_EQ(saver_->list(query).size(), 1u);
   query.filter = Json{{"a.b", 2}};
   EXPECT_TRUE(saver_->list(query).empty());
+}
+
+TEST_F(SqliteSaverTest, AFailedPutLeavesNothingBehind) {
+  {
+    checkpoint_internal::SqliteConnection connection(path());
+    connection.exec(
+        "CREATE TRIGGER poison BEFORE INSERT ON channel_values WHEN NEW.channel = 'poison' "
+        "BEGIN SELECT RAISE(ABORT, 'poisoned value'); END");
+  }
+  Checkpoint checkpoint = make_checkpoint(-1, {{"fine", 1}, {"poison", 2}});
+  EXPECT_THROW(saver_->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions),
+               Error);
+  EXPECT_FALSE(saver_->get_tuple({"t", "", ""}).has_value());
+  // The connection is usable afterwards.
+  Checkpoint good = make_checkpoint(-1, {{"fine", 1}});
+  saver_->put({"t", "", ""}, good, Json::object(), good.channel_versions);
+  EXPECT_EQ(saver_->get_tuple({"t", "", ""})->checkpoint, good);
+}
+
+TEST_F(SqliteSaverTest, MetadataThatIsNotValidUtf8IsRejected) {
+  try {
+    saver_->put({"t", "", ""}, make_checkpoint(-1), Json{{"bad", std::string("\xff\xfe")}}, {});
+    FAIL() << "stored invalid UTF-8";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("metadata"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
