@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the Agent Server integration tests: the official @langchain/langgraph-sdk client
+# (pinned in tests/integration/package-lock.json) drives a real `tollgate serve`.
+#   scripts/test-integration.sh [path/to/tollgate]     (default: build/src/main/tollgate)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+binary="${1:-${TOLLGATE_BIN:-$root/build/src/main/tollgate}}"
+if [ ! -x "$binary" ]; then
+  echo "test-integration: no tollgate executable at $binary (build the tollgate_cli target)" >&2
+  exit 2
+fi
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+cd "$root/tests/integration"
+if [ ! -d node_modules/@langchain/langgraph-sdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+TOLLGATE_BIN="$binary" node --test --test-concurrency=1 ./*.test.mjs

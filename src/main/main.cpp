@@ -1,0 +1,19 @@
+#include <iostream>
+
+#include "main/subcommands.h"
+#include "tollgate/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tollgate: a durable human-in-the-loop agent runtime"};
+  app.require_subcommand(1);
+  tollgate::cli::add_serve_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const tollgate::Error& e) {
+    std::cerr << "tollgate: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,120 @@
+// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]`
+#include <pthread.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "main/example_graphs.h"
+#include "main/subcommands.h"
+#include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/server.h"
+#if __has_include("tollgate/sqlite_saver.h")
+#include "tollgate/sqlite_saver.h"
+#define TOLLGATE_HAVE_SQLITE_SAVER 1
+#endif
+
+namespace tollgate::cli {
+namespace {
+
+struct ServeArguments {
+  std::string host = "127.0.0.1";
+  int port = 2024;
+  std::string db = "./tollgate.db";
+  std::string config;
+};
+
+// The config file: {"host": ..., "port": ..., "db": ...}; command-line flags win.
+void apply_config_file(ServeArguments& args, const CLI::App& command) {
+  if (args.config.empty()) return;
+  std::ifstream in(args.config);
+  if (!in) throw Error::InvalidArgument("--config: cannot read " + args.config);
+  Json config;
+  try {
+    config = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw Error::InvalidArgument("--config " + args.config + ": not valid JSON: " + e.what());
+  }
+  if (!config.is_object())
+    throw Error::InvalidArgument("--config " + args.config + ": must hold a JSON object");
+  auto read_string = [&](const char* key, const char* flag, std::string& target) {
+    if (!config.contains(key) || command.count(flag) > 0) return;
+    if (!config[key].is_string())
+      throw Error::InvalidArgument(args.config + ": " + key + " must be a string");
+    target = config[key].get<std::string>();
+  };
+  read_string("host", "--host", args.host);
+  read_string("db", "--db", args.db);
+  if (config.contains("port") && command.count("--port") == 0) {
+    if (!config["port"].is_number_integer())
+      throw Error::InvalidArgument(args.config + ": port must be an integer");
+    args.port = config["port"].get<int>();
+  }
+}
+
+std::shared_ptr<Saver> open_saver(const std::string& db) {
+#ifdef TOLLGATE_HAVE_SQLITE_SAVER
+  return std::make_shared<SqliteSaver>(db, SqliteOptions{});
+#else
+  std::cerr << "tollgate: warning: checkpoints are kept in memory (no SQLite saver in this build); "
+               "paused threads will not survive a restart of "
+            << db << "\n";
+  return std::make_shared<MemorySaver>();
+#endif
+}
+
+int serve(ServeArguments args, const CLI::App& command) {
+  apply_config_file(args, command);
+  if (args.port < 0 || args.port > 65535) throw Error::InvalidArgument("--port: must be 0-65535");
+
+  // Signals are taken by a dedicated thread; every other thread has them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ServerOptions options;
+  options.host = args.host;
+  options.port = static_cast<std::uint16_t>(args.port);
+  options.db_path = args.db;
+  options.checkpointer = open_saver(args.db);
+  GraphRegistry graphs;
+  add_example_graphs(graphs);
+  Server server(options, std::move(graphs));
+  server.start();
+  std::cout << "tollgate serve: listening on http://" << args.host << ":" << server.port()
+            << " (db " << args.db << ")" << std::endl;
+
+  std::thread waiter([&] {
+    int received = 0;
+    sigwait(&signals, &received);
+    server.stop();
+  });
+  server.wait();
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto args = std::make_shared<ServeArguments>();
+  CLI::App* command = app.add_subcommand("serve", "Serve the Agent Server HTTP API");
+  command->add_option("--host", args->host, "Address to listen on")->capture_default_str();
+  command->add_option("--port", args->port, "Port to listen on (0: any free port)")
+      ->capture_default_str();
+  command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
+      ->capture_default_str();
+  command->add_option("--config", args->config, "JSON config file (host, port, db)");
+  command->callback([args, command] {
+    int code = serve(*args, *command);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace tollgate::cli

@@ -1,0 +1,13 @@
+// Each subcommand of the `tollgate` executable lives in its own file and registers itself
+// on the application here. To add one: write <name>_command.cpp defining
+// add_<name>_command, declare it below, and call it from main.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tollgate::cli {
+
+// `tollgate serve`: the Agent Server.
+void add_serve_command(CLI::App& app);
+
+}  // namespace tollgate::cli

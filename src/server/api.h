@@ -1,0 +1,51 @@
+// The HTTP API's route groups (AGENT_SERVER_API.md §1.3, §4, §8) and what they share.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/router.h"
+#include "server/run_manager.h"
+#include "server/store.h"
+#include "server/thread_streams.h"
+#include "tollgate/checkpoint.h"
+
+namespace tollgate::server {
+
+struct ApiContext {
+  ServerStore& store;
+  RunManager& runs;
+  ThreadStreams& streams;
+  std::shared_ptr<Saver> saver;
+};
+
+void add_meta_routes(Router& router, ApiContext& context);
+void add_assistant_routes(Router& router, ApiContext& context);
+void add_thread_routes(Router& router, ApiContext& context);
+void add_run_routes(Router& router, ApiContext& context);
+void add_protocol_routes(Router& router, ApiContext& context);
+
+// ------------------------------------------------------------------ shared by the routes
+
+// The assistant named by an assistant id or a graph id; nullopt if neither.
+std::optional<AssistantRecord> find_assistant(ApiContext& context, const std::string& id_or_graph);
+// As find_assistant, 404 with the reference server's message when unknown.
+AssistantRecord require_assistant_for_run(ApiContext& context, const std::string& id_or_graph);
+// The thread, 400 if the id is not a UUID, 404 if unknown.
+ThreadRecord require_thread(ApiContext& context, const std::string& thread_id);
+void require_uuid(const std::string& value, const std::string& field);
+// A new idle thread record (not stored).
+ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata);
+
+// Field readers: each throws HttpError(400) naming the field when the type is wrong.
+Json require_object_body(const HttpRequest& request);
+std::optional<std::string> optional_string(const Json& body, const std::string& field);
+std::string enum_field(const Json& body, const std::string& field,
+                       const std::vector<std::string>& allowed, const std::string& fallback);
+Json optional_object(const Json& body, const std::string& field);
+bool optional_bool(const Json& body, const std::string& field, bool fallback);
+std::size_t optional_count(const Json& body, const std::string& field, std::size_t fallback);
+
+}  // namespace tollgate::server

@@ -1,0 +1,91 @@
+#include "server/api.h"
+#include "server/ids.h"
+
+namespace tollgate::server {
+
+std::optional<AssistantRecord> find_assistant(ApiContext& context, const std::string& id_or_graph) {
+  if (context.runs.graph(id_or_graph) != nullptr) {
+    if (auto system = context.store.get_assistant(system_assistant_id(id_or_graph))) return system;
+  }
+  return context.store.get_assistant(id_or_graph);
+}
+
+AssistantRecord require_assistant_for_run(ApiContext& context, const std::string& id_or_graph) {
+  auto assistant = find_assistant(context, id_or_graph);
+  if (!assistant) {
+    throw HttpError(404, "No assistant found for \"" + id_or_graph +
+                             "\". Make sure the assistant ID is for a valid assistant or a "
+                             "valid graph ID.");
+  }
+  return *assistant;
+}
+
+void require_uuid(const std::string& value, const std::string& field) {
+  if (!is_uuid(value)) throw HttpError(400, field + ": not a valid UUID: \"" + value + "\"");
+}
+
+ThreadRecord require_thread(ApiContext& context, const std::string& thread_id) {
+  require_uuid(thread_id, "thread_id");
+  auto thread = context.store.get_thread(thread_id);
+  if (!thread) throw HttpError(404, "Thread with ID " + thread_id + " not found");
+  return *thread;
+}
+
+ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata) {
+  ThreadRecord t;
+  t.thread_id = thread_id;
+  t.created_at = now_millis();
+  t.updated_at = t.created_at;
+  t.metadata = metadata.is_object() ? metadata : Json::object();
+  return t;
+}
+
+Json require_object_body(const HttpRequest& request) {
+  Json body = request.json_body();
+  if (!body.is_object()) throw HttpError(400, "Request body must be a JSON object");
+  return body;
+}
+
+std::optional<std::string> optional_string(const Json& body, const std::string& field) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) throw HttpError(400, field + ": must be a string");
+  return it->get<std::string>();
+}
+
+std::string enum_field(const Json& body, const std::string& field,
+                       const std::vector<std::string>& allowed, const std::string& fallback) {
+  auto value = optional_string(body, field);
+  if (!value) return fallback;
+  for (const std::string& option : allowed) {
+    if (*value == option) return *value;
+  }
+  std::string options;
+  for (const std::string& option : allowed) options += (options.empty() ? "" : ", ") + option;
+  throw HttpError(400, field + ": invalid value \"" + *value + "\"; expected one of " + options);
+}
+
+Json optional_object(const Json& body, const std::string& field) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return Json::object();
+  if (!it->is_object()) throw HttpError(400, field + ": must be an object");
+  return *it;
+}
+
+bool optional_bool(const Json& body, const std::string& field, bool fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw HttpError(400, field + ": must be a boolean");
+  return it->get<bool>();
+}
+
+std::size_t optional_count(const Json& body, const std::string& field, std::size_t fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() || it->get<long long>() < 0) {
+    throw HttpError(400, field + ": must be a non-negative integer");
+  }
+  return it->get<std::size_t>();
+}
+
+}  // namespace tollgate::server

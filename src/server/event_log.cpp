@@ -1,0 +1,85 @@
+#include "server/event_log.h"
+
+namespace tollgate::server {
+
+std::string format_sse(const LogEntry& entry) {
+  std::string out;
+  out.reserve(entry.event.size() + entry.data.size() + entry.id.size() + 24);
+  out += "event: ";
+  out += entry.event;
+  out += "\ndata: ";
+  out += entry.data;
+  out += '\n';
+  if (!entry.id.empty()) {
+    out += "id: ";
+    out += entry.id;
+    out += '\n';
+  }
+  out += '\n';
+  return out;
+}
+
+void EventLog::append(LogEntry entry) {
+  std::unique_lock lock(mutex_);
+  if (closed_) return;
+  entries_.push_back(std::make_shared<const LogEntry>(std::move(entry)));
+  wake_all(lock);
+}
+
+void EventLog::close() {
+  std::unique_lock lock(mutex_);
+  if (closed_) return;
+  closed_ = true;
+  wake_all(lock);
+}
+
+bool EventLog::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
+std::size_t EventLog::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::vector<LogEntryPtr> EventLog::read(std::size_t from, std::size_t max, bool* closed) const {
+  std::lock_guard lock(mutex_);
+  std::vector<LogEntryPtr> out;
+  for (std::size_t i = from; i < entries_.size() && out.size() < max; ++i) {
+    out.push_back(entries_[i]);
+  }
+  if (closed) *closed = closed_ && from + out.size() >= entries_.size();
+  return out;
+}
+
+void EventLog::set_rejection(int status, std::string message) {
+  std::lock_guard lock(mutex_);
+  rejection_ = std::make_pair(status, std::move(message));
+}
+
+std::optional<std::pair<int, std::string>> EventLog::rejection() const {
+  std::lock_guard lock(mutex_);
+  return rejection_;
+}
+
+int EventLog::subscribe(std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  int token = next_token_++;
+  subscribers_.emplace(token, std::move(wake));
+  return token;
+}
+
+void EventLog::unsubscribe(int token) {
+  std::lock_guard lock(mutex_);
+  subscribers_.erase(token);
+}
+
+void EventLog::wake_all(std::unique_lock<std::mutex>& lock) {
+  // Wakers only post to an executor, so calling them under the lock cannot deadlock; copying
+  // them out would race with unsubscribe of a destroyed reader.
+  for (auto& [token, wake] : subscribers_) wake();
+  lock.unlock();
+}
+
+}  // namespace tollgate::server

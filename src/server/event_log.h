@@ -1,0 +1,66 @@
+// EventLog: the append-only list of stream events of one run (legacy SSE) or of one thread
+// (v2 protocol). Producers append and never wait; each reader keeps its own cursor and is
+// woken when events arrive, so a slow client never slows a run down.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tollgate::server {
+
+struct LogEntry {
+  std::string event;  // SSE event name ("values", "updates|child:...", "lifecycle", ...)
+  std::string data;   // one line of JSON
+  std::string id;     // SSE id ("" = no id line)
+  std::int64_t seq = 0;
+  // v2 filtering: the event's channel and namespace.
+  std::string channel;
+  std::vector<std::string> ns;
+};
+using LogEntryPtr = std::shared_ptr<const LogEntry>;
+
+// "event: <name>\ndata: <data>\nid: <id>\n\n" (no id line when the id is empty).
+std::string format_sse(const LogEntry& entry);
+
+// Thread-safety: all methods may be called from any thread; one mutex guards the entries,
+// the closed flag, the outcome and the subscribers.
+class EventLog {
+ public:
+  // Appends and wakes the subscribers. Ignored once closed.
+  void append(LogEntry entry);
+  // No more events; readers finish once they have read everything.
+  void close();
+  bool closed() const;
+  std::size_t size() const;
+  // Entries from index `from` on, at most `max`; `closed` tells whether the log was closed
+  // when read (so an empty result with closed == true means the reader is done).
+  std::vector<LogEntryPtr> read(std::size_t from, std::size_t max, bool* closed) const;
+
+  // A run refused before it did anything (e.g. a resume with nothing to resume) records
+  // the HTTP status and message a waiting request answers with instead of a stream.
+  void set_rejection(int status, std::string message);
+  std::optional<std::pair<int, std::string>> rejection() const;
+
+  int subscribe(std::function<void()> wake);
+  void unsubscribe(int token);
+
+ private:
+  void wake_all(std::unique_lock<std::mutex>& lock);
+
+  mutable std::mutex mutex_;
+  std::vector<LogEntryPtr> entries_;
+  bool closed_ = false;
+  std::optional<std::pair<int, std::string>> rejection_;
+  int next_token_ = 1;
+  std::map<int, std::function<void()>> subscribers_;
+};
+
+}  // namespace tollgate::server

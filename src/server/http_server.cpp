@@ -1,0 +1,375 @@
+#include "server/http_server.h"
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+std::string percent_decode(const std::string& text, bool plus_as_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else if (c == '+' && plus_as_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kExposeHeaders =
+    "content-location,location,x-pagination-total,x-pagination-next";
+
+void parse_target(std::string_view target, HttpRequest& request) {
+  std::size_t q = target.find('?');
+  request.path = percent_decode(std::string(target.substr(0, q)));
+  if (q == std::string_view::npos) return;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    std::size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (!pair.empty()) {
+      std::size_t eq = pair.find('=');
+      std::string key = percent_decode(std::string(pair.substr(0, eq)), true);
+      std::string value = eq == std::string_view::npos
+                              ? ""
+                              : percent_decode(std::string(pair.substr(eq + 1)), true);
+      request.query.emplace(std::move(key), std::move(value));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
+std::string reason_phrase(int status) {
+  return std::string(http::obsolete_reason(static_cast<http::status>(status)));
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options)
+      : stream_(std::move(socket)),
+        router_(router),
+        options_(options),
+        heartbeat_timer_(stream_.get_executor()) {}
+
+  void start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(options_.max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(std::chrono::seconds(120));
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      HttpResponse response =
+          HttpResponse::error(413, "Request body too large: the limit is " +
+                                       std::to_string(options_.max_body_bytes) + " bytes");
+      write_plain(std::move(response), false);
+      return;
+    }
+    if (ec) {
+      close();
+      return;
+    }
+    auto& message = parser_->get();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    parse_target(std::string_view(message.target().data(), message.target().size()), request);
+    for (const auto& field : message) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      request.headers[name] = std::string(field.value());
+    }
+    request.body = std::move(message.body());
+    const bool keep_alive = message.keep_alive();
+
+    HttpResponse response;
+    if (request.method == "OPTIONS") {
+      response = HttpResponse::empty(204);
+      response.add_header("Access-Control-Allow-Methods", "GET,HEAD,PUT,POST,DELETE,PATCH,QUERY");
+      std::string requested = request.header("access-control-request-headers");
+      if (!requested.empty()) response.add_header("Access-Control-Allow-Headers", requested);
+      response.add_header("Vary", "Access-Control-Request-Headers");
+    } else {
+      response = router_.dispatch(request);
+    }
+    if (response.stream) {
+      start_stream(std::move(response));
+    } else {
+      write_plain(std::move(response), keep_alive);
+    }
+  }
+
+  static void add_cors(http::fields& fields) {
+    fields.set("Access-Control-Allow-Origin", "*");
+    fields.set("Access-Control-Expose-Headers", kExposeHeaders);
+  }
+
+  void write_plain(HttpResponse response, bool keep_alive) {
+    auto message = std::make_shared<http::response<http::string_body>>();
+    message->version(11);
+    message->result(static_cast<unsigned>(response.status));
+    add_cors(message->base());
+    if (!response.content_type.empty()) {
+      message->set(http::field::content_type, response.content_type);
+    }
+    for (auto& [name, value] : response.headers) message->set(name, value);
+    message->body() = std::move(response.body);
+    message->keep_alive(keep_alive);
+    message->prepare_payload();
+    http::async_write(stream_, *message,
+                      [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
+                        if (ec || !message->keep_alive() || self->streaming_) {
+                          self->done_ = true;
+                          self->close();
+                        } else {
+                          self->read();
+                        }
+                      });
+  }
+
+  // ------------------------------------------------------------------ streamed responses
+
+  void start_stream(HttpResponse response) {
+    streaming_ = true;
+    head_ = std::move(response);
+    body_ = head_.stream;
+    stream_.expires_never();
+    std::weak_ptr<Session> weak = shared_from_this();
+    auto executor = stream_.get_executor();
+    body_->set_waker([weak, executor] {
+      net::post(executor, [weak] {
+        if (auto self = weak.lock()) self->on_wake();
+      });
+    });
+    watch_disconnect();
+    on_wake();
+  }
+
+  void on_wake() {
+    if (closed_ || done_) return;
+    if (!head_sent_) {
+      if (!body_->head_ready(head_)) return;
+      if (!head_.stream) {  // turned into a plain response
+        done_ = true;
+        heartbeat_timer_.cancel();
+        write_plain(std::move(head_), false);
+        return;
+      }
+      head_sent_ = true;
+      std::string head =
+          "HTTP/1.1 " + std::to_string(head_.status) + " " + reason_phrase(head_.status) + "\r\n";
+      head += "Access-Control-Allow-Origin: *\r\n";
+      head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
+      if (!head_.content_type.empty()) head += "Content-Type: " + head_.content_type + "\r\n";
+      for (auto& [name, value] : head_.headers) head += name + ": " + value + "\r\n";
+      head +=
+          "Cache-Control: no-cache\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n";
+      outgoing_ = std::move(head);
+      schedule_heartbeat();
+    }
+    pump();
+  }
+
+  void pump() {
+    if (writing_ || closed_) return;
+    while (!finished_) {
+      std::string data;
+      StreamBody::Poll result = body_->poll(data);
+      if (!data.empty()) append_chunk(data);
+      if (result == StreamBody::Poll::kDone) {
+        outgoing_ += "0\r\n\r\n";
+        finished_ = true;
+      }
+      if (result == StreamBody::Poll::kWait || !outgoing_.empty()) break;
+    }
+    if (outgoing_.empty()) {
+      if (finished_) {
+        done_ = true;
+        close();
+      }
+      return;
+    }
+    writing_ = true;
+    sending_ = std::move(outgoing_);
+    outgoing_.clear();
+    net::async_write(stream_, net::buffer(sending_),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->writing_ = false;
+                       if (ec) {
+                         self->disconnected();
+                         return;
+                       }
+                       self->pump();
+                     });
+  }
+
+  void append_chunk(const std::string& data) {
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    outgoing_ += size;
+    outgoing_ += data;
+    outgoing_ += "\r\n";
+  }
+
+  void schedule_heartbeat() {
+    if (options_.heartbeat_seconds <= 0 || body_->heartbeat().empty()) return;
+    heartbeat_timer_.expires_after(std::chrono::seconds(options_.heartbeat_seconds));
+    heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_ || self->finished_) return;
+      self->append_chunk(self->body_->heartbeat());
+      self->pump();
+      self->schedule_heartbeat();
+    });
+  }
+
+  // A streamed response never reads another request on this connection; a read that
+  // completes means the client closed (or misbehaves), so the body learns it went away.
+  void watch_disconnect() {
+    stream_.socket().async_read_some(
+        net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) {
+            self->disconnected();
+          } else if (!self->closed_) {
+            self->watch_disconnect();
+          }
+        });
+  }
+
+  void disconnected() {
+    if (!done_ && !closed_ && body_) body_->on_disconnect();
+    close();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    heartbeat_timer_.cancel();
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+    body_.reset();  // breaks the body -> waker -> session cycle
+  }
+
+  beast::tcp_stream stream_;
+  const Router& router_;
+  const HttpServerOptions& options_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  net::steady_timer heartbeat_timer_;
+  // Streamed response state, touched only on the session's strand.
+  HttpResponse head_;
+  std::shared_ptr<StreamBody> body_;
+  std::string outgoing_;
+  std::string sending_;
+  char probe_[512];
+  bool streaming_ = false;
+  bool head_sent_ = false;
+  bool writing_ = false;
+  bool finished_ = false;  // the terminating chunk is queued
+  bool done_ = false;      // the response is complete
+  bool closed_ = false;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  const Router& router;
+  HttpServerOptions options;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopped{false};
+  std::uint16_t bound_port = 0;
+
+  Impl(const Router& r, HttpServerOptions o)
+      : router(r), options(std::move(o)), io(static_cast<int>(options.threads)) {}
+
+  void accept() {
+    acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec) {
+        if (ec == net::error::operation_aborted || stopped) return;
+      } else {
+        std::make_shared<Session>(std::move(socket), router, options)->start();
+      }
+      accept();
+    });
+  }
+};
+
+HttpServer::HttpServer(const Router& router, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(router, std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::start() {
+  beast::error_code ec;
+  auto address = net::ip::make_address(impl_->options.host, ec);
+  if (ec) throw Error::InvalidArgument("host: not an IP address: " + impl_->options.host);
+  tcp::endpoint endpoint(address, impl_->options.port);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    throw Error::Unavailable("cannot listen on " + impl_->options.host + ":" +
+                             std::to_string(impl_->options.port) + ": " + ec.message());
+  }
+  impl_->bound_port = impl_->acceptor.local_endpoint().port();
+  impl_->accept();
+  std::size_t count = impl_->options.threads == 0 ? 1 : impl_->options.threads;
+  for (std::size_t i = 0; i < count; ++i) {
+    impl_->threads.emplace_back([this] { impl_->io.run(); });
+  }
+}
+
+void HttpServer::stop() {
+  if (impl_->stopped.exchange(true)) return;
+  net::post(impl_->io, [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+  impl_->io.stop();
+  for (auto& thread : impl_->threads) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+std::uint16_t HttpServer::port() const {
+  return impl_->bound_port;
+}
+
+}  // namespace tollgate::server

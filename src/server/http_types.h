@@ -1,0 +1,87 @@
+// The request and response values handlers see, independent of the HTTP library.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+// An error answered with `status` and {"detail": message}. Handlers throw it (or a
+// tollgate::Error, mapped through http_status()).
+class HttpError : public std::runtime_error {
+ public:
+  HttpError(int status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct HttpRequest {
+  std::string method;  // upper case: GET, POST, ...
+  std::string path;    // percent-decoded, without the query string
+  std::multimap<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::vector<std::string> params;  // path parameters captured by the route, in order
+
+  // The first value of a query parameter, or nullopt.
+  std::optional<std::string> query_value(const std::string& name) const;
+  std::vector<std::string> query_values(const std::string& name) const;
+  std::string header(const std::string& lower_name) const;
+  // The body parsed as JSON; an empty body is `empty_value`. Malformed JSON throws
+  // HttpError(400) saying where parsing failed.
+  Json json_body(const Json& empty_value = Json::object()) const;
+};
+
+class HttpResponse;
+
+// The body of a streamed (chunked) response, pulled by the connection. All methods but
+// set_waker are called on the connection's strand, never concurrently.
+class StreamBody {
+ public:
+  virtual ~StreamBody() = default;
+  enum class Poll { kData, kWait, kDone };
+  // Called before the response head is written, and again after each wake until it returns
+  // true. It may rewrite `head` (status, headers, or turn it into a plain response by
+  // setting head.body and clearing head.stream).
+  virtual bool head_ready(HttpResponse& head) = 0;
+  // Appends bytes to send to `out`. kWait: nothing more now, wait for a wake; kDone: the
+  // response ends after `out`.
+  virtual Poll poll(std::string& out) = 0;
+  // `wake` may be called from any thread, any number of times, until the body is destroyed.
+  virtual void set_waker(std::function<void()> wake) = 0;
+  // The client went away before kDone.
+  virtual void on_disconnect() {}
+  // Bytes to send when nothing was sent for a while (empty: no heartbeats).
+  virtual std::string heartbeat() const { return {}; }
+};
+
+class HttpResponse {
+ public:
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::shared_ptr<StreamBody> stream;  // set: a chunked streamed response
+
+  static HttpResponse json(const Json& value, int status = 200);
+  static HttpResponse error(int status, const std::string& message);
+  static HttpResponse empty(int status);
+  void add_header(std::string name, std::string value) {
+    headers.emplace_back(std::move(name), std::move(value));
+  }
+};
+
+using Handler = std::function<HttpResponse(HttpRequest&)>;
+
+}  // namespace tollgate::server

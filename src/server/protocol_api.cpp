@@ -1,0 +1,254 @@
+// Routes of the v2 thread protocol (§8): POST /threads/{id}/commands and the long-lived
+// POST /threads/{id}/stream/events.
+#include "server/api.h"
+#include "server/ids.h"
+#include "server/log_stream_body.h"
+#include "server/wire_format.h"
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+// A protocol error: answered with HTTP 200 and {"type":"error", ...}.
+struct ProtocolError {
+  std::string code;
+  std::string message;
+};
+
+Json pending_interrupt_ids(const ThreadRecord& thread) {
+  Json ids = Json::array();
+  if (thread.status != "interrupted" || !thread.interrupts.is_object()) return ids;
+  for (auto& [task, list] : thread.interrupts.items()) {
+    for (const Json& interrupt : list) ids.push_back(interrupt.value("id", ""));
+  }
+  return ids;
+}
+
+ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id) {
+  if (auto thread = context.store.get_thread(thread_id)) return *thread;
+  ThreadRecord fresh = new_thread_record(thread_id, Json::object());
+  context.store.create_thread(fresh);
+  return *context.store.get_thread(thread_id);
+}
+
+std::string strategy_of(const Json& params) {
+  for (const char* key : {"multitask_strategy", "multitaskStrategy"}) {
+    if (params.contains(key) && params[key].is_string()) {
+      std::string value = params[key].get<std::string>();
+      if (value != "reject" && value != "interrupt" && value != "rollback" && value != "enqueue") {
+        throw ProtocolError{"invalid_argument",
+                            std::string(key) + ": invalid value \"" + value + "\""};
+      }
+      return value;
+    }
+  }
+  return "enqueue";
+}
+
+RunRequest protocol_run(const std::string& thread_id, const std::string& assistant_id) {
+  RunRequest r;
+  r.thread_id = thread_id;
+  r.assistant_id = assistant_id;
+  r.stream_modes = {"values", "updates", "messages-tuple", "custom", "tasks"};
+  r.stream_subgraphs = true;
+  r.stream_resumable = true;
+  r.protocol_v2 = true;
+  r.multitask_strategy = "enqueue";
+  return r;
+}
+
+Json run_start(ApiContext& context, const std::string& thread_id, const Json& params) {
+  auto assistant_id = params.value("assistant_id", Json());
+  if (!assistant_id.is_string()) throw ProtocolError{"invalid_argument", "assistant_id: required"};
+  auto assistant = find_assistant(context, assistant_id.get<std::string>());
+  if (!assistant) {
+    throw ProtocolError{"invalid_argument",
+                        "No assistant found for \"" + assistant_id.get<std::string>() + "\""};
+  }
+  ThreadRecord thread = ensure_thread(context, thread_id);
+  RunRequest r = protocol_run(thread_id, assistant->assistant_id);
+  r.multitask_strategy = strategy_of(params);
+  Json input = params.value("input", Json());
+  if (!pending_interrupt_ids(thread).empty() && !input.is_null()) {
+    r.command = Json{{"resume", input}};  // a run.start with input on a paused thread resumes it
+  } else {
+    r.input = input;
+  }
+  if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
+  if (params.contains("metadata") && params["metadata"].is_object())
+    r.metadata = params["metadata"];
+  if (r.config.contains("configurable") && r.config["configurable"].is_object() &&
+      r.config["configurable"].contains("checkpoint_id") &&
+      r.config["configurable"]["checkpoint_id"].is_string()) {
+    r.checkpoint_id = r.config["configurable"]["checkpoint_id"].get<std::string>();
+  }
+  RunRecord run = context.runs.submit(r);
+  return Json{{"run_id", run.run_id}};
+}
+
+Json input_respond(ApiContext& context, const std::string& thread_id, const Json& params) {
+  auto thread = context.store.get_thread(thread_id);
+  Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
+  if (!thread || pending.empty()) {
+    throw ProtocolError{"invalid_argument",
+                        "input.respond can only be used while the run is interrupted."};
+  }
+  Json resume = Json::object();
+  auto add = [&](const Json& response) {
+    if (!response.is_object() || !response.contains("interrupt_id") ||
+        !response["interrupt_id"].is_string()) {
+      throw ProtocolError{"invalid_argument", "interrupt_id: required"};
+    }
+    std::string id = response["interrupt_id"].get<std::string>();
+    if (std::find(pending.begin(), pending.end(), Json(id)) == pending.end()) {
+      throw ProtocolError{"no_such_interrupt", "No pending interrupt with id " + id};
+    }
+    resume[id] = response.value("response", Json());
+  };
+  if (params.contains("responses")) {
+    if (!params["responses"].is_array())
+      throw ProtocolError{"invalid_argument", "responses: must be a list"};
+    for (const Json& response : params["responses"]) add(response);
+  } else {
+    add(params);
+  }
+  // The assistant comes from the thread, not from process memory, so a respond works after
+  // a restart or on another replica.
+  std::string assistant_id = thread->metadata.value("assistant_id", std::string());
+  if (assistant_id.empty()) {
+    throw ProtocolError{"no_such_run", "Thread has no assistant; call run.start first."};
+  }
+  RunRequest r = protocol_run(thread_id, assistant_id);
+  Json command{{"resume", resume}};
+  if (params.contains("update") && !params["update"].is_null())
+    command["update"] = params["update"];
+  if (params.contains("goto") && !params["goto"].is_null()) command["goto"] = params["goto"];
+  r.command = command;
+  if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
+  if (params.contains("metadata") && params["metadata"].is_object())
+    r.metadata = params["metadata"];
+  context.runs.submit(r);
+  return Json::object();
+}
+
+Json state_get(ApiContext& context, const std::string& thread_id, const Json& params) {
+  auto thread = context.store.get_thread(thread_id);
+  if (!thread) throw ProtocolError{"invalid_argument", "Thread " + thread_id + " not found"};
+  std::string graph_id = thread->metadata.value("graph_id", std::string());
+  const CompiledGraph* graph = context.runs.graph(graph_id);
+  if (graph == nullptr) return Json{{"values", Json::object()}, {"checkpoint", nullptr}};
+  RunConfig config;
+  config.thread_id = thread_id;
+  StateSnapshot snapshot = graph->get_state(config, true);
+  Json values = snapshot.values.to_json();
+  if (params.contains("keys") && params["keys"].is_array()) {
+    Json picked = Json::object();
+    for (const Json& key : params["keys"]) {
+      if (key.is_string() && values.contains(key.get<std::string>())) {
+        picked[key.get<std::string>()] = values[key.get<std::string>()];
+      }
+    }
+    values = picked;
+  }
+  return Json{{"values", values},
+              {"checkpoint",
+               {{"id", snapshot.config.checkpoint_id}, {"ns", snapshot.config.checkpoint_ns}}}};
+}
+
+}  // namespace
+
+void add_protocol_routes(Router& router, ApiContext& context) {
+  ApiContext* ctx = &context;
+
+  router.add("POST", "/threads/:thread_id/commands", [ctx](HttpRequest& request) {
+    const std::string thread_id = request.params[0];
+    require_uuid(thread_id, "thread_id");
+    Json body = require_object_body(request);
+    if (!body.contains("id") || !body["id"].is_number_integer()) {
+      throw HttpError(400, "id: required (a non-negative integer)");
+    }
+    if (!body.contains("method") || !body["method"].is_string()) {
+      throw HttpError(400, "method: required (a command name)");
+    }
+    const Json id = body["id"];
+    const std::string method = body["method"].get<std::string>();
+    Json params = body.value("params", Json::object());
+    if (!params.is_object()) throw HttpError(400, "params: must be an object");
+    try {
+      Json result;
+      if (method == "run.start") {
+        result = run_start(*ctx, thread_id, params);
+      } else if (method == "input.respond") {
+        result = input_respond(*ctx, thread_id, params);
+      } else if (method == "state.get") {
+        result = state_get(*ctx, thread_id, params);
+      } else {
+        throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};
+      }
+      return HttpResponse::json({{"type", "success"},
+                                 {"id", id},
+                                 {"result", result},
+                                 {"meta",
+                                  {{"thread_id", thread_id},
+                                   {"applied_through_seq", ctx->streams.current_seq(thread_id)}}}});
+    } catch (const ProtocolError& e) {
+      return HttpResponse::json(
+          {{"type", "error"}, {"id", id}, {"error", e.code}, {"message", e.message}});
+    } catch (const HttpError& e) {
+      std::string code = e.status() == 404   ? "invalid_argument"
+                         : e.status() == 409 ? "invalid_argument"
+                                             : "unknown_error";
+      return HttpResponse::json(
+          {{"type", "error"}, {"id", id}, {"error", code}, {"message", e.what()}});
+    } catch (const Error& e) {
+      return HttpResponse::json(
+          {{"type", "error"}, {"id", id}, {"error", "unknown_error"}, {"message", e.what()}});
+    }
+  });
+
+  router.add("POST", "/threads/:thread_id/stream/events", [ctx](HttpRequest& request) {
+    const std::string thread_id = request.params[0];
+    require_uuid(thread_id, "thread_id");
+    Json body = require_object_body(request);
+    StreamFilter filter;
+    if (!body.contains("channels") || !body["channels"].is_array()) {
+      throw HttpError(400, "channels: required (a list of channel names)");
+    }
+    for (const Json& channel : body["channels"]) {
+      if (!channel.is_string()) throw HttpError(400, "channels: must be a list of channel names");
+      filter.channels.push_back(channel.get<std::string>());
+    }
+    if (body.contains("namespaces") && !body["namespaces"].is_null()) {
+      if (!body["namespaces"].is_array())
+        throw HttpError(400, "namespaces: must be a list of namespaces");
+      filter.has_namespaces = true;
+      for (const Json& ns : body["namespaces"]) {
+        if (!ns.is_array())
+          throw HttpError(400, "namespaces: each namespace must be a list of segments");
+        std::vector<std::string> segments;
+        for (const Json& segment : ns) {
+          if (!segment.is_string()) throw HttpError(400, "namespaces: segments must be strings");
+          segments.push_back(segment.get<std::string>());
+        }
+        filter.namespaces.push_back(std::move(segments));
+      }
+    }
+    if (body.contains("depth") && !body["depth"].is_null()) {
+      if (!body["depth"].is_number_integer()) throw HttpError(400, "depth: must be an integer");
+      filter.depth = body["depth"].get<int>();
+    }
+    if (body.contains("since") && !body["since"].is_null()) {
+      if (!body["since"].is_number_integer()) throw HttpError(400, "since: must be an integer");
+      filter.since = body["since"].get<std::int64_t>();
+    }
+    LogStreamBody::Options options;
+    options.filter = [filter](const LogEntry& entry) { return filter.matches(entry); };
+    HttpResponse response;
+    response.content_type = "text/event-stream";
+    response.stream =
+        std::make_shared<LogStreamBody>(ctx->streams.log(thread_id), std::move(options));
+    return response;
+  });
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,32 @@
+// Maps (method, path) to a handler. Patterns are paths whose segments may be ":name"
+// placeholders; the matched segments become HttpRequest::params in order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "server/http_types.h"
+
+namespace tollgate::server {
+
+// Thread-safety: fill it before serving; dispatch() is then safe from any thread.
+class Router {
+ public:
+  void add(std::string method, const std::string& pattern, Handler handler);
+  // Runs the matching handler and turns exceptions into JSON error responses: 404 for an
+  // unknown path, 405 for a known path with another method, HttpError/Error statuses.
+  HttpResponse dispatch(HttpRequest& request) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+// Splits "/a/b/c" into {"a","b","c"} (empty segments dropped).
+std::vector<std::string> split_path(const std::string& path);
+
+}  // namespace tollgate::server

@@ -1,0 +1,360 @@
+#include "server/run_events.h"
+
+#include "server/ids.h"
+#include "server/wire_format.h"
+
+namespace tollgate::server {
+namespace {
+
+std::string join_ns(const std::vector<std::string>& ns) {
+  std::string out;
+  for (const std::string& segment : ns) {
+    if (!out.empty()) out += '|';
+    out += segment;
+  }
+  return out;
+}
+
+std::vector<std::string> split_ns(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t bar = text.find('|', start);
+    if (bar == std::string::npos) bar = text.size();
+    out.push_back(text.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return out;
+}
+
+bool has_interrupt_key(const Json& data) {
+  return data.is_object() && data.contains("__interrupt__");
+}
+
+}  // namespace
+
+RunEvents::RunEvents(ServerStore& store, ThreadStreams& streams, std::shared_ptr<EventLog> log,
+                     const RunRecord& record, const RunRequest& request, std::string graph_id)
+    : store_(store),
+      streams_(streams),
+      log_(std::move(log)),
+      record_(record),
+      request_(request),
+      graph_id_(std::move(graph_id)),
+      modes_(request.stream_modes.begin(), request.stream_modes.end()),
+      v2_enabled_(!request.temporary) {}
+
+std::vector<StreamMode> RunEvents::graph_modes() const {
+  std::vector<StreamMode> out = {StreamMode::kValues, StreamMode::kUpdates};
+  if (v2_enabled_ || legacy_wants("messages-tuple") || legacy_wants("messages")) {
+    out.push_back(StreamMode::kMessages);
+  }
+  if (v2_enabled_ || legacy_wants("custom")) out.push_back(StreamMode::kCustom);
+  if (v2_enabled_ || legacy_wants("tasks")) out.push_back(StreamMode::kTasks);
+  if (v2_enabled_ || legacy_wants("checkpoints")) out.push_back(StreamMode::kCheckpoints);
+  if (legacy_wants("debug")) out.push_back(StreamMode::kDebug);
+  return out;
+}
+
+bool RunEvents::wants_subgraphs() const {
+  return request_.stream_subgraphs || v2_enabled_;
+}
+
+void RunEvents::legacy(const std::string& name, const Json& data) {
+  LogEntry entry;
+  entry.seq = next_id_++;
+  entry.event = name;
+  entry.data = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (!request_.temporary) entry.id = std::to_string(entry.seq);
+  store_.append_run_event(record_.run_id, entry);
+  log_->append(std::move(entry));
+}
+
+void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
+                   const std::string& node) {
+  if (!v2_enabled_) return;
+  streams_.emit(record_.thread_id, method, ns, data, node, record_.run_id);
+}
+
+void RunEvents::started() {
+  legacy("metadata", Json{{"run_id", record_.run_id}, {"attempt", 1}});
+  v2("lifecycle", {}, Json{{"event", "running"}, {"graph_name", graph_id_}});
+}
+
+void RunEvents::on_event(const StreamEvent& event) {
+  graph_emitted_ = true;
+  const bool root = event.ns.empty();
+  const bool legacy_visible = root || request_.stream_subgraphs;
+  const std::string suffix = root ? "" : "|" + join_ns(event.ns);
+  switch (event.mode) {
+    case StreamMode::kValues: {
+      if (root && has_interrupt_key(event.data)) root_interrupt_values_seen_ = true;
+      if (legacy_wants("values") && legacy_visible) legacy("values" + suffix, event.data);
+      if (event.data.is_object()) {
+        Json values = event.data;
+        values.erase("__interrupt__");
+        if (!values.empty() || !has_interrupt_key(event.data)) v2("values", event.ns, values);
+      }
+      break;
+    }
+    case StreamMode::kUpdates: {
+      if (root && has_interrupt_key(event.data)) root_interrupt_update_seen_ = true;
+      if (legacy_wants("updates") && legacy_visible) legacy("updates" + suffix, event.data);
+      if (!event.data.is_object()) break;
+      for (auto it = event.data.begin(); it != event.data.end(); ++it) {
+        if (it.key() == "__interrupt__") {
+          v2_interrupts(event.ns, it.value());
+        } else {
+          v2_finish_messages(event.ns, it.value());
+          v2("updates", event.ns, it.value(), it.key());
+        }
+      }
+      break;
+    }
+    case StreamMode::kMessages: {
+      Json chunk = event.data;
+      Json metadata = Json::object();
+      if (event.data.is_array() && event.data.size() == 2) {
+        chunk = event.data[0];
+        metadata = event.data[1].is_object() ? event.data[1] : Json::object();
+      }
+      const std::string ns_text = join_ns(event.ns);
+      if (!metadata.contains("langgraph_checkpoint_ns"))
+        metadata["langgraph_checkpoint_ns"] = ns_text;
+      if (!metadata.contains("checkpoint_ns"))
+        metadata["checkpoint_ns"] = metadata["langgraph_checkpoint_ns"];
+      if (!metadata.contains("tags")) metadata["tags"] = Json::array();
+      metadata["thread_id"] = record_.thread_id;
+      metadata["run_id"] = record_.run_id;
+      metadata["graph_id"] = graph_id_;
+      metadata["assistant_id"] = record_.assistant_id;
+      if (legacy_visible && (legacy_wants("messages-tuple") || legacy_wants("messages"))) {
+        legacy("messages" + suffix, Json::array({chunk, metadata}));
+      }
+      std::vector<std::string> message_ns = event.ns;
+      if (metadata["langgraph_checkpoint_ns"].is_string()) {
+        message_ns = split_ns(metadata["langgraph_checkpoint_ns"].get<std::string>());
+      }
+      v2_message_chunk(message_ns, chunk);
+      break;
+    }
+    case StreamMode::kCustom:
+      if (legacy_wants("custom") && legacy_visible) legacy("custom" + suffix, event.data);
+      v2("custom", event.ns, Json{{"payload", event.data}});
+      break;
+    case StreamMode::kTasks:
+      if (legacy_wants("tasks") && legacy_visible) legacy("tasks" + suffix, event.data);
+      v2("tasks", event.ns, event.data);
+      break;
+    case StreamMode::kCheckpoints: {
+      if (legacy_wants("checkpoints") && legacy_visible) legacy("checkpoints" + suffix, event.data);
+      const Json& d = event.data;
+      Json summary = Json::object();
+      auto checkpoint_id_of = [](const Json& config) -> Json {
+        if (!config.is_object()) return Json();
+        if (config.contains("checkpoint_id")) return config["checkpoint_id"];
+        if (config.contains("configurable"))
+          return config["configurable"].value("checkpoint_id", Json());
+        return Json();
+      };
+      if (d.is_object()) {
+        summary["id"] = d.contains("id") ? d["id"] : checkpoint_id_of(d.value("config", Json()));
+        summary["parent_id"] = d.contains("parent_id")
+                                   ? d["parent_id"]
+                                   : checkpoint_id_of(d.value("parent_config", Json()));
+        const Json metadata = d.value("metadata", Json::object());
+        summary["step"] = d.contains("step") ? d["step"] : metadata.value("step", Json());
+        summary["source"] = d.contains("source") ? d["source"] : metadata.value("source", Json());
+      }
+      v2("checkpoints", event.ns, summary);
+      break;
+    }
+    case StreamMode::kDebug:
+      if (legacy_wants("debug") && legacy_visible) legacy("debug" + suffix, event.data);
+      break;
+  }
+}
+
+void RunEvents::v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts) {
+  if (!interrupts.is_array()) return;
+  for (const Json& interrupt : interrupts) {
+    std::string id = interrupt.value("id", std::string());
+    if (!v2_interrupts_sent_.insert(id).second) continue;
+    v2("input.requested", ns,
+       Json{{"interrupt_id", id}, {"payload", interrupt.value("value", Json())}});
+  }
+}
+
+void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk) {
+  if (!v2_enabled_ || !chunk.is_object() || !chunk.contains("id") || !chunk["id"].is_string())
+    return;
+  const std::string id = chunk["id"].get<std::string>();
+  auto [it, inserted] = open_messages_.try_emplace(id);
+  OpenMessage& message = it->second;
+  if (inserted) {
+    message.ns = ns;
+    std::string type = chunk.value("type", std::string("ai"));
+    if (type.size() > 12 && type.compare(type.size() - 12, 12, "MessageChunk") == 0) type = "ai";
+    v2("messages", ns,
+       Json{{"event", "message-start"},
+            {"id", id},
+            {"run_id", record_.run_id},
+            {"role", type == "ai" ? "ai" : type}});
+  }
+  if (chunk.contains("content") && chunk["content"].is_string() &&
+      !chunk["content"].get<std::string>().empty()) {
+    const std::string text = chunk["content"].get<std::string>();
+    if (!message.text_started) {
+      message.text_started = true;
+      v2("messages", ns,
+         Json{{"event", "content-block-start"},
+              {"index", 0},
+              {"content", {{"type", "text"}, {"text", ""}}}});
+    }
+    message.text += text;
+    v2("messages", ns,
+       Json{{"event", "content-block-delta"},
+            {"index", 0},
+            {"delta", {{"type", "text-delta"}, {"text", text}}}});
+  }
+  const Json chunks = chunk.value("tool_call_chunks", Json::array());
+  for (const Json& part : chunks) {
+    int index = part.value("index", 0) + 1;  // text owns block 0
+    auto [call, fresh] = message.tool_calls.try_emplace(
+        index,
+        Json{{"id", part.value("id", Json())}, {"name", part.value("name", Json())}, {"args", ""}});
+    if (fresh) {
+      v2("messages", ns,
+         Json{{"event", "content-block-start"},
+              {"index", index},
+              {"content",
+               {{"type", "tool_call_chunk"},
+                {"id", call->second["id"]},
+                {"name", call->second["name"]},
+                {"args", ""},
+                {"index", index}}}});
+    }
+    std::string args = part.value("args", std::string());
+    if (!args.empty()) {
+      call->second["args"] = call->second["args"].get<std::string>() + args;
+      v2("messages", ns,
+         Json{{"event", "content-block-delta"},
+              {"index", index},
+              {"delta", {{"type", "tool-call-delta"}, {"args", args}}}});
+    }
+  }
+  // A whole message (not a chunk) carries its final tool calls: finish it at once.
+  const bool complete = !chunk.contains("tool_call_chunks") || chunk["tool_call_chunks"].empty();
+  if (complete && chunk.contains("tool_calls") && !chunk["tool_calls"].empty()) {
+    int index = 1;
+    for (const Json& call : chunk["tool_calls"]) {
+      if (!message.tool_calls.count(index)) {
+        message.tool_calls[index] = Json{{"id", call.value("id", Json())},
+                                         {"name", call.value("name", Json())},
+                                         {"args", call.value("args", Json::object())}};
+        v2("messages", ns,
+           Json{{"event", "content-block-start"},
+                {"index", index},
+                {"content",
+                 {{"type", "tool_call_chunk"},
+                  {"id", call.value("id", Json())},
+                  {"name", call.value("name", Json())},
+                  {"args", ""},
+                  {"index", index}}}});
+      }
+      ++index;
+    }
+  }
+}
+
+void RunEvents::v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output) {
+  // The node finished: every message it streamed is complete. Its final form (if the
+  // node's output holds it) gives the tool calls' parsed arguments.
+  std::map<std::string, Json> finals;
+  if (node_output.is_object() && node_output.contains("messages")) {
+    const Json& messages = node_output["messages"];
+    auto add = [&finals](const Json& m) {
+      if (m.is_object() && m.contains("id") && m["id"].is_string())
+        finals[m["id"].get<std::string>()] = m;
+    };
+    if (messages.is_array()) {
+      for (const Json& m : messages) add(m);
+    } else {
+      add(messages);
+    }
+  }
+  for (auto it = open_messages_.begin(); it != open_messages_.end();) {
+    OpenMessage& message = it->second;
+    const bool same_scope = ns.empty() || message.ns.size() >= ns.size();
+    if (!same_scope) {
+      ++it;
+      continue;
+    }
+    const Json final_message = finals.count(it->first) ? finals[it->first] : Json();
+    if (message.text_started) {
+      std::string text = message.text;
+      if (final_message.is_object() && final_message.contains("content") &&
+          final_message["content"].is_string()) {
+        text = final_message["content"].get<std::string>();
+      }
+      v2("messages", message.ns,
+         Json{{"event", "content-block-finish"},
+              {"index", 0},
+              {"content", {{"type", "text"}, {"text", text}}}});
+    }
+    Json final_calls = final_message.is_object() ? final_message.value("tool_calls", Json::array())
+                                                 : Json::array();
+    std::size_t position = 0;
+    for (auto& [index, call] : message.tool_calls) {
+      Json args = call["args"];
+      if (position < final_calls.size()) {
+        args = final_calls[position].value("args", Json::object());
+      } else if (args.is_string()) {
+        args = Json::parse(args.get<std::string>(), nullptr, false);
+        if (args.is_discarded()) args = Json::object();
+      }
+      ++position;
+      v2("messages", message.ns,
+         Json{{"event", "content-block-finish"},
+              {"index", index},
+              {"content",
+               {{"type", "tool_call"},
+                {"id", call["id"]},
+                {"name", call["name"]},
+                {"args", args}}}});
+    }
+    v2("messages", message.ns, Json{{"event", "message-finish"}, {"reason", "stop"}});
+    it = open_messages_.erase(it);
+  }
+}
+
+void RunEvents::finished(const RunResult& result) {
+  v2_finish_messages({}, Json());
+  const bool paused = result.paused || !result.interrupts.empty();
+  if (paused) {
+    Json interrupts = interrupts_to_json(result.interrupts);
+    if (!root_interrupt_update_seen_ && legacy_wants("updates")) {
+      legacy("updates", Json{{"__interrupt__", interrupts}});
+    }
+    if (!root_interrupt_values_seen_ && legacy_wants("values")) {
+      legacy("values", Json{{"__interrupt__", interrupts}});
+    }
+    v2_interrupts({}, interrupts);
+  }
+  v2("lifecycle", {},
+     Json{{"event", paused ? "interrupted" : "completed"}, {"graph_name", graph_id_}});
+}
+
+void RunEvents::cancelled() {
+  v2_finish_messages({}, Json());
+  v2("lifecycle", {},
+     Json{{"event", "failed"}, {"graph_name", graph_id_}, {"error", "Run cancelled"}});
+}
+
+void RunEvents::failed(const std::string& error, const std::string& message) {
+  v2_finish_messages({}, Json());
+  legacy("error", Json{{"error", error}, {"message", message}});
+  v2("lifecycle", {}, Json{{"event", "failed"}, {"graph_name", graph_id_}, {"error", message}});
+}
+
+}  // namespace tollgate::server

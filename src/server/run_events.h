@@ -1,0 +1,70 @@
+// RunEvents: turns one run's graph stream events into the run's legacy SSE events (the
+// requested stream modes, AGENT_SERVER_API.md §5) and into the thread's v2 protocol events
+// (§8.3), storing both. Not thread-safe: the graph calls on_event serially, and the run's
+// worker calls the rest before and after invoke().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "server/event_log.h"
+#include "server/run_manager.h"
+#include "server/store.h"
+#include "server/thread_streams.h"
+
+namespace tollgate::server {
+
+class RunEvents {
+ public:
+  RunEvents(ServerStore& store, ThreadStreams& streams, std::shared_ptr<EventLog> log,
+            const RunRecord& record, const RunRequest& request, std::string graph_id);
+
+  // The graph stream modes this run needs, and whether subgraph events are wanted.
+  std::vector<StreamMode> graph_modes() const;
+  bool wants_subgraphs() const;
+
+  void started();
+  void on_event(const StreamEvent& event);
+  void finished(const RunResult& result);
+  void cancelled();
+  void failed(const std::string& error, const std::string& message);
+  // True once the graph produced any event.
+  bool graph_emitted() const { return graph_emitted_; }
+
+ private:
+  void legacy(const std::string& name, const Json& data);
+  void v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
+          const std::string& node = "");
+  void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
+  void v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output);
+  void v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts);
+  bool legacy_wants(const std::string& mode) const { return modes_.count(mode) > 0; }
+
+  ServerStore& store_;
+  ThreadStreams& streams_;
+  std::shared_ptr<EventLog> log_;
+  const RunRecord& record_;
+  const RunRequest& request_;
+  std::string graph_id_;
+  std::set<std::string> modes_;
+  bool v2_enabled_;
+  std::int64_t next_id_ = 0;
+  bool graph_emitted_ = false;
+  bool root_interrupt_update_seen_ = false;
+  bool root_interrupt_values_seen_ = false;
+  std::set<std::string> v2_interrupts_sent_;
+
+  // A message being streamed on the v2 channel, by message id.
+  struct OpenMessage {
+    std::vector<std::string> ns;
+    std::string text;
+    bool text_started = false;
+    std::map<int, Json> tool_calls;  // block index -> {"id","name","args" (string)}
+  };
+  std::map<std::string, OpenMessage> open_messages_;
+};
+
+}  // namespace tollgate::server

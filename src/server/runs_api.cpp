@@ -1,0 +1,396 @@
+// Routes: runs (§4.4) with their SSE streams (§5), join and cancel.
+#include "server/api.h"
+#include "server/ids.h"
+#include "server/log_stream_body.h"
+#include "server/wire_format.h"
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+const std::vector<std::string> kStreamModes = {"values", "messages", "messages-tuple", "updates",
+                                               "events", "tasks",    "checkpoints",    "debug",
+                                               "custom", "tools",    "lifecycle"};
+
+std::vector<std::string> node_list(const Json& body, const std::string& field) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return {};
+  if (it->is_string()) {
+    if (it->get<std::string>() != "*")
+      throw HttpError(400, field + ": must be \"*\" or a list of node names");
+    return {"*"};
+  }
+  if (!it->is_array()) throw HttpError(400, field + ": must be \"*\" or a list of node names");
+  std::vector<std::string> out;
+  for (const Json& node : *it) {
+    if (!node.is_string()) throw HttpError(400, field + ": must be \"*\" or a list of node names");
+    out.push_back(node.get<std::string>());
+  }
+  return out;
+}
+
+struct ParsedRun {
+  RunRequest request;
+  std::string on_disconnect;
+  std::string if_not_exists;
+  std::string on_completion;
+};
+
+ParsedRun parse_run(ApiContext& context, const HttpRequest& http) {
+  Json body = require_object_body(http);
+  ParsedRun parsed;
+  RunRequest& r = parsed.request;
+  auto assistant_id = optional_string(body, "assistant_id");
+  if (!assistant_id) throw HttpError(400, "assistant_id: required");
+  r.assistant_id = require_assistant_for_run(context, *assistant_id).assistant_id;
+  r.input = body.value("input", Json());
+  if (body.contains("command") && !body["command"].is_null()) {
+    if (!body["command"].is_object()) throw HttpError(400, "command: must be an object");
+    try {
+      Command::from_json(body["command"]);
+    } catch (const Error& e) {
+      throw HttpError(400, std::string("command: ") + e.what());
+    }
+    r.command = body["command"];
+  }
+  if (body.contains("stream_mode") && !body["stream_mode"].is_null()) {
+    Json modes = body["stream_mode"];
+    if (modes.is_string()) modes = Json::array({modes});
+    if (!modes.is_array())
+      throw HttpError(400, "stream_mode: must be a mode name or a list of them");
+    r.stream_modes.clear();
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+      const Json& mode = modes[i];
+      if (!mode.is_string() || std::find(kStreamModes.begin(), kStreamModes.end(),
+                                         mode.get<std::string>()) == kStreamModes.end()) {
+        throw HttpError(400, "stream_mode[" + std::to_string(i) + "]: invalid value " +
+                                 mode.dump() +
+                                 "; expected one of values, messages, messages-tuple, updates, "
+                                 "events, tasks, checkpoints, debug, custom, tools");
+      }
+      r.stream_modes.push_back(mode.get<std::string>());
+    }
+    if (r.stream_modes.empty()) r.stream_modes = {"values"};
+  }
+  r.stream_subgraphs = optional_bool(body, "stream_subgraphs", false);
+  r.stream_resumable = optional_bool(body, "stream_resumable", false);
+  r.config = optional_object(body, "config");
+  r.context =
+      body.contains("context") && !body["context"].is_null() ? body["context"] : Json::object();
+  r.metadata = optional_object(body, "metadata");
+  r.multitask_strategy = enum_field(body, "multitask_strategy",
+                                    {"reject", "interrupt", "rollback", "enqueue"}, "reject");
+  parsed.on_disconnect = enum_field(body, "on_disconnect", {"cancel", "continue"}, "continue");
+  parsed.if_not_exists = enum_field(body, "if_not_exists", {"reject", "create"}, "reject");
+  parsed.on_completion = enum_field(body, "on_completion", {"delete", "keep"}, "delete");
+  if (auto id = optional_string(body, "checkpoint_id")) r.checkpoint_id = *id;
+  if (body.contains("checkpoint") && !body["checkpoint"].is_null()) {
+    Json checkpoint = optional_object(body, "checkpoint");
+    if (checkpoint.contains("checkpoint_id") && checkpoint["checkpoint_id"].is_string()) {
+      r.checkpoint_id = checkpoint["checkpoint_id"].get<std::string>();
+    }
+  }
+  r.interrupt_before = node_list(body, "interrupt_before");
+  r.interrupt_after = node_list(body, "interrupt_after");
+  if (body.contains("after_seconds") && !body["after_seconds"].is_null()) {
+    if (!body["after_seconds"].is_number() || body["after_seconds"].get<double>() < 0) {
+      throw HttpError(400, "after_seconds: must be a non-negative number");
+    }
+    r.after_seconds = body["after_seconds"].get<double>();
+  }
+  return parsed;
+}
+
+// Makes sure the run's thread exists: creates it for if_not_exists=create, else 404.
+void ensure_thread(ApiContext& context, const std::string& thread_id,
+                   const std::string& if_not_exists) {
+  require_uuid(thread_id, "thread_id");
+  if (context.store.get_thread(thread_id)) return;
+  if (if_not_exists != "create") throw HttpError(404, "Thread with ID " + thread_id + " not found");
+  context.store.create_thread(new_thread_record(thread_id, Json::object()));
+}
+
+std::string run_path(const RunRecord& run, bool stateless) {
+  return stateless ? "/runs/" + run.run_id : "/threads/" + run.thread_id + "/runs/" + run.run_id;
+}
+
+// Starts a run for a thread route (thread_id given) or a stateless route (empty).
+RunRecord start_run(ApiContext& context, ParsedRun& parsed, const std::string& thread_id) {
+  if (thread_id.empty()) {
+    std::string temporary_id = new_uuid7();
+    context.store.create_thread(new_thread_record(temporary_id, Json::object()));
+    parsed.request.thread_id = temporary_id;
+    parsed.request.temporary = parsed.on_completion == "delete";
+  } else {
+    ensure_thread(context, thread_id, parsed.if_not_exists);
+    parsed.request.thread_id = thread_id;
+  }
+  try {
+    return context.runs.submit(parsed.request);
+  } catch (...) {
+    if (thread_id.empty()) context.store.delete_thread(parsed.request.thread_id);
+    throw;
+  }
+}
+
+// A head gate that answers with the run's result once it ended (wait, join).
+std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::string& run_id,
+                                               std::string content_location) {
+  ApiContext* ctx = &context;
+  return [ctx, run_id, content_location](HttpResponse& head) {
+    std::optional<Json> result = ctx->runs.result(run_id);
+    if (!result) return false;
+    std::shared_ptr<EventLog> log = ctx->runs.events(run_id);
+    auto rejection = log ? log->rejection() : std::nullopt;
+    HttpResponse plain = rejection ? HttpResponse::error(rejection->first, rejection->second)
+                                   : HttpResponse::json(*result);
+    if (!content_location.empty()) plain.add_header("Content-Location", content_location);
+    head = std::move(plain);
+    return true;
+  };
+}
+
+HttpResponse stream_response(ApiContext& context, const RunRecord& run, bool stateless,
+                             const ParsedRun& parsed) {
+  std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
+  LogStreamBody::Options options;
+  ApiContext* ctx = &context;
+  const std::string run_id = run.run_id;
+  if (parsed.on_disconnect == "cancel") {
+    options.on_disconnect = [ctx, run_id] { ctx->runs.cancel(run_id, false); };
+  }
+  if (parsed.request.command) {
+    // A resume may be refused before it does anything: hold the head until the run shows
+    // progress, so a refusal is answered with its HTTP status.
+    std::weak_ptr<EventLog> weak = log;
+    options.head_gate = [weak](HttpResponse& head) {
+      auto l = weak.lock();
+      if (!l) return true;
+      if (auto rejection = l->rejection()) {
+        HttpResponse error = HttpResponse::error(rejection->first, rejection->second);
+        head.status = error.status;
+        head.body = std::move(error.body);
+        head.content_type = error.content_type;
+        head.stream.reset();
+        return true;
+      }
+      return l->size() >= 2 || l->closed();
+    };
+  }
+  HttpResponse response;
+  response.content_type = "text/event-stream";
+  response.add_header("Content-Location", run_path(run, stateless));
+  if (!stateless) response.add_header("Location", run_path(run, false) + "/stream");
+  response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+  return response;
+}
+
+HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std::string& location,
+                           bool cancel_on_disconnect) {
+  std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
+  LogStreamBody::Options options;
+  options.head_gate = result_gate(context, run.run_id, location);
+  options.filter = [](const LogEntry&) { return false; };
+  options.heartbeats = false;
+  if (cancel_on_disconnect) {
+    ApiContext* ctx = &context;
+    std::string run_id = run.run_id;
+    options.on_disconnect = [ctx, run_id] { ctx->runs.cancel(run_id, false); };
+  }
+  HttpResponse response;
+  response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+  return response;
+}
+
+RunRecord require_run(ApiContext& context, const std::string& thread_id,
+                      const std::string& run_id) {
+  require_uuid(thread_id, "thread_id");
+  require_uuid(run_id, "run_id");
+  auto run = context.store.get_run(run_id);
+  if (!run || run->thread_id != thread_id) throw HttpError(404, "Run not found");
+  return *run;
+}
+
+HttpResponse cancel_response(ApiContext& context, const RunRecord& run,
+                             const HttpRequest& request) {
+  std::string action = request.query_value("action").value_or("interrupt");
+  if (action != "interrupt" && action != "rollback") {
+    throw HttpError(400,
+                    "action: invalid value \"" + action + "\"; expected interrupt or rollback");
+  }
+  std::string wait = request.query_value("wait").value_or("0");
+  std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
+  context.runs.cancel(run.run_id, action == "rollback");
+  if (wait != "1" && wait != "true") return HttpResponse::empty(202);
+  LogStreamBody::Options options;
+  std::weak_ptr<EventLog> weak = log;
+  options.head_gate = [weak](HttpResponse& head) {
+    auto l = weak.lock();
+    if (l && !l->closed()) return false;
+    head = HttpResponse::empty(204);
+    return true;
+  };
+  options.heartbeats = false;
+  HttpResponse response;
+  response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+  return response;
+}
+
+}  // namespace
+
+void add_run_routes(Router& router, ApiContext& context) {
+  ApiContext* ctx = &context;
+
+  router.add("POST", "/threads/:thread_id/runs/stream", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    return stream_response(*ctx, run, false, parsed);
+  });
+
+  router.add("POST", "/runs/stream", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, "");
+    return stream_response(*ctx, run, true, parsed);
+  });
+
+  router.add("POST", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    HttpResponse response = HttpResponse::json(run_to_json(run));
+    response.add_header("Content-Location", run_path(run, false));
+    return response;
+  });
+
+  router.add("POST", "/runs", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, "");
+    HttpResponse response = HttpResponse::json(run_to_json(run));
+    response.add_header("Content-Location", run_path(run, true));
+    return response;
+  });
+
+  router.add("POST", "/threads/:thread_id/runs/wait", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    return wait_response(*ctx, run, run_path(run, false), parsed.on_disconnect == "cancel");
+  });
+
+  router.add("POST", "/runs/wait", [ctx](HttpRequest& request) {
+    ParsedRun parsed = parse_run(*ctx, request);
+    RunRecord run = start_run(*ctx, parsed, "");
+    return wait_response(*ctx, run, run_path(run, true), parsed.on_disconnect == "cancel");
+  });
+
+  router.add("GET", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
+    require_thread(*ctx, request.params[0]);
+    std::size_t limit = 10;
+    std::size_t offset = 0;
+    try {
+      if (auto v = request.query_value("limit")) limit = static_cast<std::size_t>(std::stoul(*v));
+      if (auto v = request.query_value("offset")) offset = static_cast<std::size_t>(std::stoul(*v));
+    } catch (const std::exception&) {
+      throw HttpError(400, "limit/offset: must be non-negative integers");
+    }
+    auto status = request.query_value("status");
+    Json out = Json::array();
+    std::size_t skipped = 0;
+    for (const RunRecord& run : ctx->store.list_runs(request.params[0])) {
+      if (status && !status->empty() && run.status != *status) continue;
+      if (skipped++ < offset) continue;
+      if (out.size() >= limit) break;
+      out.push_back(run_to_json(run));
+    }
+    return HttpResponse::json(out);
+  });
+
+  router.add("GET", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
+    return HttpResponse::json(run_to_json(require_run(*ctx, request.params[0], request.params[1])));
+  });
+
+  router.add("DELETE", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    if (run.status == "pending" || run.status == "running") {
+      ctx->runs.cancel(run.run_id, true);
+    }
+    ctx->store.delete_run(run.run_id);
+    return HttpResponse::empty(204);
+  });
+
+  router.add("POST", "/threads/:thread_id/runs/:run_id/cancel", [ctx](HttpRequest& request) {
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    return cancel_response(*ctx, run, request);
+  });
+
+  router.add("POST", "/runs/cancel", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    std::string action = request.query_value("action").value_or("interrupt");
+    std::vector<std::string> run_ids;
+    if (body.contains("run_ids") && body["run_ids"].is_array()) {
+      for (const Json& id : body["run_ids"]) {
+        if (id.is_string()) run_ids.push_back(id.get<std::string>());
+      }
+    }
+    if (auto thread_id = optional_string(body, "thread_id")) {
+      auto status = optional_string(body, "status");
+      for (const RunRecord& run : ctx->store.list_runs(*thread_id)) {
+        const bool active = run.status == "pending" || run.status == "running";
+        if (!active) continue;
+        if (status && *status != "all" && run.status != *status) continue;
+        if (run_ids.empty() ||
+            std::find(run_ids.begin(), run_ids.end(), run.run_id) != run_ids.end()) {
+          ctx->runs.cancel(run.run_id, action == "rollback");
+        }
+      }
+    } else {
+      for (const std::string& id : run_ids) ctx->runs.cancel(id, action == "rollback");
+    }
+    return HttpResponse::empty(204);
+  });
+
+  router.add("GET", "/threads/:thread_id/runs/:run_id/join", [ctx](HttpRequest& request) {
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    auto flag = request.query_value("cancel_on_disconnect");
+    return wait_response(*ctx, run, "", flag && (*flag == "1" || *flag == "true"));
+  });
+
+  auto join_stream = [ctx](HttpRequest& request, const RunRecord& run) {
+    std::shared_ptr<EventLog> log = ctx->runs.events(run.run_id);
+    if (!log) throw HttpError(404, "Run not found");
+    LogStreamBody::Options options;
+    std::string last = request.header("last-event-id");
+    if (last.empty()) {
+      options.start = log->size();  // only what comes next
+    } else {
+      try {
+        long long id = std::stoll(last);
+        options.start = id < 0 ? 0 : static_cast<std::size_t>(id + 1);
+      } catch (const std::exception&) {
+        throw HttpError(400, "Last-Event-ID: must be an event id (a number, -1 for all)");
+      }
+    }
+    auto flag = request.query_value("cancel_on_disconnect");
+    if (flag && (*flag == "1" || *flag == "true")) {
+      std::string run_id = run.run_id;
+      options.on_disconnect = [ctx, run_id] { ctx->runs.cancel(run_id, false); };
+    }
+    HttpResponse response;
+    response.content_type = "text/event-stream";
+    response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+    return response;
+  };
+
+  router.add("GET", "/threads/:thread_id/runs/:run_id/stream",
+             [ctx, join_stream](HttpRequest& request) {
+               RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+               return join_stream(request, run);
+             });
+
+  router.add("GET", "/runs/:run_id/stream", [ctx, join_stream](HttpRequest& request) {
+    require_uuid(request.params[0], "run_id");
+    auto run = ctx->store.get_run(request.params[0]);
+    if (!run) throw HttpError(404, "Run not found");
+    return join_stream(request, *run);
+  });
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,85 @@
+// ServerStore: where the server keeps assistants, threads, runs and stream events. SQLite
+// now (sqlite_store.h); a PostgreSQL implementation slots in behind the same interface.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/event_log.h"
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+struct AssistantRecord {
+  std::string assistant_id;
+  std::string graph_id;
+  std::string name;
+  std::optional<std::string> description;
+  Json config = Json::object();
+  Json context = Json::object();
+  Json metadata = Json::object();
+  int version = 1;
+  std::int64_t created_at = 0;  // milliseconds since the epoch
+  std::int64_t updated_at = 0;
+};
+
+struct ThreadRecord {
+  std::string thread_id;
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+  Json metadata = Json::object();
+  std::string status = "idle";  // idle | busy | interrupted | error
+  Json config = Json::object();
+  Json values;      // null until the first run finished
+  Json interrupts;  // task id -> [Interrupt]; null until the first run finished
+  Json error;       // message of the last failed run, or null
+};
+
+struct RunRecord {
+  std::string run_id;
+  std::string thread_id;
+  std::string assistant_id;
+  Json metadata = Json::object();
+  std::string status = "pending";  // pending | running | success | error | interrupted | timeout
+  Json kwargs = Json::object();
+  std::string multitask_strategy = "reject";
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+// Thread-safety: every method may be called from any thread. Each call is atomic.
+// Storage failures throw Error(kUnavailable).
+class ServerStore {
+ public:
+  virtual ~ServerStore() = default;
+
+  virtual void put_assistant(const AssistantRecord& assistant) = 0;  // insert or replace
+  virtual std::optional<AssistantRecord> get_assistant(const std::string& assistant_id) = 0;
+  virtual std::vector<AssistantRecord> list_assistants() = 0;
+  virtual void delete_assistant(const std::string& assistant_id) = 0;
+
+  // Inserts a thread; false (and nothing written) if the id exists.
+  virtual bool create_thread(const ThreadRecord& thread) = 0;
+  virtual std::optional<ThreadRecord> get_thread(const std::string& thread_id) = 0;
+  virtual void update_thread(const ThreadRecord& thread) = 0;
+  virtual std::vector<ThreadRecord> list_threads() = 0;
+  // Removes the thread with its runs and stream events.
+  virtual void delete_thread(const std::string& thread_id) = 0;
+
+  virtual void put_run(const RunRecord& run) = 0;  // insert or replace
+  virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
+  virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
+  virtual std::vector<RunRecord> list_runs_with_status(const std::string& status) = 0;
+  virtual void delete_run(const std::string& run_id) = 0;  // with its events
+
+  // Stream events of a run (legacy SSE, replayed by join with Last-Event-ID) and of a
+  // thread (v2 protocol), in append order.
+  virtual void append_run_event(const std::string& run_id, const LogEntry& entry) = 0;
+  virtual std::vector<LogEntry> run_events(const std::string& run_id) = 0;
+  virtual void append_thread_event(const std::string& thread_id, const LogEntry& entry) = 0;
+  virtual std::vector<LogEntry> thread_events(const std::string& thread_id) = 0;
+};
+
+}  // namespace tollgate::server

@@ -1,0 +1,93 @@
+#include "server/thread_streams.h"
+
+#include "server/ids.h"
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+ThreadStreams::Stream& ThreadStreams::stream_locked(const std::string& thread_id) {
+  auto it = streams_.find(thread_id);
+  if (it != streams_.end()) return it->second;
+  Stream stream;
+  stream.log = std::make_shared<EventLog>();
+  for (LogEntry& entry : store_.thread_events(thread_id)) {
+    stream.last_seq = entry.seq;
+    stream.log->append(std::move(entry));
+  }
+  return streams_.emplace(thread_id, std::move(stream)).first->second;
+}
+
+std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  return stream_locked(thread_id).log;
+}
+
+std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string& method,
+                                 const std::vector<std::string>& ns, const Json& data,
+                                 const std::string& node, const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  Stream& stream = stream_locked(thread_id);
+  const std::int64_t seq = ++stream.last_seq;
+  LogEntry entry;
+  entry.seq = seq;
+  entry.event = method;
+  entry.ns = ns;
+  entry.channel = method;
+  if (method == "input.requested" || method == "input.answered") entry.channel = "input";
+  if (method == "custom" && data.is_object() && data.contains("name") && data["name"].is_string()) {
+    entry.channel = "custom:" + data["name"].get<std::string>();
+  }
+  entry.id = (method == "lifecycle" && ns.empty() && !run_id.empty())
+                 ? "synth:" + run_id + ":" + std::to_string(seq)
+                 : std::to_string(seq);
+  Json params{{"namespace", ns}, {"timestamp", now_millis()}, {"data", data}};
+  if (!node.empty()) params["node"] = node;
+  Json envelope{{"type", "event"},
+                {"event_id", entry.id},
+                {"seq", seq},
+                {"method", method},
+                {"params", std::move(params)}};
+  entry.data = envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
+  store_.append_thread_event(thread_id, entry);
+  stream.log->append(std::move(entry));
+  return seq;
+}
+
+std::int64_t ThreadStreams::current_seq(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  return stream_locked(thread_id).last_seq;
+}
+
+void ThreadStreams::forget(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  streams_.erase(thread_id);
+}
+
+bool StreamFilter::matches(const LogEntry& entry) const {
+  if (since >= 0 && entry.seq <= since) return false;
+  bool channel_ok = false;
+  for (const std::string& channel : channels) {
+    if (channel == entry.channel ||
+        (channel == "custom" && entry.channel.rfind("custom:", 0) == 0)) {
+      channel_ok = true;
+      break;
+    }
+  }
+  if (!channel_ok) return false;
+  if (!has_namespaces) return depth < 0 || static_cast<int>(entry.ns.size()) <= depth;
+  for (const auto& prefix : namespaces) {
+    if (prefix.size() > entry.ns.size()) continue;
+    bool is_prefix = true;
+    for (std::size_t i = 0; i < prefix.size() && is_prefix; ++i) {
+      // A segment "node" matches "node:<task id>".
+      const std::string& segment = entry.ns[i];
+      is_prefix = segment == prefix[i] || segment.rfind(prefix[i] + ":", 0) == 0;
+    }
+    if (!is_prefix) continue;
+    if (depth >= 0 && static_cast<int>(entry.ns.size() - prefix.size()) > depth) continue;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,287 @@
+// Routes: /threads (§4.2) and thread state and history (§4.3).
+#include <algorithm>
+
+#include "server/api.h"
+#include "server/ids.h"
+#include "server/wire_format.h"
+
+namespace tollgate::server {
+namespace {
+
+// The graph that ran on the thread, or nullptr if it never ran.
+const CompiledGraph* thread_graph(ApiContext& context, const ThreadRecord& thread) {
+  if (!thread.metadata.is_object() || !thread.metadata.contains("graph_id") ||
+      !thread.metadata["graph_id"].is_string()) {
+    return nullptr;
+  }
+  return context.runs.graph(thread.metadata["graph_id"].get<std::string>());
+}
+
+Json state_of(ApiContext& context, const ThreadRecord& thread, const std::string& checkpoint_id,
+              const std::string& checkpoint_ns, bool subgraphs) {
+  const CompiledGraph* graph = thread_graph(context, thread);
+  if (graph == nullptr) return empty_state_json();
+  RunConfig config;
+  config.thread_id = thread.thread_id;
+  config.checkpoint_id = checkpoint_id;
+  config.checkpoint_ns = checkpoint_ns;
+  StateSnapshot snapshot = graph->get_state(config, subgraphs);
+  if (!checkpoint_id.empty() && snapshot.config.checkpoint_id.empty()) {
+    throw HttpError(404, "Checkpoint " + checkpoint_id + " not found");
+  }
+  return state_to_json(snapshot);
+}
+
+bool query_flag(const HttpRequest& request, const std::string& name) {
+  auto value = request.query_value(name);
+  return value && (*value == "true" || *value == "1");
+}
+
+// A checkpoint id given as a string or as a config {"configurable": {"checkpoint_id": ...}}
+// or {"checkpoint_id": ...}.
+std::optional<std::string> checkpoint_id_of(const Json& value, const std::string& field) {
+  if (value.is_null()) return std::nullopt;
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object()) {
+    const Json& inner = value.contains("configurable") ? value["configurable"] : value;
+    if (inner.is_object() && inner.contains("checkpoint_id") &&
+        inner["checkpoint_id"].is_string()) {
+      return inner["checkpoint_id"].get<std::string>();
+    }
+    if (inner.is_object() &&
+        (!inner.contains("checkpoint_id") || inner["checkpoint_id"].is_null())) {
+      return std::nullopt;
+    }
+  }
+  throw HttpError(400, field + ": must be a checkpoint id or a config naming one");
+}
+
+std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body) {
+  Json metadata = optional_object(body, "metadata");
+  Json values = optional_object(body, "values");
+  auto status = optional_string(body, "status");
+  if (status && *status != "idle" && *status != "busy" && *status != "interrupted" &&
+      *status != "error") {
+    throw HttpError(400, "status: invalid value \"" + *status +
+                             "\"; expected one of idle, busy, interrupted, error");
+  }
+  std::vector<std::string> ids;
+  if (body.contains("ids") && !body["ids"].is_null()) {
+    if (!body["ids"].is_array()) throw HttpError(400, "ids: must be an array of thread ids");
+    for (const Json& id : body["ids"]) {
+      if (!id.is_string()) throw HttpError(400, "ids: must be an array of thread ids");
+      ids.push_back(id.get<std::string>());
+    }
+  }
+  std::vector<ThreadRecord> out;
+  for (ThreadRecord& t : context.store.list_threads()) {
+    if (status && t.status != *status) continue;
+    if (!json_contains(t.metadata, metadata)) continue;
+    if (!values.empty() && !json_contains(t.values, values)) continue;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), t.thread_id) == ids.end()) continue;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Json history(ApiContext& context, const ThreadRecord& thread, const Json& body) {
+  const CompiledGraph* graph = thread_graph(context, thread);
+  if (graph == nullptr) return Json::array();
+  std::size_t limit = optional_count(body, "limit", 10);
+  RunConfig config;
+  config.thread_id = thread.thread_id;
+  ListQuery query;
+  query.limit = limit;
+  if (body.contains("before")) {
+    if (auto before = checkpoint_id_of(body["before"], "before")) query.before = *before;
+  }
+  if (body.contains("metadata") && !body["metadata"].is_null()) {
+    query.filter = optional_object(body, "metadata");
+  }
+  if (body.contains("checkpoint") && !body["checkpoint"].is_null()) {
+    Json checkpoint = optional_object(body, "checkpoint");
+    config.checkpoint_ns = checkpoint.value("checkpoint_ns", std::string());
+    config.checkpoint_id = checkpoint.value("checkpoint_id", std::string());
+  }
+  Json out = Json::array();
+  for (const StateSnapshot& snapshot : graph->get_state_history(config, query)) {
+    out.push_back(state_to_json(snapshot));
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_thread_routes(Router& router, ApiContext& context) {
+  ApiContext* ctx = &context;
+
+  router.add("POST", "/threads", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    Json metadata = optional_object(body, "metadata");
+    std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
+    std::string thread_id = optional_string(body, "thread_id").value_or(new_uuid7());
+    require_uuid(thread_id, "thread_id");
+    ThreadRecord thread = new_thread_record(thread_id, metadata);
+    if (!ctx->store.create_thread(thread)) {
+      if (if_exists == "do_nothing") {
+        return HttpResponse::json(thread_to_json(*ctx->store.get_thread(thread_id)));
+      }
+      throw HttpError(409, "Thread already exists");
+    }
+    return HttpResponse::json(thread_to_json(thread));
+  });
+
+  router.add("POST", "/threads/search", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    std::size_t limit = optional_count(body, "limit", 10);
+    std::size_t offset = optional_count(body, "offset", 0);
+    std::string sort_by = enum_field(
+        body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
+    std::string order = enum_field(body, "sort_order", {"asc", "desc"}, "desc");
+    std::vector<ThreadRecord> found = matching_threads(*ctx, body);
+    std::stable_sort(found.begin(), found.end(), [&](const ThreadRecord& x, const ThreadRecord& y) {
+      Json a = sort_by == "created_at"   ? Json(x.created_at)
+               : sort_by == "updated_at" ? Json(x.updated_at)
+                                         : thread_to_json(x)[sort_by];
+      Json b = sort_by == "created_at"   ? Json(y.created_at)
+               : sort_by == "updated_at" ? Json(y.updated_at)
+                                         : thread_to_json(y)[sort_by];
+      return order == "asc" ? a < b : b < a;
+    });
+    Json out = Json::array();
+    Json select = body.value("select", Json());
+    for (std::size_t i = offset; i < found.size() && out.size() < limit; ++i) {
+      Json t = thread_to_json(found[i]);
+      if (select.is_array() && !select.empty()) {
+        Json picked = Json::object();
+        for (const Json& field : select) {
+          if (field.is_string() && t.contains(field.get<std::string>())) {
+            picked[field.get<std::string>()] = t[field.get<std::string>()];
+          }
+        }
+        t = picked;
+      }
+      out.push_back(std::move(t));
+    }
+    HttpResponse response = HttpResponse::json(out);
+    response.add_header("X-Pagination-Total", std::to_string(found.size()));
+    if (offset + limit < found.size()) {
+      response.add_header("X-Pagination-Next", std::to_string(offset + limit));
+    }
+    return response;
+  });
+
+  router.add("POST", "/threads/count", [ctx](HttpRequest& request) {
+    return HttpResponse::json(matching_threads(*ctx, require_object_body(request)).size());
+  });
+
+  router.add("GET", "/threads/:thread_id", [ctx](HttpRequest& request) {
+    return HttpResponse::json(thread_to_json(require_thread(*ctx, request.params[0])));
+  });
+
+  router.add("PATCH", "/threads/:thread_id", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    Json metadata = optional_object(body, "metadata");
+    if (!thread.metadata.is_object()) thread.metadata = Json::object();
+    thread.metadata.update(metadata);
+    thread.updated_at = now_millis();
+    ctx->store.update_thread(thread);
+    return HttpResponse::json(thread_to_json(thread));
+  });
+
+  router.add("DELETE", "/threads/:thread_id", [ctx](HttpRequest& request) {
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ctx->runs.cancel_thread(thread.thread_id);
+    if (ctx->saver) ctx->saver->delete_thread(thread.thread_id);
+    ctx->store.delete_thread(thread.thread_id);
+    ctx->streams.forget(thread.thread_id);
+    return HttpResponse::empty(204);
+  });
+
+  router.add("POST", "/threads/:thread_id/copy", [ctx](HttpRequest& request) {
+    ThreadRecord source = require_thread(*ctx, request.params[0]);
+    ThreadRecord copy = source;
+    copy.thread_id = new_uuid7();
+    copy.created_at = copy.updated_at = now_millis();
+    if (copy.status == "busy") copy.status = "idle";
+    if (ctx->saver) ctx->saver->copy_thread(source.thread_id, copy.thread_id);
+    ctx->store.create_thread(copy);
+    return HttpResponse::json(thread_to_json(copy));
+  });
+
+  router.add("GET", "/threads/:thread_id/state", [ctx](HttpRequest& request) {
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    return HttpResponse::json(state_of(*ctx, thread, "", "", query_flag(request, "subgraphs")));
+  });
+
+  router.add("GET", "/threads/:thread_id/state/:checkpoint_id", [ctx](HttpRequest& request) {
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    return HttpResponse::json(
+        state_of(*ctx, thread, request.params[1], "", query_flag(request, "subgraphs")));
+  });
+
+  router.add("POST", "/threads/:thread_id/state/checkpoint", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    Json checkpoint = optional_object(body, "checkpoint");
+    return HttpResponse::json(state_of(
+        *ctx, thread, checkpoint.value("checkpoint_id", std::string()),
+        checkpoint.value("checkpoint_ns", std::string()), optional_bool(body, "subgraphs", false)));
+  });
+
+  router.add("POST", "/threads/:thread_id/state", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    const CompiledGraph* graph = thread_graph(*ctx, thread);
+    if (graph == nullptr) {
+      throw HttpError(400, "Thread " + thread.thread_id +
+                               " has no graph yet: start a run on it before updating its state");
+    }
+    if (ctx->runs.thread_active(thread.thread_id)) throw HttpError(409, "Thread is busy");
+    if (!body.contains("values"))
+      throw HttpError(400, "values: required (an object, a list or null)");
+    const Json& values = body["values"];
+    if (!values.is_null() && !values.is_object() && !values.is_array()) {
+      throw HttpError(400, "values: must be an object, a list of objects or null");
+    }
+    RunConfig config;
+    config.thread_id = thread.thread_id;
+    if (auto id = optional_string(body, "checkpoint_id")) config.checkpoint_id = *id;
+    if (body.contains("checkpoint") && !body["checkpoint"].is_null()) {
+      Json checkpoint = optional_object(body, "checkpoint");
+      config.checkpoint_id = checkpoint.value("checkpoint_id", config.checkpoint_id);
+      config.checkpoint_ns = checkpoint.value("checkpoint_ns", std::string());
+    }
+    std::string as_node = optional_string(body, "as_node").value_or("");
+    Json normalized = values.is_array() ? values : normalize_input(values);
+    CheckpointConfig result = graph->update_state(config, normalized, as_node);
+    ctx->runs.refresh_thread(thread.thread_id, thread.metadata["graph_id"].get<std::string>());
+    return HttpResponse::json({{"checkpoint",
+                                {{"thread_id", result.thread_id},
+                                 {"checkpoint_ns", result.checkpoint_ns},
+                                 {"checkpoint_id", result.checkpoint_id}}}});
+  });
+
+  router.add("POST", "/threads/:thread_id/history", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    return HttpResponse::json(history(*ctx, thread, body));
+  });
+
+  router.add("GET", "/threads/:thread_id/history", [ctx](HttpRequest& request) {
+    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    Json body = Json::object();
+    if (auto limit = request.query_value("limit")) {
+      try {
+        body["limit"] = std::stoi(*limit);
+      } catch (const std::exception&) {
+        throw HttpError(400, "limit: must be a non-negative integer");
+      }
+    }
+    if (auto before = request.query_value("before")) body["before"] = *before;
+    return HttpResponse::json(history(*ctx, thread, body));
+  });
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,34 @@
+// Wire shapes of the Agent Server API: records and graph state as the clients expect them
+// (AGENT_SERVER_API.md §2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "server/store.h"
+#include "tollgate/graph.h"
+
+namespace tollgate::server {
+
+Json assistant_to_json(const AssistantRecord& assistant);
+Json thread_to_json(const ThreadRecord& thread);
+Json run_to_json(const RunRecord& run);
+
+// A ThreadState (§2.3) of `snapshot`; a snapshot without a checkpoint gives the empty
+// state with "checkpoint": null.
+Json state_to_json(const StateSnapshot& snapshot);
+Json empty_state_json();
+Json interrupt_to_json(const Interrupt& interrupt);
+Json interrupts_to_json(const std::vector<Interrupt>& interrupts);
+// task id -> [Interrupt] of a snapshot, as stored in the thread's "interrupts".
+Json interrupts_by_task(const StateSnapshot& snapshot);
+
+// Loose input messages made canonical: "role" -> "type", serialized LangChain classes
+// unwrapped, a fresh id for each message lacking one. Other values pass unchanged.
+Json normalize_input(const Json& input);
+Json normalize_message(const Json& message);
+
+// True if every key/value of `subset` equals the same key of `object` (metadata filters).
+bool json_contains(const Json& object, const Json& subset);
+
+}  // namespace tollgate::server

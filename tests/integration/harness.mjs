@@ -1,0 +1,76 @@
+// Starts `tollgate serve` on a free port with a fresh database and hands out SDK clients.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+
+const BINARY = process.env.TOLLGATE_BIN;
+if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
+
+export class ServerProcess {
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), "tollgate-it-"));
+    this.db = join(this.dir, "tollgate.db");
+    this.port = 0;
+  }
+
+  // Starts the server (on the same port after a restart) and resolves once it listens.
+  async start() {
+    this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.stderr = "";
+    this.child.stderr.on("data", (d) => (this.stderr += d));
+    await new Promise((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error("server did not start: " + out + this.stderr)), 20000);
+      this.child.stdout.on("data", (d) => {
+        out += d;
+        const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
+        if (m) {
+          clearTimeout(timer);
+          this.port = Number(m[1]);
+          resolve();
+        }
+      });
+      this.child.on("exit", (code) => reject(new Error(`server exited with ${code}: ${out}${this.stderr}`)));
+    });
+    this.url = `http://127.0.0.1:${this.port}`;
+    return this;
+  }
+
+  client() {
+    return new Client({ apiUrl: this.url, apiKey: null, callerOptions: { maxRetries: 0 } });
+  }
+
+  async kill(signal = "SIGKILL") {
+    if (!this.child || this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
+    this.child.kill(signal);
+    await exited;
+  }
+
+  async stop() {
+    await this.kill("SIGTERM");
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export async function collect(stream) {
+  const events = [];
+  for await (const chunk of stream) events.push(chunk);
+  return events;
+}
+
+export const humanInput = (text) => ({ messages: [{ role: "user", content: text }] });
+
+export async function waitForStatus(client, threadId, status, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const thread = await client.threads.get(threadId);
+    if (thread.status === status) return thread;
+    if (Date.now() > deadline) throw new Error(`thread ${threadId} is ${thread.status}, never ${status}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

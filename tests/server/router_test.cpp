@@ -1,0 +1,76 @@
+#include "server/router.h"
+
+#include <gtest/gtest.h>
+
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+HttpRequest request(std::string method, std::string path, std::string body = "") {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.path = std::move(path);
+  r.body = std::move(body);
+  return r;
+}
+
+Json body_of(const HttpResponse& response) {
+  return Json::parse(response.body);
+}
+
+TEST(RouterTest, CapturesPathParametersInOrder) {
+  Router router;
+  router.add("GET", "/threads/:thread_id/runs/:run_id",
+             [](HttpRequest& r) { return HttpResponse::json(r.params); });
+  auto r = request("GET", "/threads/t1/runs/r1");
+  EXPECT_EQ(body_of(router.dispatch(r)), Json({"t1", "r1"}));
+}
+
+TEST(RouterTest, UnknownPathIs404WithDetail) {
+  Router router;
+  auto r = request("GET", "/nope");
+  HttpResponse response = router.dispatch(r);
+  EXPECT_EQ(response.status, 404);
+  EXPECT_EQ(body_of(response)["detail"], "Not found");
+}
+
+TEST(RouterTest, KnownPathWithOtherMethodIs405) {
+  Router router;
+  router.add("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
+  auto r = request("DELETE", "/ok");
+  EXPECT_EQ(router.dispatch(r).status, 405);
+}
+
+TEST(RouterTest, MalformedJsonBodyIs400NamingTheProblem) {
+  Router router;
+  router.add("POST", "/threads", [](HttpRequest& r) { return HttpResponse::json(r.json_body()); });
+  auto r = request("POST", "/threads", "{\"metadata\":");
+  HttpResponse response = router.dispatch(r);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(body_of(response)["detail"].get<std::string>().find("not valid JSON"),
+            std::string::npos);
+}
+
+TEST(RouterTest, ErrorCodesMapToTheirHttpStatus) {
+  Router router;
+  router.add("GET", "/conflict",
+             [](HttpRequest&) -> HttpResponse { throw Error::Conflict("nothing to resume"); });
+  router.add("GET", "/refused",
+             [](HttpRequest&) -> HttpResponse { throw Error::Unprocessable("decision refused"); });
+  auto conflict = request("GET", "/conflict");
+  auto refused = request("GET", "/refused");
+  HttpResponse a = router.dispatch(conflict);
+  HttpResponse b = router.dispatch(refused);
+  EXPECT_EQ(a.status, 409);
+  EXPECT_EQ(body_of(a)["detail"], "nothing to resume");
+  EXPECT_EQ(b.status, 422);
+}
+
+TEST(RouterTest, EmptyBodyIsTheEmptyValue) {
+  auto r = request("POST", "/x", "  \n");
+  EXPECT_EQ(r.json_body(), Json::object());
+}
+
+}  // namespace
+}  // namespace tollgate::server

@@ -1,0 +1,545 @@
+// The Agent Server over real HTTP on 127.0.0.1, serving small graphs built here.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "server/http_test_client.h"
+#include "server/sqlite_store.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/server.h"
+
+namespace tollgate::server {
+namespace {
+
+using testing::http_call;
+using testing::parse_sse;
+
+// A node that waits until the test opens the gate (or the run is cancelled).
+struct Gate {
+  std::atomic<bool> open{false};
+  std::atomic<int> entered{0};
+};
+
+CompileOptions compile_options(std::shared_ptr<Saver> saver, std::string name) {
+  CompileOptions options;
+  options.checkpointer = std::move(saver);
+  options.name = std::move(name);
+  return options;
+}
+
+GraphRegistry test_graphs(std::shared_ptr<Gate> gate) {
+  GraphRegistry registry;
+  registry.add("hitl", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+    StateSchema schema;
+    schema.add_messages("messages");
+    StateGraph g(schema);
+    g.add_node("agent", [](const State&, Runtime&) -> NodeResult {
+      return Json{{"messages", {{{"type", "ai"}, {"id", "ai-1"}, {"content", "Approve?"}}}}};
+    });
+    g.add_node("review", [](const State&, Runtime& rt) -> NodeResult {
+      Json answer = rt.interrupt(Json{{"question", "Approve tool call delete_file?"}});
+      return Json{{"decision", answer}};
+    });
+    g.add_node("tool", [](const State& s, Runtime&) -> NodeResult {
+      return Json{{"messages",
+                   {{{"type", "tool"},
+                     {"id", "tool-1"},
+                     {"tool_call_id", "call_1"},
+                     {"content", "decision=" + s["decision"].dump()}}}}};
+    });
+    g.add_edge(START, "agent").add_edge("agent", "review").add_edge("review", "tool");
+    g.add_edge("tool", END);
+    return g.compile(compile_options(saver, "hitl"));
+  });
+  registry.add("gated",
+               [gate](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+                 StateGraph g;
+                 g.add_node("wait", [gate](const State&, Runtime& rt) -> NodeResult {
+                   gate->entered++;
+                   while (!gate->open && !rt.cancelled())
+                     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                   return Json{{"done", true}};
+                 });
+                 g.add_edge(START, "wait").add_edge("wait", END);
+                 return g.compile(compile_options(saver, "gated"));
+               });
+  return registry;
+}
+
+class ServerApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::filesystem::temp_directory_path() /
+          ("tollgate_server_api_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    remove_db();
+    saver_ = std::make_shared<MemorySaver>();
+    start();
+  }
+  void TearDown() override {
+    gate_->open = true;
+    server_.reset();
+    remove_db();
+  }
+  void start() {
+    ServerOptions options;
+    options.port = 0;
+    options.db_path = db_.string();
+    options.checkpointer = saver_;
+    options.max_body_bytes = 64 * 1024;
+    options.heartbeat_seconds = 0;
+    server_ = std::make_unique<Server>(options, test_graphs(gate_));
+    server_->start();
+  }
+  void restart() {
+    server_.reset();
+    start();
+  }
+  void remove_db() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix);
+  }
+
+  testing::ClientResponse call(const std::string& method, const std::string& target,
+                               const Json& body = Json(),
+                               const std::map<std::string, std::string>& headers = {}) {
+    return http_call(server_->port(), method, target, body.is_null() ? "" : body.dump(), headers);
+  }
+  std::string new_thread() {
+    auto response = call("POST", "/threads", Json::object());
+    EXPECT_EQ(response.status, 200) << response.body;
+    return response.json()["thread_id"].get<std::string>();
+  }
+  std::vector<testing::SseEvent> stream(const std::string& thread_id, const Json& body) {
+    auto response = call("POST", "/threads/" + thread_id + "/runs/stream", body);
+    EXPECT_EQ(response.status, 200) << response.body;
+    return parse_sse(response.body);
+  }
+  std::vector<testing::SseEvent> run_to_interrupt(const std::string& thread_id) {
+    return stream(thread_id,
+                  {{"assistant_id", "hitl"},
+                   {"input", {{"messages", {{{"role", "user"}, {"content", "delete /tmp/x"}}}}}},
+                   {"stream_mode", {"values", "updates"}}});
+  }
+  void wait_for_status(const std::string& thread_id, const std::string& status) {
+    for (int i = 0; i < 500; ++i) {
+      if (call("GET", "/threads/" + thread_id).json()["status"] == status) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "thread never became " << status;
+  }
+
+  std::filesystem::path db_;
+  std::shared_ptr<MemorySaver> saver_;
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerApiTest, OkAnswersTrue) {
+  auto response = call("GET", "/ok");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.json(), Json({{"ok", true}}));
+}
+
+TEST_F(ServerApiTest, EveryResponseCarriesCorsHeadersExposingContentLocation) {
+  auto response = call("GET", "/ok");
+  EXPECT_EQ(response.header("access-control-allow-origin"), "*");
+  EXPECT_NE(response.header("access-control-expose-headers").find("content-location"),
+            std::string::npos);
+}
+
+TEST_F(ServerApiTest, PreflightIs204EchoingRequestedHeaders) {
+  auto response = call("OPTIONS", "/threads", Json(),
+                       {{"Access-Control-Request-Headers", "content-type,x-api-key"}});
+  EXPECT_EQ(response.status, 204);
+  EXPECT_EQ(response.header("access-control-allow-headers"), "content-type,x-api-key");
+  EXPECT_NE(response.header("access-control-allow-methods").find("PATCH"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, OversizedBodyIs413WithJsonDetail) {
+  std::string big(100 * 1024, 'x');
+  auto response =
+      http_call(server_->port(), "POST", "/threads", "{\"metadata\":{\"x\":\"" + big + "\"}}");
+  EXPECT_EQ(response.status, 413);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("too large"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, MalformedJsonIs400) {
+  auto response = http_call(server_->port(), "POST", "/threads", "{\"metadata\": ");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("not valid JSON"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, UnknownThreadIs404NamingIt) {
+  auto response = call("GET", "/threads/00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(response.status, 404);
+  EXPECT_EQ(response.json()["detail"],
+            "Thread with ID 00000000-0000-4000-8000-000000000000 not found");
+}
+
+TEST_F(ServerApiTest, ThreadIdThatIsNotAUuidIs400NamingTheField) {
+  auto response = call("GET", "/threads/not-a-uuid");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("thread_id"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, UnknownAssistantIs404WithTheReferenceMessage) {
+  std::string thread = new_thread();
+  auto response = call("POST", "/threads/" + thread + "/runs", {{"assistant_id", "nope"}});
+  EXPECT_EQ(response.status, 404);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("No assistant found for \"nope\""),
+            std::string::npos);
+}
+
+TEST_F(ServerApiTest, BadStreamModeIs400NamingTheField) {
+  std::string thread = new_thread();
+  auto response = call("POST", "/threads/" + thread + "/runs/stream",
+                       {{"assistant_id", "hitl"}, {"stream_mode", {"bogus"}}});
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("stream_mode[0]"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, CreatingAnExistingThreadIs409UnlessDoNothing) {
+  std::string thread = new_thread();
+  EXPECT_EQ(call("POST", "/threads", {{"thread_id", thread}}).status, 409);
+  auto same = call("POST", "/threads", {{"thread_id", thread}, {"if_exists", "do_nothing"}});
+  EXPECT_EQ(same.status, 200);
+  EXPECT_EQ(same.json()["thread_id"], thread);
+}
+
+TEST_F(ServerApiTest, SystemAssistantIsFoundByGraphIdWithTheUuid5Id) {
+  auto response = call("GET", "/assistants/hitl");
+  ASSERT_EQ(response.status, 200);
+  EXPECT_EQ(response.json()["assistant_id"], "d2a02ed8-fb92-5e43-81ea-cb78d82caa2f");
+  EXPECT_EQ(response.json()["metadata"]["created_by"], "system");
+}
+
+TEST_F(ServerApiTest, FreshThreadStateHasNullCheckpoint) {
+  std::string thread = new_thread();
+  auto state = call("GET", "/threads/" + thread + "/state").json();
+  EXPECT_TRUE(state["checkpoint"].is_null());
+  EXPECT_EQ(state["next"], Json::array());
+}
+
+TEST_F(ServerApiTest, StreamedRunStartsWithMetadataAndEndsWithTheInterruptTwice) {
+  std::string thread = new_thread();
+  auto response = call("POST", "/threads/" + thread + "/runs/stream",
+                       {{"assistant_id", "hitl"},
+                        {"input", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}},
+                        {"stream_mode", {"values", "updates"}}});
+  ASSERT_EQ(response.status, 200);
+  EXPECT_EQ(response.header("content-type"), "text/event-stream");
+  EXPECT_EQ(response.header("content-location").rfind("/threads/" + thread + "/runs/", 0), 0u);
+  auto events = parse_sse(response.body);
+  ASSERT_GE(events.size(), 4u);
+  EXPECT_EQ(events[0].event, "metadata");
+  EXPECT_EQ(events[0].id, "0");
+  EXPECT_EQ(events[0].data["attempt"], 1);
+  const auto& last = events.back();
+  const auto& before_last = events[events.size() - 2];
+  EXPECT_EQ(before_last.event, "updates");
+  EXPECT_TRUE(before_last.data.contains("__interrupt__"));
+  EXPECT_EQ(last.event, "values");
+  ASSERT_EQ(last.data.size(), 1u);
+  EXPECT_EQ(last.data["__interrupt__"][0]["value"]["question"], "Approve tool call delete_file?");
+  for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].id, std::to_string(i));
+}
+
+TEST_F(ServerApiTest, PausedThreadIsInterruptedWithItsInterruptInThreadAndState) {
+  std::string thread = new_thread();
+  auto events = run_to_interrupt(thread);
+  std::string interrupt_id = events.back().data["__interrupt__"][0]["id"];
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "interrupted");
+  EXPECT_EQ(t["metadata"]["graph_id"], "hitl");
+  ASSERT_EQ(t["interrupts"].size(), 1u);
+  EXPECT_EQ(t["interrupts"].begin().value()[0]["id"], interrupt_id);
+  auto state = call("GET", "/threads/" + thread + "/state").json();
+  EXPECT_EQ(state["next"], Json({"review"}));
+  EXPECT_EQ(state["tasks"][0]["interrupts"][0]["id"], interrupt_id);
+  EXPECT_EQ(state["values"]["messages"][0]["type"], "human");
+  EXPECT_TRUE(state["values"]["messages"][0]["id"].is_string());
+}
+
+TEST_F(ServerApiTest, ResumeWithCommandFinishesTheRunAndTheThreadIsIdle) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  auto events = stream(thread, {{"assistant_id", "hitl"},
+                                {"input", nullptr},
+                                {"command", {{"resume", "approve"}}},
+                                {"stream_mode", {"values"}}});
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().event, "values");
+  EXPECT_EQ(events.back().data["decision"], "approve");
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "idle");
+  EXPECT_EQ(t["interrupts"], Json::object());
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["next"], Json::array());
+}
+
+TEST_F(ServerApiTest, ResumeByInterruptIdMapWorks) {
+  std::string thread = new_thread();
+  std::string id = run_to_interrupt(thread).back().data["__interrupt__"][0]["id"];
+  auto events =
+      stream(thread, {{"assistant_id", "hitl"}, {"command", {{"resume", {{id, "mapped"}}}}}});
+  EXPECT_EQ(events.back().data["decision"], "mapped");
+}
+
+TEST_F(ServerApiTest, ResumeOfAThreadThatIsNotPausedIs409AndNothingChanges) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  stream(thread, {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  auto history_before = call("POST", "/threads/" + thread + "/history", {{"limit", 100}}).json();
+  auto response = call("POST", "/threads/" + thread + "/runs/stream",
+                       {{"assistant_id", "hitl"}, {"command", {{"resume", "again"}}}});
+  EXPECT_EQ(response.status, 409) << response.body;
+  EXPECT_EQ(call("POST", "/threads/" + thread + "/history", {{"limit", 100}}).json().size(),
+            history_before.size());
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "idle");
+}
+
+TEST_F(ServerApiTest, ResumeForAnUnknownInterruptIdIs409AndTheThreadStaysPaused) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  auto response = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"},
+                        {"command", {{"resume", {{"0123456789abcdef0123456789abcdef", "x"}}}}}});
+  EXPECT_EQ(response.status, 409) << response.body;
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "interrupted");
+}
+
+TEST_F(ServerApiTest, WaitReturnsStateWithTheInterrupt) {
+  std::string thread = new_thread();
+  auto response = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"},
+                        {"input", {{"messages", {{{"role", "user"}, {"content", "x"}}}}}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_FALSE(response.header("content-location").empty());
+  auto body = response.json();
+  EXPECT_TRUE(body.contains("messages"));
+  EXPECT_EQ(body["__interrupt__"].size(), 1u);
+}
+
+TEST_F(ServerApiTest, HistoryIsNewestFirstAndLinkedByParents) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  stream(thread, {{"assistant_id", "hitl"}, {"command", {{"resume", "ok"}}}});
+  auto history = call("POST", "/threads/" + thread + "/history", {{"limit", 10}}).json();
+  ASSERT_GE(history.size(), 3u);
+  EXPECT_EQ(history[0]["next"], Json::array());
+  for (std::size_t i = 0; i + 1 < history.size(); ++i) {
+    EXPECT_EQ(history[i]["parent_checkpoint"]["checkpoint_id"],
+              history[i + 1]["checkpoint"]["checkpoint_id"]);
+  }
+  auto before =
+      call("POST", "/threads/" + thread + "/history",
+           {{"limit", 10},
+            {"before",
+             {{"configurable", {{"checkpoint_id", history[0]["checkpoint"]["checkpoint_id"]}}}}}})
+          .json();
+  EXPECT_EQ(before.size(), history.size() - 1);
+}
+
+TEST_F(ServerApiTest, JoinStreamReplaysEventsAfterLastEventId) {
+  std::string thread = new_thread();
+  auto response =
+      call("POST", "/threads/" + thread + "/runs/stream",
+           {{"assistant_id", "hitl"}, {"input", Json::object()}, {"stream_resumable", true}});
+  auto original = parse_sse(response.body);
+  std::string location = response.header("content-location");
+  auto replay = parse_sse(call("GET", location + "/stream", Json(), {{"Last-Event-ID", "0"}}).body);
+  ASSERT_EQ(replay.size(), original.size() - 1);
+  EXPECT_EQ(replay[0].id, "1");
+  auto all = parse_sse(call("GET", location + "/stream", Json(), {{"Last-Event-ID", "-1"}}).body);
+  EXPECT_EQ(all.size(), original.size());
+}
+
+TEST_F(ServerApiTest, RejectStrategyOnABusyThreadIs409) {
+  std::string thread = new_thread();
+  auto first = call("POST", "/threads/" + thread + "/runs",
+                    {{"assistant_id", "gated"}, {"input", Json::object()}});
+  ASSERT_EQ(first.status, 200);
+  auto second = call("POST", "/threads/" + thread + "/runs",
+                     {{"assistant_id", "gated"}, {"input", Json::object()}});
+  EXPECT_EQ(second.status, 409);
+  EXPECT_NE(second.json()["detail"].get<std::string>().find("already running"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, EnqueuedRunStartsAfterTheFirstFinishes) {
+  std::string thread = new_thread();
+  auto first = call("POST", "/threads/" + thread + "/runs",
+                    {{"assistant_id", "gated"}, {"input", Json::object()}})
+                   .json();
+  auto second =
+      call(
+          "POST", "/threads/" + thread + "/runs",
+          {{"assistant_id", "gated"}, {"input", Json::object()}, {"multitask_strategy", "enqueue"}})
+          .json();
+  EXPECT_EQ(second["status"], "pending");
+  gate_->open = true;
+  auto joined =
+      call("GET", "/threads/" + thread + "/runs/" + second["run_id"].get<std::string>() + "/join");
+  EXPECT_EQ(joined.status, 200);
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs/" + first["run_id"].get<std::string>())
+                .json()["status"],
+            "success");
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs/" + second["run_id"].get<std::string>())
+                .json()["status"],
+            "success");
+}
+
+TEST_F(ServerApiTest, InterruptStrategyCancelsTheRunningRun) {
+  std::string thread = new_thread();
+  auto first = call("POST", "/threads/" + thread + "/runs",
+                    {{"assistant_id", "gated"}, {"input", Json::object()}})
+                   .json();
+  for (int i = 0; i < 1000 && gate_->entered == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(gate_->entered, 0);
+  auto second = call("POST", "/threads/" + thread + "/runs",
+                     {{"assistant_id", "hitl"},
+                      {"input", Json::object()},
+                      {"multitask_strategy", "interrupt"}})
+                    .json();
+  call("GET", "/threads/" + thread + "/runs/" + second["run_id"].get<std::string>() + "/join");
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs/" + first["run_id"].get<std::string>())
+                .json()["status"],
+            "interrupted");
+}
+
+TEST_F(ServerApiTest, CancelWithWaitAnswers204AfterTheRunStopped) {
+  std::string thread = new_thread();
+  auto run = call("POST", "/threads/" + thread + "/runs",
+                  {{"assistant_id", "gated"}, {"input", Json::object()}})
+                 .json();
+  std::string path = "/threads/" + thread + "/runs/" + run["run_id"].get<std::string>();
+  auto cancel = call("POST", path + "/cancel?wait=1&action=interrupt");
+  EXPECT_EQ(cancel.status, 204);
+  EXPECT_EQ(call("GET", path).json()["status"], "interrupted");
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "idle");
+}
+
+TEST_F(ServerApiTest, UpdateStateOnABusyThreadIs409) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  call("POST", "/threads/" + thread + "/runs",
+       {{"assistant_id", "gated"}, {"input", Json::object()}, {"multitask_strategy", "enqueue"}});
+  auto response = call("POST", "/threads/" + thread + "/state", {{"values", {{"decision", "x"}}}});
+  EXPECT_EQ(response.status, 409);
+}
+
+TEST_F(ServerApiTest, PausedThreadSurvivesARestartAndCanBeResumed) {
+  std::string thread = new_thread();
+  std::string id = run_to_interrupt(thread).back().data["__interrupt__"][0]["id"];
+  restart();
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "interrupted");
+  EXPECT_EQ(t["interrupts"].begin().value()[0]["id"], id);
+  auto events = stream(thread, {{"assistant_id", "hitl"}, {"command", {{"resume", "later"}}}});
+  EXPECT_EQ(events.back().data["decision"], "later");
+}
+
+TEST_F(ServerApiTest, RunExecutingWhenTheProcessDiedIsMarkedErrorAtStartup) {
+  std::string thread = new_thread();
+  server_.reset();
+  {
+    SqliteStore store(db_.string());
+    RunRecord run;
+    run.run_id = "01a22a56-2955-72c0-878b-ce6bc760372b";
+    run.thread_id = thread;
+    run.assistant_id = "d2a02ed8-fb92-5e43-81ea-cb78d82caa2f";
+    run.status = "running";
+    store.put_run(run);
+    ThreadRecord t = *store.get_thread(thread);
+    t.status = "busy";
+    store.update_thread(t);
+  }
+  start();
+  auto run =
+      call("GET", "/threads/" + thread + "/runs/01a22a56-2955-72c0-878b-ce6bc760372b").json();
+  EXPECT_EQ(run["status"], "error");
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "error");
+  EXPECT_NE(t["error"].get<std::string>().find("server stopped"), std::string::npos);
+  auto retry = call("POST", "/threads/" + thread + "/runs/wait",
+                    {{"assistant_id", "hitl"}, {"input", Json::object()}});
+  EXPECT_EQ(retry.status, 200);
+}
+
+TEST_F(ServerApiTest, DeletedThreadIsGone) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  EXPECT_EQ(call("DELETE", "/threads/" + thread).status, 204);
+  EXPECT_EQ(call("GET", "/threads/" + thread).status, 404);
+}
+
+TEST_F(ServerApiTest, SearchFiltersByStatusAndMetadata) {
+  std::string a = new_thread();
+  call("POST", "/threads", {{"metadata", {{"owner", "ada"}}}});
+  run_to_interrupt(a);
+  auto interrupted = call("POST", "/threads/search", {{"status", "interrupted"}}).json();
+  ASSERT_EQ(interrupted.size(), 1u);
+  EXPECT_EQ(interrupted[0]["thread_id"], a);
+  auto owned = call("POST", "/threads/search", {{"metadata", {{"owner", "ada"}}}});
+  EXPECT_EQ(owned.json().size(), 1u);
+  EXPECT_EQ(owned.header("x-pagination-total"), "1");
+}
+
+TEST_F(ServerApiTest, StatelessWaitRunsOnATemporaryThread) {
+  gate_->open = true;
+  auto response =
+      call("POST", "/runs/wait", {{"assistant_id", "gated"}, {"input", Json::object()}});
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.header("content-location").rfind("/runs/", 0), 0u);
+}
+
+TEST_F(ServerApiTest, V2RunStartCreatesTheThreadAndInputRespondResumes) {
+  const std::string thread = "01a22a5f-fc6b-77b1-b535-d795c65d4ad0";
+  auto started =
+      call("POST", "/threads/" + thread + "/commands",
+           {{"id", 1},
+            {"method", "run.start"},
+            {"params",
+             {{"assistant_id", "hitl"},
+              {"input", {{"messages", {{{"type", "human"}, {"content", "x"}, {"id", "m1"}}}}}}}}});
+  ASSERT_EQ(started.status, 200);
+  EXPECT_EQ(started.json()["type"], "success") << started.body;
+  wait_for_status(thread, "interrupted");
+  auto state = call("GET", "/threads/" + thread + "/state").json();
+  EXPECT_EQ(state["values"]["messages"][0]["id"], "m1");
+  std::string id = state["tasks"][0]["interrupts"][0]["id"];
+  auto responded = call(
+      "POST", "/threads/" + thread + "/commands",
+      {{"id", 3},
+       {"method", "input.respond"},
+       {"params", {{"namespace", Json::array()}, {"interrupt_id", id}, {"response", "approve"}}}});
+  EXPECT_EQ(responded.json()["type"], "success") << responded.body;
+  wait_for_status(thread, "idle");
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
+}
+
+TEST_F(ServerApiTest, V2InputRespondOnAnIdleThreadIsAProtocolError) {
+  std::string thread = new_thread();
+  auto response = call("POST", "/threads/" + thread + "/commands",
+                       {{"id", 4},
+                        {"method", "input.respond"},
+                        {"params", {{"interrupt_id", "x"}, {"response", 1}}}});
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.json()["type"], "error");
+  EXPECT_EQ(response.json()["error"], "invalid_argument");
+  EXPECT_EQ(response.json()["message"],
+            "input.respond can only be used while the run is interrupted.");
+}
+
+TEST_F(ServerApiTest, V2UnknownCommandIsReported) {
+  std::string thread = new_thread();
+  auto response =
+      call("POST", "/threads/" + thread + "/commands", {{"id", 5}, {"method", "agent.fly"}});
+  EXPECT_EQ(response.json()["error"], "unknown_command");
+}
+
+}  // namespace
+}  // namespace tollgate::server

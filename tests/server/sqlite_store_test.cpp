@@ -1,0 +1,152 @@
+#include "server/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("tollgate_store_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    std::filesystem::remove(path_);
+    store_ = std::make_unique<SqliteStore>(path_.string());
+  }
+  void TearDown() override {
+    store_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::filesystem::remove(path_.string() + suffix);
+    }
+  }
+  std::filesystem::path path_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+ThreadRecord thread(std::string id) {
+  ThreadRecord t;
+  t.thread_id = std::move(id);
+  t.created_at = 1;
+  t.updated_at = 1;
+  t.metadata = {{"purpose", "test"}};
+  return t;
+}
+
+TEST_F(SqliteStoreTest, NewFileHasTheCurrentSchemaVersion) {
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+}
+
+TEST_F(SqliteStoreTest, ReopeningKeepsDataAndVersion) {
+  ASSERT_TRUE(store_->create_thread(thread("t1")));
+  store_.reset();
+  store_ = std::make_unique<SqliteStore>(path_.string());
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  EXPECT_TRUE(store_->get_thread("t1").has_value());
+}
+
+TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
+  store_.reset();
+  sqlite3* db = nullptr;
+  sqlite3_open(path_.string().c_str(), &db);
+  sqlite3_exec(db, "UPDATE server_schema SET version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_THROW(SqliteStore{path_.string()}, Error);
+}
+
+TEST_F(SqliteStoreTest, CreateThreadTwiceReturnsFalseAndKeepsTheFirst) {
+  ASSERT_TRUE(store_->create_thread(thread("t1")));
+  ThreadRecord other = thread("t1");
+  other.metadata = {{"purpose", "other"}};
+  EXPECT_FALSE(store_->create_thread(other));
+  EXPECT_EQ(store_->get_thread("t1")->metadata["purpose"], "test");
+}
+
+TEST_F(SqliteStoreTest, UpdateThreadRoundTripsStatusValuesAndInterrupts) {
+  store_->create_thread(thread("t1"));
+  ThreadRecord t = *store_->get_thread("t1");
+  EXPECT_TRUE(t.values.is_null());
+  t.status = "interrupted";
+  t.values = {{"messages", Json::array()}};
+  t.interrupts = {{"task", {{{"id", "abc"}, {"value", "q"}}}}};
+  store_->update_thread(t);
+  ThreadRecord read = *store_->get_thread("t1");
+  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.values, t.values);
+  EXPECT_EQ(read.interrupts, t.interrupts);
+}
+
+TEST_F(SqliteStoreTest, DeleteThreadRemovesItsRunsAndEvents) {
+  store_->create_thread(thread("t1"));
+  RunRecord run;
+  run.run_id = "r1";
+  run.thread_id = "t1";
+  run.assistant_id = "a";
+  store_->put_run(run);
+  LogEntry e;
+  e.event = "metadata";
+  e.data = "{}";
+  store_->append_run_event("r1", e);
+  store_->append_thread_event("t1", e);
+  store_->delete_thread("t1");
+  EXPECT_FALSE(store_->get_thread("t1"));
+  EXPECT_FALSE(store_->get_run("r1"));
+  EXPECT_TRUE(store_->run_events("r1").empty());
+  EXPECT_TRUE(store_->thread_events("t1").empty());
+}
+
+TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
+  for (int i = 0; i < 3; ++i) {
+    RunRecord run;
+    run.run_id = "r" + std::to_string(i);
+    run.thread_id = "t1";
+    run.assistant_id = "a";
+    run.created_at = i;
+    run.status = i == 1 ? "running" : "success";
+    store_->put_run(run);
+  }
+  auto runs = store_->list_runs("t1");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].run_id, "r2");
+  auto running = store_->list_runs_with_status("running");
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].run_id, "r1");
+}
+
+TEST_F(SqliteStoreTest, ThreadEventsKeepChannelAndNamespace) {
+  LogEntry e;
+  e.seq = 7;
+  e.event = "lifecycle";
+  e.data = R"({"seq":7})";
+  e.id = "synth:r:7";
+  e.channel = "lifecycle";
+  e.ns = {"child:1"};
+  store_->append_thread_event("t1", e);
+  auto events = store_->thread_events("t1");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].seq, 7);
+  EXPECT_EQ(events[0].id, "synth:r:7");
+  EXPECT_EQ(events[0].ns, std::vector<std::string>{"child:1"});
+}
+
+TEST_F(SqliteStoreTest, AssistantsRoundTrip) {
+  AssistantRecord a;
+  a.assistant_id = "a1";
+  a.graph_id = "hitl";
+  a.name = "hitl";
+  a.metadata = {{"created_by", "system"}};
+  store_->put_assistant(a);
+  auto read = store_->get_assistant("a1");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->graph_id, "hitl");
+  EXPECT_FALSE(read->description);
+  EXPECT_EQ(store_->list_assistants().size(), 1u);
+}
+
+}  // namespace
+}  // namespace tollgate::server
