@@ -1,0 +1,171 @@
+// One thread: the conversation streamed through the SDK's useStream hook, the composer, and
+// whatever the paused run is waiting for (read from the thread itself, so a reload or another
+// browser shows the same pending cards).
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { Client, Thread } from "@langchain/langgraph-sdk";
+import { useStream } from "@langchain/langgraph-sdk/react";
+import { describeError, since } from "../api";
+import { keyStyleOf } from "../hitl";
+import { InterruptView, type PendingInterrupt } from "./Interrupts";
+import { MessageList } from "./Messages";
+
+interface Props {
+  apiUrl: string;
+  client: Client;
+  threadId: string | null;
+  assistantId: string;
+  onThreadId: (id: string) => void;
+  onChanged: () => void;
+  now: number;
+}
+
+interface StreamLike {
+  messages: Record<string, unknown>[];
+  interrupts: { id?: string; value?: unknown; when?: string }[];
+  isLoading: boolean;
+  isThreadLoading: boolean;
+  error: unknown;
+  submit: (input: unknown, options?: unknown) => Promise<void> | void;
+  stop: () => void;
+}
+
+type RawInterrupt = { id?: string; value?: unknown };
+
+export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChanged, now }: Props) {
+  const stream = useStream({
+    apiUrl,
+    assistantId,
+    threadId,
+    messagesKey: "messages",
+    onThreadId,
+  } as never) as unknown as StreamLike;
+
+  const [thread, setThread] = useState<Thread | null>(null);
+  const [threadError, setThreadError] = useState<string>("");
+  const [draft, setDraft] = useState("");
+  const [localError, setLocalError] = useState("");
+  const endRef = useRef<HTMLDivElement>(null);
+
+  const interruptKey = (stream.interrupts ?? []).map((i) => i.id ?? i.when ?? "?").join(",");
+  const loadThread = useCallback(async () => {
+    if (!threadId) {
+      setThread(null);
+      return;
+    }
+    try {
+      setThread(await client.threads.get(threadId));
+      setThreadError("");
+    } catch (e) {
+      setThreadError(describeError(e, apiUrl));
+    }
+  }, [client, threadId, apiUrl]);
+
+  useEffect(() => {
+    if (!stream.isLoading) {
+      void loadThread();
+      onChanged();
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [loadThread, stream.isLoading, interruptKey]);
+
+  useEffect(() => {
+    endRef.current?.scrollIntoView?.({ block: "end" });
+  }, [stream.messages?.length, interruptKey]);
+
+  // Pending interrupts as stored by the server (raw, so the answer keeps the request's key style).
+  const pending: PendingInterrupt[] = useMemo(() => {
+    if (stream.isLoading || !threadId) return [];
+    const fromHook = stream.interrupts ?? [];
+    const raw = thread && thread.thread_id === threadId ? (thread as unknown as { interrupts?: Record<string, RawInterrupt[]> }).interrupts : undefined;
+    if (raw && typeof raw === "object") {
+      if (thread?.status !== "interrupted") return [];
+      const list = Object.values(raw).flat();
+      if (list.length === 0) return fromHook.some((i) => i.when === "breakpoint") ? [{ value: null, breakpoint: true }] : [];
+      return list.map((i) => ({ id: i.id, value: i.value, style: keyStyleOf(i.value) ?? undefined }));
+    }
+    return fromHook.map((i) => (i.when === "breakpoint" ? { value: null, breakpoint: true } : { id: i.id, value: i.value }));
+  }, [stream.isLoading, stream.interrupts, thread, threadId]);
+
+  const resume = (index: number, value: unknown) => {
+    setLocalError("");
+    const target = pending[index];
+    const resumeValue = pending.length > 1 && target.id ? { [target.id]: value } : value;
+    const command = target.breakpoint ? undefined : { command: { resume: resumeValue } };
+    Promise.resolve(stream.submit(null, command)).catch((e: unknown) => setLocalError(describeError(e, apiUrl)));
+  };
+
+  const send = () => {
+    const text = draft.trim();
+    if (!text || stream.isLoading) return;
+    setLocalError("");
+    setDraft("");
+    Promise.resolve(stream.submit({ messages: [{ type: "human", content: text }] })).catch((e: unknown) => setLocalError(describeError(e, apiUrl)));
+  };
+
+  const streamError = stream.error ? describeError(stream.error, apiUrl) : "";
+  const error = localError || streamError || threadError;
+  const waiting = thread?.status === "interrupted" ? since(thread.updated_at, now) : "";
+  const paused = pending.length > 0;
+
+  return (
+    <div className="chat">
+      <div className="scroll">
+        {stream.messages?.length ? (
+          <MessageList messages={stream.messages} streaming={stream.isLoading} />
+        ) : (
+          <p className="empty muted">
+            {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}
+          </p>
+        )}
+        {stream.isLoading && (
+          <p className="status muted" role="status">
+            The agent is working…
+          </p>
+        )}
+        {pending.map((p, i) => (
+          <InterruptView key={p.id ?? i} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
+        ))}
+        {error && (
+          <div className="alert" role="alert" data-testid="error">
+            {error}
+          </div>
+        )}
+        <div ref={endRef} />
+      </div>
+      <form
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          send();
+        }}
+      >
+        <label htmlFor="composer-input" className="sr-only">
+          Message
+        </label>
+        <textarea
+          id="composer-input"
+          rows={2}
+          value={draft}
+          placeholder={paused ? "Decide on the pending action first…" : "Message the agent (Enter to send, Shift+Enter for a new line)"}
+          disabled={paused}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              send();
+            }
+          }}
+        />
+        {stream.isLoading ? (
+          <button type="button" className="btn" onClick={() => stream.stop()}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="btn primary" disabled={!draft.trim() || paused}>
+            Send
+          </button>
+        )}
+      </form>
+    </div>
+  );
+}

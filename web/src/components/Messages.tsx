@@ -1,0 +1,106 @@
+// The conversation: human and AI turns, each tool call shown as a step with its result.
+type Msg = Record<string, unknown>;
+
+export function messageType(m: Msg): string {
+  if (typeof m.type === "string") return m.type.replace(/MessageChunk$|Message$/, "").toLowerCase();
+  const getType = (m as { getType?: () => string }).getType;
+  return typeof getType === "function" ? getType.call(m) : "unknown";
+}
+
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => (typeof b === "string" ? b : b && typeof b === "object" && typeof (b as Msg).text === "string" ? (b as Msg).text : ""))
+      .join("");
+  }
+  return content == null ? "" : JSON.stringify(content);
+}
+
+interface ToolCall {
+  id?: string;
+  name: string;
+  args: unknown;
+}
+
+function toolCallsOf(m: Msg): ToolCall[] {
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  return calls.filter((c): c is ToolCall => !!c && typeof c === "object" && typeof (c as Msg).name === "string");
+}
+
+export function MessageList({ messages, streaming }: { messages: Msg[]; streaming: boolean }) {
+  const results = new Map<string, Msg>();
+  for (const m of messages) if (messageType(m) === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, m);
+  const shownResults = new Set<string>();
+  const last = messages[messages.length - 1];
+  return (
+    <ol className="messages" aria-live="polite" aria-busy={streaming}>
+      {messages.map((m, i) => {
+        const type = messageType(m);
+        const key = typeof m.id === "string" ? m.id : `m${i}`;
+        if (type === "human") {
+          return (
+            <li key={key} className="msg human" data-testid="msg-human">
+              <span className="who">You</span>
+              <div className="bubble">{contentText(m.content)}</div>
+            </li>
+          );
+        }
+        if (type === "ai") {
+          const text = contentText(m.content);
+          const calls = toolCallsOf(m);
+          return (
+            <li key={key} className="msg ai" data-testid="msg-ai">
+              <span className="who">Agent</span>
+              {text && (
+                <div className="bubble">
+                  {text}
+                  {streaming && m === last && <span className="cursor" aria-hidden="true" />}
+                </div>
+              )}
+              {calls.map((c, j) => {
+                const r = c.id ? results.get(c.id) : undefined;
+                if (r && c.id) shownResults.add(c.id);
+                return <ToolStep key={c.id ?? j} call={c} result={r} />;
+              })}
+            </li>
+          );
+        }
+        if (type === "tool") {
+          if (typeof m.tool_call_id === "string" && shownResults.has(m.tool_call_id)) return null;
+          return (
+            <li key={key} className="msg tool">
+              <ToolStep call={{ name: String(m.name ?? "tool"), args: undefined }} result={m} />
+            </li>
+          );
+        }
+        return (
+          <li key={key} className="msg other">
+            <span className="who">{type}</span>
+            <div className="bubble">{contentText(m.content)}</div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
+  const failed = result?.status === "error";
+  const state = result ? (failed ? "error" : "done") : "pending";
+  return (
+    <div className={`step step-${state}`} data-testid="tool-step" data-tool={call.name}>
+      <div className="step-head">
+        <span className="step-icon" aria-hidden="true">{state === "done" ? "✓" : state === "error" ? "✕" : "…"}</span>
+        <span className="tool-name">{call.name}</span>
+        <span className="muted">{state === "pending" ? "not run yet" : failed ? "did not run" : "ran"}</span>
+      </div>
+      {call.args !== undefined && <pre className="args small">{JSON.stringify(call.args, null, 2)}</pre>}
+      {result && (
+        <div className="step-result" data-testid="tool-result">
+          {contentText(result.content)}
+        </div>
+      )}
+    </div>
+  );
+}

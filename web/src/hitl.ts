@@ -1,0 +1,161 @@
+// Reading interrupt payloads and writing answers to them. Pure functions, no React.
+//
+// A HumanInTheLoopMiddleware interrupt comes in one of two key styles (Python snake_case or
+// JS camelCase); the answer goes back in the style the request used. Tools may also raise a
+// form description (`{type: "form", fields: [...]}`); anything else is shown as raw JSON.
+
+export type DecisionType = "approve" | "edit" | "reject" | "respond";
+export type KeyStyle = "snake" | "camel";
+
+export interface ActionView {
+  name: string;
+  args: Record<string, unknown>;
+  description?: string;
+  allowed: DecisionType[];
+  argsSchema?: Record<string, unknown>;
+}
+
+export interface HitlRequest {
+  style: KeyStyle;
+  actions: ActionView[];
+}
+
+export type Decision =
+  | { type: "approve" }
+  | { type: "edit"; args: Record<string, unknown> }
+  | { type: "reject"; message?: string }
+  | { type: "respond"; message: string };
+
+const KNOWN: DecisionType[] = ["approve", "edit", "reject", "respond"];
+// A review config without a usable allowed list: the JS middleware's default for `true`.
+const DEFAULT_ALLOWED: DecisionType[] = ["approve", "edit", "reject"];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Which key style a raw payload uses; snake_case wins when both are present (SDK-aliased copies). */
+export function keyStyleOf(value: unknown): KeyStyle | null {
+  if (!isObj(value)) return null;
+  if ("action_requests" in value || "review_configs" in value) {
+    if (("actionRequests" in value || "reviewConfigs" in value) && !("action_requests" in value)) return "camel";
+    return "snake";
+  }
+  if ("actionRequests" in value || "reviewConfigs" in value) return "camel";
+  return null;
+}
+
+/** Parses a HITL request; null when the value is not one. */
+export function parseHitl(value: unknown, styleHint?: KeyStyle): HitlRequest | null {
+  const style = styleHint ?? keyStyleOf(value);
+  if (!style || !isObj(value)) return null;
+  const requests = value.action_requests ?? value.actionRequests;
+  if (!Array.isArray(requests)) return null;
+  const configsRaw = value.review_configs ?? value.reviewConfigs;
+  const configs: Obj[] = Array.isArray(configsRaw) ? configsRaw.filter(isObj) : [];
+  const actions: ActionView[] = requests.filter(isObj).map((req, index) => {
+    const name = String(req.name ?? req.action_name ?? "");
+    const byIndex = configs[index];
+    const nameOf = (c: Obj) => c.action_name ?? c.actionName;
+    const config = byIndex && nameOf(byIndex) === name ? byIndex : (configs.find((c) => nameOf(c) === name) ?? byIndex);
+    const allowedRaw = config ? (config.allowed_decisions ?? config.allowedDecisions) : undefined;
+    const allowed = Array.isArray(allowedRaw)
+      ? KNOWN.filter((d) => allowedRaw.includes(d))
+      : DEFAULT_ALLOWED;
+    const schema = config ? (config.args_schema ?? config.argsSchema) : undefined;
+    const args = req.args ?? req.arguments;
+    return {
+      name,
+      args: isObj(args) ? args : {},
+      description: typeof req.description === "string" ? req.description : undefined,
+      allowed,
+      argsSchema: isObj(schema) ? schema : undefined,
+    };
+  });
+  return { style, actions };
+}
+
+/** The resume value for a HITL request: `{decisions: [...]}` in action order and in its key style. */
+export function hitlResponse(request: HitlRequest, decisions: Decision[]): { decisions: Obj[] } {
+  if (decisions.length !== request.actions.length) {
+    throw new Error(`expected ${request.actions.length} decisions, got ${decisions.length}`);
+  }
+  return {
+    decisions: decisions.map((d, i) => {
+      switch (d.type) {
+        case "approve":
+          return { type: "approve" };
+        case "edit": {
+          const edited = { name: request.actions[i].name, args: d.args };
+          return request.style === "camel" ? { type: "edit", editedAction: edited } : { type: "edit", edited_action: edited };
+        }
+        case "reject":
+          return d.message ? { type: "reject", message: d.message } : { type: "reject" };
+        case "respond":
+          return { type: "respond", message: d.message };
+      }
+    }),
+  };
+}
+
+export interface FormField {
+  name: string;
+  label: string;
+  type: "string" | "number" | "integer" | "boolean" | "select" | "text";
+  options?: string[];
+  required: boolean;
+  description?: string;
+  defaultValue?: unknown;
+}
+
+export interface FormSpec {
+  title?: string;
+  description?: string;
+  fields: FormField[];
+  extra: Obj;
+}
+
+/** Parses a tool's form interrupt (`{fields: [{name, type?, label?, ...}]}`); null when not a form. */
+export function parseForm(value: unknown): FormSpec | null {
+  if (!isObj(value) || !Array.isArray(value.fields) || value.fields.length === 0) return null;
+  const fields: FormField[] = [];
+  for (const f of value.fields) {
+    if (!isObj(f) || typeof f.name !== "string" || !f.name) return null;
+    const options = Array.isArray(f.options) ? f.options.map(String) : Array.isArray(f.enum) ? f.enum.map(String) : undefined;
+    const t = String(f.type ?? "string");
+    const type: FormField["type"] = options
+      ? "select"
+      : t === "boolean" || t === "number" || t === "integer" || t === "text"
+        ? t
+        : "string";
+    fields.push({
+      name: f.name,
+      label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : f.name,
+      type,
+      options,
+      required: f.required === true,
+      description: typeof f.description === "string" ? f.description : undefined,
+      defaultValue: f.default,
+    });
+  }
+  const extra: Obj = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!["type", "title", "description", "fields"].includes(k)) extra[k] = v;
+  }
+  return {
+    title: typeof value.title === "string" ? value.title : undefined,
+    description: typeof value.description === "string" ? value.description : undefined,
+    fields,
+    extra,
+  };
+}
+
+/** A free-form answer: JSON when it parses, otherwise the text itself. */
+export function freeFormAnswer(text: string): { value: unknown; asJson: boolean } {
+  const trimmed = text.trim();
+  if (trimmed === "") return { value: "", asJson: false };
+  try {
+    return { value: JSON.parse(trimmed), asJson: true };
+  } catch {
+    return { value: text, asJson: false };
+  }
+}
