@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "checkpoint/saver_conformance.h"
 #include "checkpoint/saver_test_util.h"
 #include "checkpoint/sqlite_connection.h"
@@ -144,6 +146,42 @@ TEST_F(SqliteSaverTest, MetadataThatIsNotValidUtf8IsRejected) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("metadata"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(SqliteSaverTest, ConcurrentWritersOnTwoConnectionsWaitForEachOther) {
+  auto other = open_sqlite_saver(path());
+  auto write_thread = [](Saver& saver, const std::string& thread_id) {
+    MessageThread thread(saver, thread_id);
+    for (int i = 0; i < 40; ++i) {
+      CheckpointConfig config = thread.append(message(i));
+      saver.put_writes(config, {{"x", i}}, "task");
+    }
+  };
+  std::thread first([&] { write_thread(*saver_, "a"); });
+  std::thread second([&] { write_thread(*other, "b"); });
+  first.join();
+  second.join();
+  for (const char* thread_id : {"a", "b"}) {
+    ListQuery query;
+    query.thread_id = thread_id;
+    EXPECT_EQ(saver_->list(query).size(), 40u) << thread_id;
+  }
+}
+
+// A connection remembers the checkpoint it put last to skip reading it back as the next
+// parent; a change by another connection must invalidate that.
+TEST_F(SqliteSaverTest, AParentDeletedByAnotherConnectionIsNotTrusted) {
+  auto other = open_sqlite_saver(path());
+  Checkpoint first = make_checkpoint(-1, {{"messages", Json::array({"a"})}});
+  CheckpointConfig config =
+      saver_->put({"t", "", ""}, first, Json::object(), first.channel_versions,
+                  {{"messages", ListDelta{0, Json::array({"a"})}}});
+  other->delete_thread("t");
+  Checkpoint second =
+      make_checkpoint(0, {{"messages", Json::array({"a", "b"})}}, {{"messages", 2}});
+  config = saver_->put(config, second, Json::object(), {{"messages", 2}},
+                       {{"messages", ListDelta{1, Json::array({"b"})}}});
+  EXPECT_EQ(other->get_tuple(config)->checkpoint, second);
 }
 
 }  // namespace
