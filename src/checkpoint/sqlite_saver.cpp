@@ -269,7 +269,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   // The SQL narrows by every criterion it can express exactly or loosely; the exact metadata
   // comparison happens below, so `limit` is applied while stepping, not in SQL.
   std::string sql = std::string("SELECT ") + kCheckpointColumns + " FROM checkpoints WHERE 1";
-  std::vector<std::pair<int, Json>> filter_binds;  // (kind, value) in order of '?'
+  std::vector<Json> filter_binds;  // the filter values bound, in order of their '?'
   if (query.thread_id) sql += " AND thread_id = ?";
   if (query.checkpoint_ns) sql += " AND checkpoint_ns = ?";
   if (query.checkpoint_id) sql += " AND checkpoint_id = ?";
@@ -285,7 +285,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
           continue;
         }
         sql += " AND json_extract(metadata, " + path + ") = ?";
-        filter_binds.emplace_back(0, value);
+        filter_binds.push_back(value);
       } else if (value.is_null()) {
         sql += " AND json_type(metadata, " + path + ") = 'null'";
       }
@@ -303,7 +303,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
     if (query.checkpoint_ns) statement.bind(index++, *query.checkpoint_ns);
     if (query.checkpoint_id) statement.bind(index++, *query.checkpoint_id);
     if (query.before) statement.bind(index++, *query.before);
-    for (const auto& [kind, value] : filter_binds) {
+    for (const Json& value : filter_binds) {
       if (value.is_string()) {
         statement.bind(index++, value.get_ref<const std::string&>());
       } else if (value.is_boolean()) {
