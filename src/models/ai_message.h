@@ -46,6 +46,7 @@ class AiMessageBuilder {
   void add_complete_tool_call(const std::string& id, const std::string& name, const Json& args);
 
   void set_finish_reason(const std::string& reason) { finish_reason_ = reason; }
+  const std::string& finish_reason() const { return finish_reason_; }
   void set_usage(long input_tokens, long output_tokens, Json input_details = Json::object(),
                  Json output_details = Json::object());
   void set_metadata(const std::string& key, Json value) { extra_metadata_[key] = std::move(value); }

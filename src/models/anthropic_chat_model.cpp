@@ -74,6 +74,7 @@ class AnthropicChatModel final : public ChatModel {
     HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
     post_json(config_, url, std::move(headers), body, &sink);
     parser.finish();
+    require_complete_stream(config_, !builder.finish_reason().empty());
     record_usage(builder, start_usage, output_tokens);
     return builder.finish();
   }

@@ -79,6 +79,7 @@ class GeminiChatModel final : public ChatModel {
     HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
     post_json(config_, base + ":streamGenerateContent?alt=sse", std::move(headers), body, &sink);
     parser.finish();
+    require_complete_stream(config_, !builder.finish_reason().empty());
     return builder.finish();
   }
 

@@ -40,6 +40,7 @@ class OllamaChatModel final : public ChatModel {
     HttpDataSink sink = [&](std::string_view piece) { lines.feed(piece); };
     post_json(config_, url, std::move(headers), body, &sink);
     lines.finish();
+    require_complete_stream(config_, !builder.finish_reason().empty());
     return builder.finish();
   }
 
@@ -120,9 +121,9 @@ class OllamaChatModel final : public ChatModel {
       builder.add_complete_tool_call(call.value("id", ""), function.value("name", ""), args);
     }
     if (line.value("done", false)) {
-      if (line.contains("done_reason") && line["done_reason"].is_string()) {
-        builder.set_finish_reason(line["done_reason"].get<std::string>());
-      }
+      // Older servers send no done_reason; "done" alone still ends the reply.
+      const bool has_reason = line.contains("done_reason") && line["done_reason"].is_string();
+      builder.set_finish_reason(has_reason ? line["done_reason"].get<std::string>() : "stop");
       builder.set_usage(line.value("prompt_eval_count", 0L), line.value("eval_count", 0L));
     }
   }

@@ -95,6 +95,8 @@ class OpenAiChatModel final : public ChatModel {
     HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
     post_json(config_, url, std::move(headers), body, &sink);
     parser.finish();
+    // Some compatible servers omit [DONE]; a finish_reason also marks a complete reply.
+    require_complete_stream(config_, done || !builder.finish_reason().empty());
     return builder.finish();
   }
 

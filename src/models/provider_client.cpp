@@ -73,6 +73,14 @@ std::string provider_error_message(const std::string& body) {
   return raw.empty() ? "(empty response body)" : raw;
 }
 
+void require_complete_stream(const ProviderConfig& config, bool complete) {
+  if (!complete) {
+    throw Error::Unavailable(config.provider +
+                             ": the stream ended before the reply was complete (connection closed "
+                             "early)");
+  }
+}
+
 Json parse_provider_json(const ProviderConfig& config, const std::string& text) {
   Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {

@@ -34,6 +34,10 @@ HttpResponse post_json(const ProviderConfig& config, const std::string& url, Hea
 // {"message":"..."}, Gemini's [{"error":...}]), or the raw body when it is not JSON.
 std::string provider_error_message(const std::string& body);
 
+// Throws kUnavailable when a stream ended without its provider's end marker: the connection
+// closed early and the reply is truncated.
+void require_complete_stream(const ProviderConfig& config, bool complete);
+
 // Parses a JSON document received from the provider; throws kUnavailable naming the provider
 // when it is not valid JSON (a provider fault, not the caller's).
 Json parse_provider_json(const ProviderConfig& config, const std::string& text);

@@ -67,6 +67,18 @@ TEST_F(OllamaChatModelTest, StreamsNdjsonAndCollectsToolCallsAndCounts) {
   EXPECT_EQ(reply["usage_metadata"]["output_tokens"], 9);
 }
 
+TEST_F(OllamaChatModelTest, StreamWithoutDoneLineIsUnavailable) {
+  fixture.server.enqueue(ScriptedResponse::ndjson(
+      {Json::parse(R"({"message":{"role":"assistant","content":"partial"},"done":false})")}));
+  ChunkRecorder recorder;
+  try {
+    model()->invoke(user_request("hi"), &recorder.callback);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+  }
+}
+
 TEST_F(OllamaChatModelTest, MissingModelErrorIsQuoted) {
   fixture.server.enqueue(
       ScriptedResponse::json(404, {{"error", "model \"llama9\" not found, try pulling it first"}}));

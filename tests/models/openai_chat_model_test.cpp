@@ -318,6 +318,21 @@ TEST_F(OpenAiChatModelTest, OpenRouterUsesItsOwnKeyVariable) {
   EXPECT_EQ(request.json()["model"], "meta-llama/llama-3-8b");
 }
 
+TEST_F(OpenAiChatModelTest, StreamCutOffBeforeItsEndIsUnavailable) {
+  fixture.server.enqueue(ScriptedResponse::sse(
+      {R"({"choices":[{"index":0,"delta":{"content":"Half an ans"}}]})"}));  // no finish, no [DONE]
+  ChunkRecorder recorder;
+  try {
+    model()->invoke(user_request("hi"), &recorder.callback);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("ended before the reply was complete"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fixture.server.requests().size(), 1u);  // chunks were seen: not retried
+}
+
 TEST_F(OpenAiChatModelTest, StreamErrorEventIsUnavailable) {
   fixture.server.enqueue(
       ScriptedResponse::sse({R"({"error":{"message":"upstream provider failed"}})"}));
