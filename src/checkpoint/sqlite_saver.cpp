@@ -121,8 +121,14 @@ struct SqliteSaver::Impl {
     statements = std::make_unique<Statements>(connection);
   }
 
-  JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref);
-  CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options);
+  // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
+  // one call so that a history listing decodes each stored value once.
+  using DecodedValues = std::map<std::string, StoredValue, std::less<>>;
+
+  JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
+                     DecodedValues& decoded);
+  CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options,
+                             DecodedValues& decoded);
   void store_values(const std::string& thread_id, const std::string& ns,
                     const std::string& checkpoint_id,
                     const checkpoint_internal::StoredValues& values);
@@ -142,7 +148,7 @@ struct SqliteSaver::Impl {
 };
 
 JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::string& channel,
-                                      const ValueRef& ref) {
+                                      const ValueRef& ref, DecodedValues& decoded) {
   // One range query fetches the whole chain: its checkpoints lie between the full value's
   // writer and this value's writer (ids grow along a thread). Anything outside the range
   // (possible only with hand-made ids) is fetched one by one.
@@ -160,12 +166,19 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
       raw.insert_or_assign(query->text(0), std::move(value));
     }
   };
-  fetch(ref.full_id, ref.writer_id);
-  std::map<std::string, StoredValue, std::less<>> decoded;
+  bool range_fetched = false;
+  std::string key = row.thread_id + '\0' + row.ns + '\0' + channel + '\0';
+  const std::size_t key_prefix = key.size();
   return checkpoint_internal::reconstruct_value(
       ref, [&](const std::string& writer_id) -> const StoredValue& {
-        auto done = decoded.find(writer_id);
+        key.resize(key_prefix);
+        key += writer_id;
+        auto done = decoded.find(key);
         if (done != decoded.end()) return done->second;
+        if (!range_fetched) {
+          fetch(ref.full_id, ref.writer_id);
+          range_fetched = true;
+        }
         auto it = raw.find(writer_id);
         if (it == raw.end()) {
           fetch(writer_id, writer_id);
@@ -181,11 +194,12 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
                           make_json_ptr(checkpoint_internal::decode_value(it->second.bytes.data(),
                                                                           it->second.bytes.size())),
                           {}};
-        return decoded.emplace(writer_id, std::move(value)).first->second;
+        return decoded.emplace(key, std::move(value)).first->second;
       });
 }
 
-CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options) {
+CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options,
+                                              DecodedValues& decoded) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
   tuple.checkpoint.id = row.id;
@@ -202,7 +216,7 @@ CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const Ge
     tuple.values_reused = true;
   } else {
     for (const auto& [channel, ref] : refs) {
-      tuple.checkpoint.channel_values.emplace(channel, load_value(row, channel, ref));
+      tuple.checkpoint.channel_values.emplace(channel, load_value(row, channel, ref, decoded));
     }
   }
   StatementUse writes(statements->select_writes);
@@ -259,7 +273,8 @@ std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& co
     if (query->step()) row = read_checkpoint_row(*query);
   }
   if (!row) return std::nullopt;
-  CheckpointTuple tuple = impl_->make_tuple(*row, options);
+  Impl::DecodedValues decoded;
+  CheckpointTuple tuple = impl_->make_tuple(*row, options, decoded);
   transaction.commit();
   return tuple;
 }
@@ -323,7 +338,8 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   }
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(rows.size());
-  for (const CheckpointRow& row : rows) tuples.push_back(impl_->make_tuple(row, {}));
+  Impl::DecodedValues decoded;
+  for (const CheckpointRow& row : rows) tuples.push_back(impl_->make_tuple(row, {}, decoded));
   transaction.commit();
   return tuples;
 }
@@ -452,7 +468,8 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
   checkpoint_internal::decode_header(row.header.data(), row.header.size(), checkpoint, refs);
   checkpoint_internal::StoredValues values;
   for (auto& [channel, ref] : refs) {
-    JsonPtr value = load_value(row, channel, ref);
+    DecodedValues decoded;
+    JsonPtr value = load_value(row, channel, ref, decoded);
     std::vector<std::uint8_t> encoded = checkpoint_internal::encode_value(*value);
     ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
     values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
