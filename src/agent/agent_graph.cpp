@@ -1,0 +1,350 @@
+// create_agent: builds the model ⇄ tools graph with one node per middleware hook and the edges
+// of LangChain's agent factory (HITL_SEMANTICS.md §2.2–§2.5).
+#include <algorithm>
+#include <set>
+
+#include "agent/agent_toolbox.h"
+#include "tollgate/agent.h"
+#include "tollgate/error.h"
+#include "tollgate/messages.h"
+
+namespace tollgate {
+namespace {
+
+using Middleware = std::shared_ptr<const AgentMiddleware>;
+using Hook = AgentMiddleware::Hook;
+
+constexpr const char* kModelNode = "model";
+constexpr const char* kToolsNode = "tools";
+constexpr const char* kJumpToKey = "jump_to";
+
+const char* hook_suffix(Hook hook) {
+  switch (hook) {
+    case AgentMiddleware::kBeforeAgent:
+      return ".before_agent";
+    case AgentMiddleware::kBeforeModel:
+      return ".before_model";
+    case AgentMiddleware::kAfterModel:
+      return ".after_model";
+    case AgentMiddleware::kAfterAgent:
+      return ".after_agent";
+    default:
+      return ".?";
+  }
+}
+
+std::string hook_node(const Middleware& m, Hook hook) {
+  return m->name() + hook_suffix(hook);
+}
+
+std::optional<HookResult> call_hook(const AgentMiddleware& m, Hook hook, const HookContext& ctx) {
+  switch (hook) {
+    case AgentMiddleware::kBeforeAgent:
+      return m.before_agent(ctx);
+    case AgentMiddleware::kBeforeModel:
+      return m.before_model(ctx);
+    case AgentMiddleware::kAfterModel:
+      return m.after_model(ctx);
+    case AgentMiddleware::kAfterAgent:
+      return m.after_agent(ctx);
+    default:
+      return std::nullopt;
+  }
+}
+
+// Everything the nodes share; owned by the node closures (the compiled graph keeps them alive).
+struct AgentCore {
+  AgentOptions options;
+  std::unique_ptr<AgentToolbox> toolbox;
+  std::vector<ToolSpec> tool_specs;
+  bool has_tools_node = false;
+  std::string loop_entry;
+  std::string exit;  // a node name or END
+
+  Json call_model(const State& state, Runtime& runtime) const {
+    ModelCallRequest request;
+    request.messages = state["messages"].is_array() ? state["messages"] : Json::array();
+    request.system_prompt = options.system_prompt;
+    request.tools = tool_specs;
+    request.options = options.model_options;
+    request.state = &state;
+    request.runtime = &runtime;
+
+    ModelCallHandler handler = [this](const ModelCallRequest& r) {
+      ChatRequest chat;
+      chat.messages = Json::array();
+      if (!r.system_prompt.empty()) chat.messages.push_back(system_message(r.system_prompt));
+      for (const auto& m : r.messages) chat.messages.push_back(m);
+      chat.tools = r.tools;
+      chat.options = r.options;
+      Runtime* rt = r.runtime;
+      const TokenCallback on_chunk = [rt](const Json& chunk) {
+        if (rt != nullptr) rt->emit_message(chunk);
+      };
+      return options.model->invoke(chat, &on_chunk);
+    };
+    for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
+      if (((*it)->hooks() & AgentMiddleware::kWrapModelCall) == 0) continue;
+      handler = [m = *it, next = std::move(handler)](const ModelCallRequest& r) {
+        return m->wrap_model_call(r, next);
+      };
+    }
+    Json reply = handler(request);
+    if (message_type(reply) != "ai") {
+      throw Error::Internal("the model returned a message of type '" + message_type(reply) +
+                            "', expected an AI message");
+    }
+    return normalize_message(std::move(reply));
+  }
+
+  Json call_tool(const Json& tool_call, Runtime& runtime) const {
+    ToolCallRequest request;
+    request.tool_call = tool_call;
+    request.state = &runtime.graph_state();
+    request.runtime = &runtime;
+    request.tools = toolbox.get();
+    ToolCallHandler handler = [this](const ToolCallRequest& r) {
+      return run_agent_tool(options.tools, r.tool_call, r.runtime);
+    };
+    for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
+      if (((*it)->hooks() & AgentMiddleware::kWrapToolCall) == 0) continue;
+      handler = [m = *it, next = std::move(handler)](const ToolCallRequest& r) {
+        return m->wrap_tool_call(r, next);
+      };
+    }
+    return normalize_message(handler(request));
+  }
+
+  // Where a jump goes: "model" -> the loop entry, "end" -> the exit, "tools" -> the pending
+  // tool calls (one Send each).
+  Route jump_route(JumpTo jump, const State& state) const {
+    switch (jump) {
+      case JumpTo::kModel:
+        return Route(loop_entry);
+      case JumpTo::kEnd:
+        return Route(exit);
+      case JumpTo::kTools: {
+        Route route = pending_tool_sends(state);
+        if (route.sends.empty()) return Route(loop_entry);
+        return route;
+      }
+    }
+    return Route(exit);
+  }
+
+  // One Send per tool call of the last AI message that has no ToolMessage yet.
+  Route pending_tool_sends(const State& state) const {
+    const Json& messages = state["messages"];
+    Route route;
+    if (!messages.is_array()) return route;
+    std::set<std::string, std::less<>> answered;
+    for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+      const std::string type = it->value("type", "");
+      if (type == "tool" && it->contains("tool_call_id") && (*it)["tool_call_id"].is_string()) {
+        answered.insert((*it)["tool_call_id"].get<std::string>());
+      } else if (type == "ai") {
+        const auto calls = it->find("tool_calls");
+        if (calls == it->end() || !calls->is_array()) break;
+        for (const auto& call : *calls) {
+          const std::string id = call.value("id", "");
+          if (answered.count(id) != 0) continue;
+          route.sends.push_back(Send{kToolsNode, Json{{"tool_call", call}}});
+        }
+        break;
+      }
+    }
+    return route;
+  }
+
+  // The edge after the loop exit (LangChain's model_to_tools).
+  Route model_to_tools(const State& state) const {
+    const Json& jump = state[kJumpToKey];
+    if (jump.is_string()) {
+      const std::string j = jump.get<std::string>();
+      if (j == "model") return jump_route(JumpTo::kModel, state);
+      if (j == "end") return jump_route(JumpTo::kEnd, state);
+      if (j == "tools") return jump_route(JumpTo::kTools, state);
+    }
+    const Json& messages = state["messages"];
+    const Json* last_ai = nullptr;
+    if (messages.is_array()) {
+      for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+        if (it->value("type", "") == "ai") {
+          last_ai = &*it;
+          break;
+        }
+      }
+    }
+    if (last_ai == nullptr || !last_ai->contains("tool_calls") ||
+        (*last_ai)["tool_calls"].empty()) {
+      return Route(exit);
+    }
+    if (!has_tools_node) return Route(exit);
+    Route sends = pending_tool_sends(state);
+    if (!sends.sends.empty()) return sends;
+    return Route(loop_entry);  // every call answered (rejected / responded): back to the model
+  }
+};
+
+std::optional<JumpTo> parse_jump(const Json& value) {
+  if (!value.is_string()) return std::nullopt;
+  const std::string& s = value.get_ref<const std::string&>();
+  if (s == "model") return JumpTo::kModel;
+  if (s == "tools") return JumpTo::kTools;
+  if (s == "end") return JumpTo::kEnd;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* jump_to_name(JumpTo jump) {
+  switch (jump) {
+    case JumpTo::kModel:
+      return "model";
+    case JumpTo::kTools:
+      return "tools";
+    case JumpTo::kEnd:
+      return "end";
+  }
+  return "end";
+}
+
+std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
+  if (!options.model) throw Error::InvalidArgument("create_agent: model is required");
+  {
+    std::set<std::string> names;
+    for (const auto& m : options.middleware) {
+      if (!m) throw Error::InvalidArgument("create_agent: middleware must not be null");
+      if (!names.insert(m->name()).second) {
+        throw Error::InvalidArgument("Middleware " + m->name() + " is defined multiple times");
+      }
+    }
+  }
+  auto core = std::make_shared<AgentCore>();
+  core->options = std::move(options);
+  core->toolbox = make_agent_toolbox(core->options.tools);  // borrows; throws on duplicates
+  core->tool_specs = tool_specs_of(core->options.tools);
+  const AgentOptions& opts = core->options;
+
+  bool wraps_tools = false;
+  std::vector<Middleware> before_agent, before_model, after_model, after_agent;
+  for (const auto& m : opts.middleware) {
+    const unsigned hooks = m->hooks();
+    if (hooks & AgentMiddleware::kBeforeAgent) before_agent.push_back(m);
+    if (hooks & AgentMiddleware::kBeforeModel) before_model.push_back(m);
+    if (hooks & AgentMiddleware::kAfterModel) after_model.push_back(m);
+    if (hooks & AgentMiddleware::kAfterAgent) after_agent.push_back(m);
+    if (hooks & AgentMiddleware::kWrapToolCall) wraps_tools = true;
+  }
+  core->has_tools_node = !opts.tools.empty() || wraps_tools;
+  core->loop_entry = before_model.empty()
+                         ? kModelNode
+                         : hook_node(before_model.front(), AgentMiddleware::kBeforeModel);
+  const std::string loop_exit = after_model.empty()
+                                    ? kModelNode
+                                    : hook_node(after_model.front(), AgentMiddleware::kAfterModel);
+  core->exit = after_agent.empty() ? std::string(END)
+                                   : hook_node(after_agent.back(), AgentMiddleware::kAfterAgent);
+  const std::string entry = before_agent.empty()
+                                ? core->loop_entry
+                                : hook_node(before_agent.front(), AgentMiddleware::kBeforeAgent);
+
+  StateSchema schema;
+  schema.add_messages("messages");
+  schema.last_value(kJumpToKey);
+  for (const auto& m : opts.middleware) m->extend_state(schema);
+  StateGraph graph(schema);
+
+  std::shared_ptr<const AgentCore> shared = core;
+  graph.add_node(kModelNode, [shared](const State& state, Runtime& runtime) -> NodeResult {
+    return Json{{"messages", Json::array({shared->call_model(state, runtime)})},
+                {kJumpToKey, nullptr}};
+  });
+  if (core->has_tools_node) {
+    graph.add_node(kToolsNode, [shared](const State& input, Runtime& runtime) -> NodeResult {
+      return Json{{"messages", Json::array({shared->call_tool(input["tool_call"], runtime)})}};
+    });
+  }
+
+  // A hook node, and the edge leaving it: `next` normally, the jump target when it jumps.
+  const auto add_hook = [&](const Middleware& m, Hook hook, const std::string& next) {
+    const std::string node = hook_node(m, hook);
+    const std::vector<JumpTo> jumps = m->can_jump_to(hook);
+    graph.add_node(
+        node, [shared, m, hook, jumps, node](const State& state, Runtime& runtime) -> NodeResult {
+          const HookContext ctx{state, runtime, *shared->toolbox};
+          std::optional<HookResult> result = call_hook(*m, hook, ctx);
+          Json update = result ? std::move(result->update) : Json::object();
+          if (!update.is_object())
+            throw Error::Internal(node + " returned a state update that is not an object");
+          update[kJumpToKey] = nullptr;
+          if (result && result->jump_to) {
+            if (std::find(jumps.begin(), jumps.end(), *result->jump_to) == jumps.end()) {
+              throw Error::Internal(node + " jumped to '" + jump_to_name(*result->jump_to) +
+                                    "', which it does not declare in can_jump_to");
+            }
+            update[kJumpToKey] = jump_to_name(*result->jump_to);
+          }
+          return update;
+        });
+    if (node == loop_exit) return;  // routed by model_to_tools
+    if (jumps.empty()) {
+      graph.add_edge(node, next);
+      return;
+    }
+    std::map<std::string, std::string> targets{
+        {next, next}, {core->loop_entry, core->loop_entry}, {core->exit, core->exit}};
+    if (core->has_tools_node) targets[kToolsNode] = kToolsNode;
+    graph.add_conditional_edges(
+        node,
+        [shared, next](const State& state) -> Route {
+          if (auto jump = parse_jump(state[kJumpToKey])) return shared->jump_route(*jump, state);
+          return Route(next);
+        },
+        targets);
+  };
+
+  graph.add_edge(START, entry);
+  for (std::size_t i = 0; i < before_agent.size(); ++i) {
+    const std::string next = i + 1 < before_agent.size()
+                                 ? hook_node(before_agent[i + 1], AgentMiddleware::kBeforeAgent)
+                                 : core->loop_entry;
+    add_hook(before_agent[i], AgentMiddleware::kBeforeAgent, next);
+  }
+  for (std::size_t i = 0; i < before_model.size(); ++i) {
+    const std::string next = i + 1 < before_model.size()
+                                 ? hook_node(before_model[i + 1], AgentMiddleware::kBeforeModel)
+                                 : std::string(kModelNode);
+    add_hook(before_model[i], AgentMiddleware::kBeforeModel, next);
+  }
+  if (!after_model.empty()) {
+    graph.add_edge(kModelNode, hook_node(after_model.back(), AgentMiddleware::kAfterModel));
+  }
+  for (std::size_t i = after_model.size(); i-- > 0;) {
+    const std::string next =
+        i > 0 ? hook_node(after_model[i - 1], AgentMiddleware::kAfterModel) : loop_exit;
+    add_hook(after_model[i], AgentMiddleware::kAfterModel, next);
+  }
+  for (std::size_t i = after_agent.size(); i-- > 0;) {
+    const std::string next =
+        i > 0 ? hook_node(after_agent[i - 1], AgentMiddleware::kAfterAgent) : std::string(END);
+    add_hook(after_agent[i], AgentMiddleware::kAfterAgent, next);
+  }
+
+  std::map<std::string, std::string> exit_targets{{core->exit, core->exit},
+                                                  {core->loop_entry, core->loop_entry}};
+  if (core->has_tools_node) exit_targets[kToolsNode] = kToolsNode;
+  graph.add_conditional_edges(
+      loop_exit, [shared](const State& state) { return shared->model_to_tools(state); },
+      exit_targets);
+  if (core->has_tools_node) graph.add_edge(kToolsNode, core->loop_entry);
+
+  CompileOptions compile;
+  compile.checkpointer = opts.checkpointer;
+  compile.interrupt_before = opts.interrupt_before;
+  compile.interrupt_after = opts.interrupt_after;
+  compile.name = opts.name;
+  return graph.compile(std::move(compile));
+}
+
+}  // namespace tollgate

@@ -1,0 +1,89 @@
+// The human-in-the-loop middleware: the review core (hitl_review.h) wired into the agent loop
+// as an after_model hook (one interrupt per model turn) and a tool-call wrapper (edits).
+#include <algorithm>
+
+#include "agent/hitl_review.h"
+#include "agent/hitl_texts.h"
+#include "tollgate/error.h"
+#include "tollgate/messages.h"
+#include "tollgate/middleware.h"
+
+namespace tollgate {
+namespace {
+
+constexpr const char* kEditedKey = "hitl_edited_tool_calls";
+
+class HumanInTheLoopMiddleware final : public AgentMiddleware {
+ public:
+  explicit HumanInTheLoopMiddleware(HumanInTheLoopOptions options) : policy_(std::move(options)) {}
+
+  std::string name() const override { return "HumanInTheLoopMiddleware"; }
+  unsigned hooks() const override { return kAfterModel | kWrapToolCall; }
+  void extend_state(StateSchema& schema) const override {
+    schema.last_value(kEditedKey, Json::object());
+  }
+
+  std::optional<HookResult> after_model(const HookContext& ctx) const override {
+    const Json* ai = hitl::last_ai_message(ctx.state["messages"]);
+    hitl::ReviewBatch batch;
+    if (ai != nullptr) batch = hitl::build_review_batch(policy_, *ai, &ctx.state, &ctx.runtime);
+    if (batch.empty()) {
+      // An earlier turn's edits must not apply to this turn's calls.
+      const Json& edited = ctx.state[kEditedKey];
+      if (edited.is_object() && !edited.empty())
+        return HookResult{{{kEditedKey, Json::object()}}, {}};
+      return std::nullopt;
+    }
+    const Json response = ctx.runtime.interrupt(batch.request);
+
+    hitl::ToolCatalog catalog;
+    catalog.names = ctx.tools.names();
+    catalog.validate_args = [&ctx](const std::string& tool, const Json& args) {
+      return ctx.tools.check_args(tool, args);
+    };
+    hitl::ReviewOutcome outcome =
+        hitl::apply_decisions(policy_, batch, *ai, response, catalog, &ctx.state, &ctx.runtime);
+    Json messages = Json::array();
+    for (auto& message : outcome.tool_messages)
+      messages.push_back(normalize_message(std::move(message)));
+    HookResult result;
+    result.update = Json{{kEditedKey, std::move(outcome.edited)}};
+    if (!messages.empty()) result.update["messages"] = std::move(messages);
+    return result;
+  }
+
+  Json wrap_tool_call(const ToolCallRequest& request, const ToolCallHandler& next) const override {
+    const Json& edited = request.state != nullptr ? (*request.state)[kEditedKey] : null_json();
+    Json executed = hitl::executed_call(request.tool_call, edited);
+    if (executed == request.tool_call) return next(request);
+    // Checked when the decision was made; checked again because state can be edited directly.
+    if (request.tools != nullptr) {
+      std::vector<std::string> names = request.tools->names();
+      const std::string target = executed.value("name", "");
+      if (std::find(names.begin(), names.end(), target) == names.end()) {
+        std::sort(names.begin(), names.end());
+        std::string listed;
+        for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+        throw Error::InvalidArgument(hitl_texts::format_text(
+            hitl_texts::kEditedToUnknownTool,
+            {{"id", request.tool_call.value("id", "")}, {"target", target}, {"tools", listed}}));
+      }
+    }
+    ToolCallRequest replaced = request;
+    replaced.tool_call = executed;
+    Json result = next(replaced);
+    const auto& notice = policy_.options().edit_notice;
+    return notice ? hitl::annotate_edited_result(std::move(result), executed, *notice) : result;
+  }
+
+ private:
+  HitlPolicy policy_;
+};
+
+}  // namespace
+
+std::shared_ptr<const AgentMiddleware> make_human_in_the_loop(HumanInTheLoopOptions options) {
+  return std::make_shared<const HumanInTheLoopMiddleware>(std::move(options));
+}
+
+}  // namespace tollgate

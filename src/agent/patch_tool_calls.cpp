@@ -1,0 +1,70 @@
+// PatchToolCalls (HITL_SEMANTICS.md §6.3): before each run, every tool call of the history that
+// never got a ToolMessage is answered, so the model is never sent a dangling tool call (which
+// providers refuse with a 400).
+#include <set>
+
+#include "agent/hitl_texts.h"
+#include "tollgate/messages.h"
+#include "tollgate/middleware.h"
+
+namespace tollgate {
+namespace {
+
+std::string call_name(const Json& call) {
+  const auto it = call.find("name");
+  if (it == call.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+    return "unknown";
+  return it->get<std::string>();
+}
+
+class PatchToolCallsMiddleware final : public AgentMiddleware {
+ public:
+  std::string name() const override { return "PatchToolCallsMiddleware"; }
+  unsigned hooks() const override { return kBeforeAgent; }
+
+  std::optional<HookResult> before_agent(const HookContext& ctx) const override {
+    const Json& messages = ctx.state["messages"];
+    if (!messages.is_array() || messages.empty()) return std::nullopt;
+    std::set<std::string, std::less<>> answered;
+    for (const auto& m : messages) {
+      if (m.is_object() && m.value("type", "") == "tool" && m.contains("tool_call_id") &&
+          m["tool_call_id"].is_string()) {
+        answered.insert(m["tool_call_id"].get<std::string>());
+      }
+    }
+    Json patched = Json::array();
+    bool changed = false;
+    for (const auto& m : messages) {
+      patched.push_back(m);
+      if (!m.is_object() || m.value("type", "") != "ai") continue;
+      const auto patch = [&](const char* key, std::string_view text) {
+        const auto calls = m.find(key);
+        if (calls == m.end() || !calls->is_array()) return;
+        for (const auto& call : *calls) {
+          const auto id = call.find("id");
+          if (id == call.end() || !id->is_string()) continue;
+          const std::string& call_id = id->get_ref<const std::string&>();
+          if (answered.count(call_id) != 0) continue;
+          answered.insert(call_id);
+          const std::string name = call_name(call);
+          patched.push_back(tool_message(
+              hitl_texts::format_text(text, {{"tool", name}, {"id", call_id}}), call_id, name));
+          changed = true;
+        }
+      };
+      patch("tool_calls", hitl_texts::kPatchCancelled);
+      patch("invalid_tool_calls", hitl_texts::kPatchMalformed);
+    }
+    if (!changed) return std::nullopt;
+    patched.insert(patched.begin(), remove_message(std::string(kRemoveAllMessages)));
+    return HookResult{{{"messages", std::move(patched)}}, {}};
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const AgentMiddleware> make_patch_tool_calls() {
+  return std::make_shared<const PatchToolCallsMiddleware>();
+}
+
+}  // namespace tollgate

@@ -1,0 +1,288 @@
+// create_agent: graph shape, middleware order and jumps, tool execution, streaming.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "tollgate/agent.h"
+#include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/messages.h"
+
+namespace tollgate {
+namespace {
+
+Tool echo_tool(const std::string& name = "echo") {
+  return Tool(name, "Echoes its text.",
+              Json{{"type", "object"},
+                   {"properties", {{"text", {{"type", "string"}}}}},
+                   {"required", {"text"}}},
+              [](const Json& args, const ToolContext&) -> Json {
+                return "echo: " + args["text"].get<std::string>();
+              });
+}
+
+Json call(const std::string& id, const std::string& text) {
+  return Json{{"id", id}, {"name", "echo"}, {"args", {{"text", text}}}};
+}
+
+Json reply_with_calls(std::string id, Json calls) {
+  return Json{{"id", std::move(id)}, {"content", ""}, {"tool_calls", std::move(calls)}};
+}
+
+Json input(const std::string& text) {
+  return Json{{"messages", {human_message(text, "h1")}}};
+}
+
+// Records the order in which its hooks and wrappers run, in a log shared by several instances.
+struct OrderLog {
+  std::mutex mutex;
+  std::vector<std::string> entries;
+  void add(std::string e) {
+    std::lock_guard lock(mutex);
+    entries.push_back(std::move(e));
+  }
+};
+
+class RecordingMiddleware : public AgentMiddleware {
+ public:
+  RecordingMiddleware(std::string name, std::shared_ptr<OrderLog> log, unsigned hooks)
+      : name_(std::move(name)), log_(std::move(log)), hooks_(hooks) {}
+  std::string name() const override { return name_; }
+  unsigned hooks() const override { return hooks_; }
+  std::optional<HookResult> before_agent(const HookContext&) const override {
+    return record("before_agent");
+  }
+  std::optional<HookResult> before_model(const HookContext&) const override {
+    return record("before_model");
+  }
+  std::optional<HookResult> after_model(const HookContext&) const override {
+    return record("after_model");
+  }
+  std::optional<HookResult> after_agent(const HookContext&) const override {
+    return record("after_agent");
+  }
+  Json wrap_model_call(const ModelCallRequest& r, const ModelCallHandler& next) const override {
+    log_->add(name_ + ".wrap_model_call");
+    return next(r);
+  }
+  Json wrap_tool_call(const ToolCallRequest& r, const ToolCallHandler& next) const override {
+    log_->add(name_ + ".wrap_tool_call");
+    return next(r);
+  }
+
+ private:
+  std::optional<HookResult> record(const char* hook) const {
+    log_->add(name_ + "." + hook);
+    return std::nullopt;
+  }
+  std::string name_;
+  std::shared_ptr<OrderLog> log_;
+  unsigned hooks_;
+};
+
+class EndBeforeModel : public AgentMiddleware {
+ public:
+  std::string name() const override { return "Guard"; }
+  unsigned hooks() const override { return kBeforeModel; }
+  std::vector<JumpTo> can_jump_to(Hook) const override { return {JumpTo::kEnd}; }
+  std::optional<HookResult> before_model(const HookContext&) const override {
+    return HookResult{{{"messages", {ai_message("blocked by guard", Json::array(), "guard-1")}}},
+                      JumpTo::kEnd};
+  }
+};
+
+AgentOptions options_with(std::vector<Json> script, std::vector<Tool> tools = {echo_tool()}) {
+  AgentOptions options;
+  options.model = std::make_shared<ScriptedChatModel>(std::move(script));
+  options.tools = std::move(tools);
+  return options;
+}
+
+TEST(CreateAgent, RequiresAModel) {
+  AgentOptions options;
+  try {
+    create_agent(std::move(options));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "create_agent: model is required");
+  }
+}
+
+TEST(CreateAgent, RefusesTheSameMiddlewareTwice) {
+  AgentOptions options = options_with({Json("hi")});
+  options.middleware = {make_patch_tool_calls(), make_patch_tool_calls()};
+  EXPECT_THROW(
+      {
+        try {
+          create_agent(std::move(options));
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "Middleware PatchToolCallsMiddleware is defined multiple times");
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(CreateAgent, RefusesDuplicateToolNames) {
+  EXPECT_THROW(create_agent(options_with({Json("hi")}, {echo_tool(), echo_tool()})), Error);
+}
+
+TEST(CreateAgent, HasOneNodePerImplementedHook) {
+  AgentOptions options = options_with({Json("hi")});
+  options.middleware = {make_patch_tool_calls(), make_human_in_the_loop({})};
+  const auto agent = create_agent(std::move(options));
+  std::vector<std::string> names = agent->node_names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"HumanInTheLoopMiddleware.after_model",
+                                      "PatchToolCallsMiddleware.before_agent", "model", "tools"}));
+}
+
+TEST(CreateAgent, AnswerWithoutToolCallsEndsTheRun) {
+  const auto agent = create_agent(options_with({Json{{"id", "ai-1"}, {"content", "hello"}}}));
+  const RunResult result = agent->invoke(input("hi"));
+  ASSERT_EQ(result.values["messages"].size(), 2u);
+  EXPECT_EQ(result.values["messages"][1]["content"], "hello");
+  EXPECT_FALSE(result.paused);
+}
+
+TEST(CreateAgent, SystemPromptIsSentFirstButNotStored) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("hello")});
+  AgentOptions options;
+  options.model = model;
+  options.system_prompt = "Be brief.";
+  const RunResult result = create_agent(std::move(options))->invoke(input("hi"));
+  ASSERT_EQ(model->requests().size(), 1u);
+  EXPECT_EQ(message_type(model->requests()[0].messages[0]), "system");
+  EXPECT_EQ(message_text(model->requests()[0].messages[0]), "Be brief.");
+  EXPECT_EQ(message_type(result.values["messages"][0]), "human");
+}
+
+TEST(CreateAgent, ToolsAreOfferedToTheModel) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("hello")});
+  AgentOptions options;
+  options.model = model;
+  options.tools = {echo_tool()};
+  create_agent(std::move(options))->invoke(input("hi"));
+  ASSERT_EQ(model->requests()[0].tools.size(), 1u);
+  EXPECT_EQ(model->requests()[0].tools[0].name, "echo");
+  EXPECT_EQ(model->requests()[0].tools[0].parameters["required"], Json({"text"}));
+}
+
+TEST(CreateAgent, ParallelToolCallsAllRunAndAnswerInCallOrder) {
+  const auto agent = create_agent(options_with(
+      {reply_with_calls("ai-1", {call("c1", "one"), call("c2", "two"), call("c3", "three")}),
+       Json("done")}));
+  const Json messages = agent->invoke(input("go")).values["messages"];
+  ASSERT_EQ(messages.size(), 6u);
+  EXPECT_EQ(messages[2]["tool_call_id"], "c1");
+  EXPECT_EQ(messages[2]["content"], "echo: one");
+  EXPECT_EQ(messages[3]["tool_call_id"], "c2");
+  EXPECT_EQ(messages[4]["tool_call_id"], "c3");
+  EXPECT_EQ(message_text(messages[5]), "done");
+}
+
+TEST(CreateAgent, InvalidToolArgumentsBecomeAnErrorToolMessage) {
+  const auto agent = create_agent(options_with(
+      {reply_with_calls("ai-1", {Json{{"id", "c1"}, {"name", "echo"}, {"args", {{"text", 5}}}}}),
+       Json("sorry")}));
+  const Json messages = agent->invoke(input("go")).values["messages"];
+  EXPECT_EQ(messages[2]["status"], "error");
+  EXPECT_NE(messages[2]["content"].get<std::string>().find("text: expected string"),
+            std::string::npos)
+      << messages[2].dump();
+}
+
+TEST(CreateAgent, HooksAndWrappersRunInLangChainOrder) {
+  auto log = std::make_shared<OrderLog>();
+  const unsigned all = AgentMiddleware::kBeforeAgent | AgentMiddleware::kBeforeModel |
+                       AgentMiddleware::kAfterModel | AgentMiddleware::kAfterAgent |
+                       AgentMiddleware::kWrapModelCall | AgentMiddleware::kWrapToolCall;
+  AgentOptions options = options_with({reply_with_calls("ai-1", {call("c1", "x")}), Json("done")});
+  options.middleware = {std::make_shared<RecordingMiddleware>("A", log, all),
+                        std::make_shared<RecordingMiddleware>("B", log, all)};
+  create_agent(std::move(options))->invoke(input("go"));
+  EXPECT_EQ(log->entries,
+            (std::vector<std::string>{
+                "A.before_agent", "B.before_agent",  // once, in order
+                "A.before_model", "B.before_model", "A.wrap_model_call", "B.wrap_model_call",
+                "B.after_model", "A.after_model",        // reversed
+                "A.wrap_tool_call", "B.wrap_tool_call",  // A outermost
+                "A.before_model", "B.before_model", "A.wrap_model_call", "B.wrap_model_call",
+                "B.after_model", "A.after_model", "B.after_agent", "A.after_agent"}));
+}
+
+TEST(CreateAgent, HookCanJumpToTheEnd) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("never")});
+  AgentOptions options;
+  options.model = model;
+  options.middleware = {std::make_shared<EndBeforeModel>()};
+  const Json messages = create_agent(std::move(options))->invoke(input("go")).values["messages"];
+  EXPECT_EQ(model->requests().size(), 0u);
+  EXPECT_EQ(message_text(messages.back()), "blocked by guard");
+}
+
+TEST(CreateAgent, ModelTokensStreamIntoMessagesMode) {
+  const auto agent = create_agent(options_with({Json("two words")}, {}));
+  RunConfig config;
+  config.stream_modes = {StreamMode::kMessages};
+  std::string streamed;
+  config.on_event = [&](const StreamEvent& event) {
+    if (event.mode != StreamMode::kMessages) return;
+    const Json& chunk = event.data.is_array() && !event.data.empty() ? event.data[0] : event.data;
+    streamed += message_text(chunk);
+  };
+  agent->invoke(input("hi"), config);
+  EXPECT_EQ(streamed, "two words");
+}
+
+TEST(CreateAgent, HitlPausesOnceAndApprovalRunsTheTool) {
+  AgentOptions options =
+      options_with({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  options.checkpointer = make_memory_saver();
+  const auto agent = create_agent(std::move(options));
+  RunConfig config;
+  config.thread_id = "t1";
+  const RunResult paused = agent->invoke(input("go"), config);
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  EXPECT_EQ(paused.interrupts[0].value["action_requests"].size(), 2u);
+  Command resume;
+  resume.resume =
+      Json{{"decisions", {{{"type", "approve"}}, {{"type", "respond"}, {"message", "skipped"}}}}};
+  const Json messages = agent->invoke(resume, config).values["messages"];
+  ASSERT_EQ(messages.size(), 5u);
+  EXPECT_EQ(messages[2]["content"], "skipped");  // written by the review step, before the tools ran
+  EXPECT_EQ(messages[3]["content"], "echo: x");
+}
+
+TEST(CreateAgent, RefusedDecisionKeepsTheThreadPaused) {
+  AgentOptions options = options_with({reply_with_calls("ai-1", {call("c1", "x")}), Json("done")});
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  options.checkpointer = make_memory_saver();
+  const auto agent = create_agent(std::move(options));
+  RunConfig config;
+  config.thread_id = "t1";
+  agent->invoke(input("go"), config);
+  Command bad;
+  bad.resume = Json{{"decisions", Json::array()}};
+  try {
+    agent->invoke(bad, config);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnprocessable);
+  }
+  EXPECT_EQ(agent->get_state(config).interrupts.size(), 1u);
+  Command good;
+  good.resume = Json{{"decisions", {{{"type", "approve"}}}}};
+  EXPECT_EQ(message_text(agent->invoke(good, config).values["messages"].back()), "done");
+}
+
+}  // namespace
+}  // namespace tollgate
