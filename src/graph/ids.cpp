@@ -4,7 +4,7 @@
 #include <xxhash.h>
 
 #include <array>
-#include <cstdio>
+#include <cstdint>
 
 namespace tollgate::graph_internal {
 
@@ -21,16 +21,31 @@ XXH128_hash_t hash_parts(const std::vector<std::string_view>& parts) {
   return XXH3_128bits_digest(&state);
 }
 
+// Writes the 16 hex digits of `value` to out[0..16).
+void hex64(std::uint64_t value, char* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = 15; i >= 0; --i) {
+    out[i] = kDigits[value & 0xF];
+    value >>= 4;
+  }
+}
+
 }  // namespace
 
 std::string task_id(const std::vector<std::string_view>& parts) {
   const XXH128_hash_t h = hash_parts(parts);
-  const auto hi = static_cast<unsigned long long>(h.high64);
-  const auto lo = static_cast<unsigned long long>(h.low64);
-  std::array<char, 40> out{};
-  std::snprintf(out.data(), out.size(), "%08llx-%04llx-%04llx-%04llx-%012llx", hi >> 32,
-                (hi >> 16) & 0xFFFFULL, hi & 0xFFFFULL, lo >> 48, lo & 0xFFFFFFFFFFFFULL);
-  return std::string(out.data(), 36);
+  std::array<char, 32> hex{};
+  hex64(h.high64, hex.data());
+  hex64(h.low64, hex.data() + 16);
+  std::string id(36, '-');
+  const std::size_t groups[] = {8, 4, 4, 4, 12};
+  std::size_t from = 0;
+  std::size_t to = 0;
+  for (std::size_t group : groups) {
+    for (std::size_t i = 0; i < group; ++i) id[to++] = hex[from++];
+    ++to;  // the dash
+  }
+  return id;
 }
 
 std::string interrupt_id(std::string_view task_ns, std::size_t index) {
@@ -40,11 +55,10 @@ std::string interrupt_id(std::string_view task_ns, std::size_t index) {
     input += std::to_string(index);
   }
   const XXH128_hash_t h = XXH3_128bits(input.data(), input.size());
-  std::array<char, 40> out{};
-  std::snprintf(out.data(), out.size(), "%016llx%016llx",
-                static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return std::string(out.data(), 32);
+  std::string id(32, '0');
+  hex64(h.high64, id.data());
+  hex64(h.low64, id.data() + 16);
+  return id;
 }
 
 bool looks_like_interrupt_id(std::string_view text) {

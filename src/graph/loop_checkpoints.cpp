@@ -104,10 +104,10 @@ Checkpoint PregelLoop::make_checkpoint() const {
   checkpoint.ts = created_at_;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const int index = static_cast<int>(i);
-    if (slots_[i].channel->is_available()) {
-      if (JsonPtr value = slots_[i].channel->checkpoint()) {
-        checkpoint.channel_values.emplace(channel_name(index), std::move(value));
-      }
+    // Not only available channels: a join barrier that has seen some of its sources holds
+    // state without being available.
+    if (JsonPtr value = slots_[i].channel->checkpoint()) {
+      checkpoint.channel_values.emplace(channel_name(index), std::move(value));
     }
     if (slots_[i].version > 0) checkpoint.channel_versions[channel_name(index)] = slots_[i].version;
   }
@@ -249,7 +249,6 @@ void PregelLoop::stash_values() {
   CachedValues cached;
   cached.checkpoint_id = checkpoint_id_;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i].channel->is_available()) continue;
     if (JsonPtr value = slots_[i].channel->checkpoint()) {
       cached.values.emplace(channel_name(static_cast<int>(i)), std::move(value));
     }
@@ -348,6 +347,18 @@ CheckpointConfig PregelLoop::update(const Json& values, const std::string& reque
   if (thread_id_.empty()) throw Error::InvalidArgument("update_state requires a thread_id");
   updating_state_ = true;
   if (!load(context_.checkpoint_id, false)) new_thread();
+  if (context_.checkpoint_id.empty() && !saved_tasks_.empty()) {
+    // Updating the latest checkpoint of a paused step: the tasks that finished in it keep
+    // their writes (they are folded in first, as if the step had ended with them).
+    prepare_tasks();
+    attach_saved_writes();
+    std::vector<Task> finished;
+    for (auto& task : tasks_) {
+      if (task.done) finished.push_back(std::move(task));
+    }
+    tasks_.clear();
+    if (!finished.empty()) apply_writes(finished, true);
+  }
   auto result = [&] { return CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_}; };
 
   if (requested_node == "__copy__") {

@@ -226,6 +226,10 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     if (paused) return finish(true, std::move(interrupts));
 
+    // Drop this step's references to channel values first, so that a list channel owning
+    // its value alone appends in place instead of copying the whole list.
+    step_state_ = State();
+    for (auto& task : tasks_) task.input = State();
     apply_writes(tasks_, true);
     step_ += 1;
     save_checkpoint("loop");
@@ -296,9 +300,21 @@ void PregelLoop::apply_null_writes(std::vector<Write> writes) {
 
 void PregelLoop::prepare_tasks() {
   tasks_.clear();
+  tasks_.reserve(4);
   step_state_ = state_view();
   const std::string step_text = std::to_string(step_ + 1);
-  const std::string ns_prefix = context_.checkpoint_ns.empty() ? "" : context_.checkpoint_ns + "|";
+  auto task_namespace = [&](const std::string& node, const std::string& id) {
+    std::string ns;
+    ns.reserve(context_.checkpoint_ns.size() + node.size() + id.size() + 2);
+    if (!context_.checkpoint_ns.empty()) {
+      ns += context_.checkpoint_ns;
+      ns += '|';
+    }
+    ns += node;
+    ns += ':';
+    ns += id;
+    return ns;
+  };
 
   const Slot& sends = slots_[static_cast<std::size_t>(graph_.tasks_channel)];
   if (sends.channel->is_available()) {
@@ -315,7 +331,7 @@ void PregelLoop::prepare_tasks() {
         const std::string& name = graph_.nodes[static_cast<std::size_t>(node)].name;
         task.id = task_id({checkpoint_id_, context_.checkpoint_ns, step_text, name, kPushPath,
                            std::to_string(i)});
-        task.ns = ns_prefix + name + ":" + task.id;
+        task.ns = task_namespace(name, task.id);
         task.input = State::from_json(send.value("arg", Json::object()));
         tasks_.push_back(std::move(task));
       }
@@ -328,16 +344,16 @@ void PregelLoop::prepare_tasks() {
     for (std::size_t j = 0; j < node.triggers.size(); ++j) {
       const Slot& slot = slots_[static_cast<std::size_t>(node.triggers[j])];
       if (slot.version > seen_[n][j] && slot.channel->is_available()) {
-        task.fired.push_back(channel_name(node.triggers[j]));
+        task.fired.push_back(node.triggers[j]);
       }
     }
     if (task.fired.empty()) continue;
     task.node = static_cast<int>(n);
     std::vector<std::string_view> parts{checkpoint_id_, context_.checkpoint_ns, step_text,
                                         node.name, kPullPath};
-    for (const auto& fired : task.fired) parts.emplace_back(fired);
+    for (int fired : task.fired) parts.emplace_back(channel_name(fired));
     task.id = task_id(parts);
-    task.ns = ns_prefix + node.name + ":" + task.id;
+    task.ns = task_namespace(node.name, task.id);
     task.input = step_state_;
     if (!node.defer) any_regular = true;
     tasks_.push_back(std::move(task));

@@ -51,7 +51,7 @@ struct Task {
   std::size_t push_index = 0;
   std::string id;
   std::string ns;                  // "<loop ns>|<node>:<id>": its interrupts' and subgraph's
-  std::vector<std::string> fired;  // the trigger channels that made it run
+  std::vector<int> fired;  // the trigger channels that made it run
   State input;
   std::vector<Write> writes;
   bool done = false;        // writes are ready: it ran now, or they were saved before

@@ -111,8 +111,10 @@ void PregelLoop::run_task(Task& task) {
   const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
   const bool debug = context_.emitter->wants(StreamMode::kDebug, context_.ns_segments);
   if (debug || context_.emitter->wants(StreamMode::kTasks, context_.ns_segments)) {
+    Json triggers = Json::array();
+    for (int fired : task.fired) triggers.push_back(channel_name(fired));
     Json payload{{"id", task.id}, {"name", node.name}, {"input", task.input.to_json()},
-                 {"triggers", task.fired}};
+                 {"triggers", std::move(triggers)}};
     if (debug) {
       context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
                              Json{{"type", "task"}, {"step", step()},

@@ -62,7 +62,9 @@ TEST_P(GoldenTest, B_TwoInterruptsInOneNode) {
   ASSERT_EQ(writes.size(), 2u);
   for (const auto& w : writes) {
     EXPECT_NE(w.task_id, kNullTaskId);
-    if (w.channel == kResumeChannel) EXPECT_EQ(w.value, Json::array({"Ada"}));
+    if (w.channel == kResumeChannel) {
+      EXPECT_EQ(w.value, Json::array({"Ada"}));
+    }
     if (w.channel == kInterruptChannel) {
       EXPECT_EQ(w.value, (Json::array({{{"id", second.interrupts[0].id},
                                         {"value", "How old are you, Ada?"}}})));

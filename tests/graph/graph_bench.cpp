@@ -102,9 +102,10 @@ void long_thread() {
 
 }  // namespace
 
-int main() {
-  chain3();
-  hitl_cycle();
-  long_thread();
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (only.empty() || only == "chain3") chain3();
+  if (only.empty() || only == "hitl") hitl_cycle();
+  if (only.empty() || only == "long") long_thread();
   return 0;
 }

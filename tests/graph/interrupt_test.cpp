@@ -348,3 +348,40 @@ TOLLGATE_INSTANTIATE_SAVERS(BreakpointTest);
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+class JoinAcrossPauseTest : public testing::SaverTest {};
+
+TEST_P(JoinAcrossPauseTest, AJoinRemembersSourcesThatFinishedBeforeThePause) {
+  Log log;
+  auto build = [&] {
+    StateGraph g;
+    g.add_node("a", [&log](const State&, Runtime&) -> NodeResult {
+      log.add("a");
+      return {};
+    });
+    g.add_node("b", [](const State&, Runtime&) -> NodeResult { return {}; });
+    g.add_node("b2", [](const State&, Runtime& rt) -> NodeResult {
+      return Json{{"answer", rt.interrupt("b2?")}};
+    });
+    g.add_node("j", [&log](const State&, Runtime&) -> NodeResult {
+      log.add("j");
+      return {};
+    });
+    g.add_edge(START, "a").add_edge(START, "b").add_edge("b", "b2");
+    g.add_edge(std::vector<std::string>{"a", "b2"}, "j");
+    return g.compile(testing::options(saver_));
+  };
+  build()->invoke(Json::object(), on_thread("t"));
+  // A new graph object: nothing cached, everything comes from the saver.
+  RunResult done = build()->invoke(resume("ok"), on_thread("t"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"a", "j"}));
+}
+
+TOLLGATE_INSTANTIATE_SAVERS(JoinAcrossPauseTest);
+
+}  // namespace
+}  // namespace tollgate

@@ -209,3 +209,84 @@ TOLLGATE_INSTANTIATE_SAVERS(TimeTravelTest);
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+class PausedUpdateTest : public testing::SaverTest {};
+
+TEST_P(PausedUpdateTest, UpdateStateOnAPausedParallelStepKeepsFinishedSiblingWrites) {
+  StateSchema schema;
+  schema.append("answers");
+  StateGraph g(schema);
+  g.add_node("a", [](const State&, Runtime& rt) -> NodeResult {
+    return Json{{"answers", rt.interrupt("q")}};
+  });
+  g.add_node("c", [](const State&, Runtime&) -> NodeResult { return Json{{"answers", "c:done"}}; });
+  g.add_edge(START, "a").add_edge(START, "c");
+  auto graph = g.compile(testing::options(saver_));
+  graph->invoke(Json::object(), testing::on_thread("t"));
+  graph->update_state(testing::on_thread("t"), Json{{"answers", "extra"}}, "c");
+  EXPECT_EQ(graph->get_state(testing::on_thread("t")).values["answers"],
+            (Json::array({"c:done", "extra"})));
+}
+
+TEST_P(PausedUpdateTest, AFailedParallelTaskKeepsItsFinishedSiblingsWrites) {
+  std::atomic<int> b_runs{0};
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult {
+    throw Error::Unavailable("flaky");
+  });
+  g.add_node("b", [&b_runs](const State&, Runtime&) -> NodeResult {
+    ++b_runs;
+    return Json{{"b", "done"}};
+  });
+  g.add_edge(START, "a").add_edge(START, "b");
+  auto graph = g.compile(testing::options(saver_));
+  Error error = testing::expect_error([&] { graph->invoke(Json::object(), testing::on_thread("t")); });
+  EXPECT_EQ(error.code(), ErrorCode::kUnavailable);
+  StateSnapshot state = graph->get_state(testing::on_thread("t"));
+  EXPECT_EQ(state.values["b"], "done");
+  EXPECT_EQ(state.next, (std::vector<std::string>{"a"}));
+  testing::expect_error([&] { graph->invoke(Json(nullptr), testing::on_thread("t")); });
+  EXPECT_EQ(b_runs.load(), 1);  // the retry re-ran only the failed task
+}
+
+TEST_P(PausedUpdateTest, CommandUpdateTravelsWithTheResume) {
+  StateGraph g;
+  g.add_node("ask", [](const State& s, Runtime& rt) -> NodeResult {
+    Json answer = rt.interrupt("q");
+    return Json{{"answer", answer}, {"saw_note", s["note"]}};
+  });
+  g.add_edge(START, "ask");
+  auto graph = g.compile(testing::options(saver_));
+  graph->invoke(Json::object(), testing::on_thread("t"));
+  Command command = testing::resume("yes");
+  command.update = Json{{"note", "from the reviewer"}};
+  RunResult result = graph->invoke(command, testing::on_thread("t"));
+  EXPECT_EQ(result.values["answer"], "yes");
+  EXPECT_EQ(result.values["note"], "from the reviewer");
+  EXPECT_EQ(result.values["saw_note"], "from the reviewer");
+}
+
+TEST_P(PausedUpdateTest, CheckpointsStreamModeReportsEverySavedCheckpoint) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_edge(START, "a");
+  auto graph = g.compile(testing::options(saver_));
+  std::vector<Json> events;
+  RunConfig config = testing::on_thread("t");
+  config.stream_modes = {StreamMode::kCheckpoints};
+  config.on_event = [&](const StreamEvent& e) { events.push_back(e.data); };
+  graph->invoke(Json::object(), config);
+  ASSERT_EQ(events.size(), 3u);  // input, after __start__, after a
+  EXPECT_EQ(events[0]["metadata"]["source"], "input");
+  EXPECT_EQ(events[2]["values"], (Json{{"x", 1}}));
+  EXPECT_EQ(events[2]["config"]["checkpoint_id"],
+            graph->get_state(testing::on_thread("t")).config.checkpoint_id);
+}
+
+TOLLGATE_INSTANTIATE_SAVERS(PausedUpdateTest);
+
+}  // namespace
+}  // namespace tollgate
