@@ -15,8 +15,8 @@ bool same_version(const ChannelVersions* parent, const ChannelVersions& child,
   if (parent == nullptr) return false;
   auto a = parent->find(channel);
   auto b = child.find(channel);
-  if (a == parent->end() || b == child.end()) return a == parent->end() && b == child.end();
-  return a->second == b->second;
+  // Without versions nothing proves the value unchanged: store it again.
+  return a != parent->end() && b != child.end() && a->second == b->second;
 }
 
 bool delta_applies(const ListDelta& delta, const ValueRef& base, const Json& value) {

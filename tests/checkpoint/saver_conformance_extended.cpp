@@ -94,6 +94,16 @@ TEST_P(SaverConformanceTest, AChannelWhoseVersionChangedIsStoredEvenIfNotInNewVe
   EXPECT_EQ(*saver_->get_tuple(config)->checkpoint.channel_values.at("a"), 5);
 }
 
+TEST_P(SaverConformanceTest, AChannelWithoutVersionsIsStoredEvenIfNotInNewVersions) {
+  Checkpoint first = make_checkpoint(-1, {{"a", 1}});
+  first.channel_versions.clear();
+  CheckpointConfig config = saver_->put({"t", "", ""}, first, meta("input", -1), {});
+  Checkpoint second = make_checkpoint(0, {{"a", 2}});
+  second.channel_versions.clear();
+  config = saver_->put(config, second, meta("loop", 0), {});
+  EXPECT_EQ(saver_->get_tuple(config)->checkpoint, second);
+}
+
 TEST_P(SaverConformanceTest, PutWithUnknownParentStoresEveryValue) {
   Checkpoint checkpoint = make_checkpoint(0, {{"a", 1}});
   CheckpointConfig config =
