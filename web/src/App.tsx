@@ -2,7 +2,7 @@
 // Routes live in the hash (#/inbox, #/t/<thread id>, #/ for a new chat) so links and reloads work.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Assistant, Thread } from "@langchain/langgraph-sdk";
-import { describeError, makeClient, resolveApiUrl, since } from "./api";
+import { describeError, makeClient, resolveApiUrl, since, threadTitle } from "./api";
 import { Chat } from "./components/Chat";
 import { Inbox } from "./components/Inbox";
 
@@ -68,6 +68,11 @@ export function App() {
     return () => clearInterval(t);
   }, [refresh]);
 
+  // Opening the inbox (or another thread) shows fresh server state, not the last poll.
+  useEffect(() => {
+    void refresh();
+  }, [route, refresh]);
+
   const go = (hash: string) => {
     window.location.hash = hash;
     setNavOpen(false);
@@ -128,7 +133,7 @@ export function App() {
               >
                 <span className={`dot dot-${t.status}`} aria-hidden="true" />
                 <span className="thread-label">
-                  {assistantName(String((t.metadata as Record<string, unknown> | null)?.assistant_id ?? "")) || "thread"} · {t.thread_id.slice(0, 8)}
+                  {threadTitle(t)}
                 </span>
                 <span className="muted small">{t.status === "interrupted" ? `waiting ${since(t.updated_at, now)}` : t.status}</span>
               </button>
@@ -152,7 +157,7 @@ export function App() {
         ) : (
           <>
             <div className="chat-head">
-              <h2>{currentThreadId ? `Thread ${currentThreadId.slice(0, 8)}` : "New conversation"}</h2>
+              <h2>{current ? threadTitle(current) : currentThreadId ? `Thread …${currentThreadId.slice(-8)}` : "New conversation"}</h2>
               {!currentThreadId && assistants.length > 1 ? (
                 <label className="picker">
                   Agent{" "}

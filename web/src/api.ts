@@ -1,6 +1,6 @@
 // Where the Agent Server is and how to talk to it. The console is served by the server
 // itself, so the API is on the same origin by default; `?api=` or VITE_API_URL override it.
-import { Client } from "@langchain/langgraph-sdk";
+import { Client, type Thread } from "@langchain/langgraph-sdk";
 
 export function resolveApiUrl(): string {
   const fromQuery = new URLSearchParams(window.location.search).get("api");
@@ -59,4 +59,13 @@ export function since(iso: string | undefined | null, now: number): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h} h ${m % 60} min`;
   return `${Math.floor(h / 24)} days`;
+}
+
+/** The first thing the person said, else the distinctive tail of the id (ids are time-ordered). */
+export function threadTitle(t: Thread): string {
+  const messages = (t.values as { messages?: { type?: string; content?: unknown }[] } | null)?.messages;
+  const first = Array.isArray(messages) ? messages.find((m) => m?.type === "human") : undefined;
+  const text = typeof first?.content === "string" ? first.content.trim() : "";
+  if (text) return text.length > 48 ? `${text.slice(0, 47)}…` : text;
+  return `Thread …${t.thread_id.slice(-8)}`;
 }

@@ -50,7 +50,7 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
         </h3>
         {decision && <span className={`badge badge-${decision.type}`}>{LABEL[decision.type]}d</span>}
       </header>
-      {action.description && <p className="description">{action.description}</p>}
+      {action.description && <p className="description">{shortDescription(action.description, action.name)}</p>}
       <pre className="args" aria-label={`Arguments of ${action.name}`}>{pretty}</pre>
 
       {mode === "idle" && (
@@ -159,4 +159,10 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
       )}
     </article>
   );
+}
+
+// The middleware's default description repeats the tool name and arguments shown right below.
+function shortDescription(text: string, name: string): string {
+  const cut = text.indexOf(`\n\nTool: ${name}\n`);
+  return cut > 0 ? text.slice(0, cut) : text;
 }

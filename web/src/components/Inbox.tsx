@@ -1,6 +1,6 @@
 // Every paused thread on the server, oldest wait first.
 import type { Thread } from "@langchain/langgraph-sdk";
-import { since } from "../api";
+import { since, threadTitle } from "../api";
 import { parseForm, parseHitl, keyStyleOf } from "../hitl";
 
 function summary(t: Thread): string {
@@ -33,7 +33,7 @@ export function Inbox({ threads, now, onOpen, loading }: { threads: Thread[]; no
                 <span className="inbox-main">
                   <span className="tool-name">{summary(t)}</span>
                   <span className="muted">
-                    {String((t.metadata as Record<string, unknown> | null)?.graph_id ?? "agent")} · {t.thread_id.slice(0, 8)}
+                    {threadTitle(t)} · {String((t.metadata as Record<string, unknown> | null)?.graph_id ?? "agent")}
                   </span>
                 </span>
                 <span className="wait">waiting {since(t.updated_at, now)}</span>

@@ -95,7 +95,12 @@ function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
         <span className="tool-name">{call.name}</span>
         <span className="muted">{state === "pending" ? "not run yet" : failed ? "did not run" : "ran"}</span>
       </div>
-      {call.args !== undefined && <pre className="args small">{JSON.stringify(call.args, null, 2)}</pre>}
+      {call.args !== undefined && (
+        <details className="step-args">
+          <summary>Arguments</summary>
+          <pre className="args small">{JSON.stringify(call.args, null, 2)}</pre>
+        </details>
+      )}
       {result && (
         <div className="step-result" data-testid="tool-result">
           {contentText(result.content)}

@@ -1,0 +1,97 @@
+// The planning rules of delta storage, checked on plan_values directly.
+#include "checkpoint/value_store.h"
+
+#include <gtest/gtest.h>
+
+#include "checkpoint/saver_test_util.h"
+
+namespace tollgate::checkpoint_internal {
+namespace {
+
+using ::tollgate::testing::make_checkpoint;
+using ::tollgate::testing::message;
+
+// Plans `count` steps of a list channel that gains one message per step. Like the graph
+// runtime, it appends in place to the list it solely owns (plan_values copies what it keeps).
+struct Chain {
+  std::vector<Checkpoint> checkpoints;  // without values
+  std::vector<ValuePlan> plans;
+  std::vector<std::uint64_t> value_bytes;  // encoded size of the list after each step
+  JsonPtr messages = make_json_ptr(Json::array());
+
+  explicit Chain(int count) {
+    std::uint64_t item_bytes = 0;
+    for (int i = 0; i < count; ++i) {
+      const_cast<Json&>(*messages).push_back(message(i));
+      item_bytes += encode_value(message(i)).size();
+      value_bytes.push_back(item_bytes + 1);  // at least a one-byte array header
+      Checkpoint checkpoint = make_checkpoint(i, {}, {{"messages", i + 1}});
+      checkpoint.channel_values.emplace("messages", messages);
+      ParentValues parent;
+      if (i > 0) parent = {&plans.back().refs, &checkpoints.back().channel_versions};
+      ChannelDeltas deltas{
+          {"messages", ListDelta{messages->size() - 1, Json::array({message(i)})}}};
+      plans.push_back(plan_values(checkpoint, parent, {{"messages", i + 1}}, deltas));
+      checkpoint.channel_values.clear();
+      checkpoints.push_back(std::move(checkpoint));
+    }
+  }
+};
+
+TEST(ValueStoreTest, AnUnchangedChannelKeepsItsParentsReference) {
+  Checkpoint parent = make_checkpoint(-1, {{"a", 1}});
+  ValuePlan parent_plan = plan_values(parent, {}, {{"a", 1}}, {});
+  Checkpoint child = make_checkpoint(0, {{"a", 1}});
+  ValuePlan plan = plan_values(child, {&parent_plan.refs, &parent.channel_versions}, {}, {});
+  EXPECT_TRUE(plan.stored.empty());
+  EXPECT_EQ(plan.refs.at("a"), parent_plan.refs.at("a"));
+  EXPECT_EQ(plan.bytes, 0u);
+}
+
+TEST(ValueStoreTest, AnAppendIsStoredAsADeltaOnItsParent) {
+  Chain chain(2);
+  const StoredValue& stored = chain.plans[1].stored.at("messages");
+  ASSERT_TRUE(stored.is_delta);
+  EXPECT_EQ(stored.base_id, chain.checkpoints[0].id);
+  EXPECT_EQ(stored.keep, 1u);
+  EXPECT_EQ(*stored.payload, Json::array({message(1)}));
+}
+
+TEST(ValueStoreTest, ReadCostStaysWithinTwiceTheValueSize) {
+  Chain chain(3000);
+  int snapshots = 0;
+  for (std::size_t i = 0; i < chain.plans.size(); ++i) {
+    const ValueRef& ref = chain.plans[i].refs.at("messages");
+    const std::uint64_t value_bytes = chain.value_bytes[i] + 2;  // array header up to 3 bytes
+    // Reading = the last full value plus the deltas since; both bounded by the value itself.
+    ASSERT_LE(ref.chain_bytes, ref.full_bytes) << "step " << i;
+    ASSERT_LE(ref.full_bytes + ref.chain_bytes, 2 * value_bytes) << "step " << i;
+    if (!chain.plans[i].stored.at("messages").is_delta) ++snapshots;
+  }
+  // Snapshots are geometrically spaced: about log2(3000) of them.
+  EXPECT_LE(snapshots, 14);
+}
+
+TEST(ValueStoreTest, ReconstructionFollowsTheChain) {
+  Chain chain(100);
+  auto lookup = [&](const std::string& writer_id) -> const StoredValue& {
+    for (std::size_t i = 0; i < chain.checkpoints.size(); ++i) {
+      if (chain.checkpoints[i].id == writer_id) return chain.plans[i].stored.at("messages");
+    }
+    throw std::runtime_error("missing " + writer_id);
+  };
+  EXPECT_EQ(*reconstruct_value(chain.plans[99].refs.at("messages"), lookup), *chain.messages);
+  Json first_fifty(chain.messages->begin(), chain.messages->begin() + 50);
+  EXPECT_EQ(*reconstruct_value(chain.plans[49].refs.at("messages"), lookup), first_fifty);
+}
+
+TEST(ValueStoreTest, ValuesOfDeltaChannelsAreCopiedOthersShared) {
+  Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
+  ValuePlan plan = plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
+                               {{"list", ListDelta{0, Json::array({1})}}});
+  EXPECT_NE(plan.stored.at("list").payload.get(), checkpoint.channel_values.at("list").get());
+  EXPECT_EQ(plan.stored.at("other").payload.get(), checkpoint.channel_values.at("other").get());
+}
+
+}  // namespace
+}  // namespace tollgate::checkpoint_internal

@@ -1,0 +1,144 @@
+// Starts what the console tests need: an Agent Server (the JS reference server with the
+// scripted console graph, or `tollgate serve` when TOLLGATE_E2E_SERVER=tollgate), a static
+// server for web/dist when the API is on another origin, and Debian's Chromium (headless).
+import { spawn, execFileSync } from "node:child_process";
+import { createServer } from "node:http";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join, dirname, extname, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, "..", "..");
+const dist = join(root, "web", "dist");
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+async function waitOk(url, child, what, timeoutMs = 120000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not answer ${url}`);
+}
+
+// The reference server: a cached copy of shared/peers/agent-server with the console graph.
+function referenceServerDir() {
+  const peer = process.env.TOLLGATE_AGENT_SERVER_DIR ?? join(root, "..", "shared", "peers", "agent-server");
+  if (!existsSync(join(peer, "package-lock.json"))) throw new Error(`reference Agent Server not found at ${peer}`);
+  const lock = readFileSync(join(peer, "package-lock.json"));
+  const key = createHash("sha256").update(lock).digest("hex").slice(0, 16);
+  const dir = join(tmpdir(), `tollgate-e2e-agent-server-${key}`);
+  if (!existsSync(join(dir, "node_modules", ".bin", "langgraphjs"))) {
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(peer, dir, { recursive: true, filter: (s) => !s.includes("node_modules") && !s.includes(".langgraph_api") });
+    execFileSync("npm", ["ci", "--legacy-peer-deps", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  }
+  cpSync(join(here, "reference-graph", "console_graph.ts"), join(dir, "src", "console_graph.ts"));
+  const config = JSON.parse(readFileSync(join(peer, "langgraph.json"), "utf8"));
+  config.graphs.console = "./src/console_graph.ts:consoleGraph";
+  writeFileSync(join(dir, "langgraph.json"), JSON.stringify(config, null, 2));
+  return dir;
+}
+
+async function startReference(logDir) {
+  const dir = referenceServerDir();
+  const port = await freePort();
+  rmSync(join(dir, ".langgraph_api"), { recursive: true, force: true });
+  const env = {
+    ...process.env,
+    LANGGRAPH_CLI_NO_ANALYTICS: "1",
+    LANGSMITH_TRACING: "false",
+    LANGCHAIN_TRACING_V2: "false",
+    BROWSER: "none",
+  };
+  delete env.LANGSMITH_API_KEY;
+  delete env.LANGCHAIN_API_KEY;
+  const log = join(logDir, "agent-server.log");
+  const out = (await import("node:fs")).openSync(log, "w");
+  const child = spawn(join(dir, "node_modules", ".bin", "langgraphjs"),
+    ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", "./langgraph.json"],
+    { cwd: dir, env, stdio: ["ignore", out, out], detached: true });
+  const api = `http://127.0.0.1:${port}`;
+  await waitOk(`${api}/ok`, child, "reference Agent Server");
+  return { api, child, assistant: "console", log, sameOrigin: false };
+}
+
+async function startTollgate(logDir) {
+  const bin = process.env.TOLLGATE_BIN ?? join(root, "build", "src", "main", "tollgate");
+  if (!existsSync(bin)) throw new Error(`tollgate binary not found at ${bin} (build it or set TOLLGATE_BIN)`);
+  const port = await freePort();
+  const db = join(logDir, "tollgate.db");
+  const args = ["serve", "--port", String(port), "--db", db];
+  if (process.env.TOLLGATE_E2E_CONFIG) args.push("--config", process.env.TOLLGATE_E2E_CONFIG);
+  const log = join(logDir, "tollgate.log");
+  const out = (await import("node:fs")).openSync(log, "w");
+  const child = spawn(bin, args, { cwd: root, stdio: ["ignore", out, out], detached: true });
+  const api = `http://127.0.0.1:${port}`;
+  await waitOk(`${api}/ok`, child, "tollgate serve");
+  return { api, child, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
+}
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png" };
+
+async function startStatic() {
+  if (!existsSync(join(dist, "index.html"))) throw new Error("web/dist is missing: run scripts/build-web.sh");
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, "http://x").pathname)).replace(/^(\.\.[/\\])+/, "");
+    let file = join(dist, path);
+    if (!file.startsWith(dist) || !existsSync(file) || statSync(file).isDirectory()) file = join(dist, "index.html");
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
+    res.end(readFileSync(file));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}`, server };
+}
+
+export async function startAll() {
+  const logDir = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
+  const backend = process.env.TOLLGATE_E2E_SERVER === "tollgate" ? await startTollgate(logDir) : await startReference(logDir);
+  const web = backend.sameOrigin ? null : await startStatic();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    // Playwright gives every launch a fresh temporary user-data-dir of its own.
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  const base = backend.sameOrigin
+    ? `${backend.api}/?assistant=${encodeURIComponent(backend.assistant)}`
+    : `${web.url}/?api=${encodeURIComponent(backend.api)}&assistant=${encodeURIComponent(backend.assistant)}`;
+  return {
+    api: backend.api,
+    base,
+    logDir,
+    browser,
+    async stop() {
+      await browser.close().catch(() => {});
+      web?.server.close();
+      try {
+        process.kill(-backend.child.pid, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
