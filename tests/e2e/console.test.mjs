@@ -41,6 +41,17 @@ async function pauseWith(page, text, n = 1) {
   await page.waitForURL(/#\/t\//);
 }
 
+/** Records the `command.resume` values the page sends. */
+function resumes(page) {
+  const sent = [];
+  page.on("request", (r) => {
+    if (r.method() !== "POST" || !/\/runs\/stream$/.test(new URL(r.url()).pathname)) return;
+    const body = JSON.parse(r.postData() ?? "{}");
+    if (body.command && "resume" in body.command) sent.push(body.command.resume);
+  });
+  return sent;
+}
+
 const card = (page, i = 0) => page.getByTestId("action-card").nth(i);
 const finalAnswer = (page) => page.getByText(/^All done\./).waitFor();
 
@@ -60,9 +71,10 @@ test("approve runs the tool and the agent finishes", async () => {
   await page.context().close();
 });
 
-test("edit shows invalid JSON and schema errors in place, then runs the edited call", async () => {
+test("edit shows invalid JSON and schema errors in place, then sends edited_action and the edited call runs", async () => {
   const page = await open();
   await pauseWith(page, "email alice please");
+  const sent = resumes(page);
   const c = card(page);
   await c.getByRole("button", { name: "Edit", exact: true }).click();
   const editor = c.locator("textarea");
@@ -81,6 +93,7 @@ test("edit shows invalid JSON and schema errors in place, then runs the edited c
   await run.click();
   await finalAnswer(page);
   assert.match(await page.getByTestId("tool-result").last().innerText(), /Email sent to bob@example.com with subject "Edited subject"/);
+  assert.deepEqual(sent, [{ decisions: [{ type: "edit", edited_action: { name: "send_email", args: { to: "bob@example.com", subject: "Edited subject" } } }] }]);
   await page.context().close();
 });
 
@@ -125,8 +138,10 @@ test("two actions in one turn are decided separately and submitted together in o
   assert.equal(await submit.isDisabled(), true);
   await del.getByRole("button", { name: "Reject", exact: true }).click();
   await del.getByRole("button", { name: "Confirm reject" }).click();
+  const sent = resumes(page);
   await submit.click();
   await finalAnswer(page);
+  assert.deepEqual(sent, [{ decisions: [{ type: "approve" }, { type: "reject" }] }]);
   const steps = page.getByTestId("tool-step");
   assert.match(await steps.nth(0).innerText(), /Email sent to alice@example.com/);
   assert.match(await steps.nth(1).innerText(), /User rejected the tool call for `delete_file`/);
@@ -189,15 +204,17 @@ test("a form raised inside a tool renders as a form and its answer reaches the t
   await page.context().close();
 });
 
-test("camelCase payloads are read and answered", async () => {
+test("camelCase payloads are read and answered in camelCase", async () => {
   const page = await open();
   await pauseWith(page, "email alice, camel style");
+  const sent = resumes(page);
   const c = card(page);
   await c.getByRole("button", { name: "Edit", exact: true }).click();
   await c.locator("textarea").fill('{"to": "carol@example.com", "subject": "Hello"}');
   await c.getByRole("button", { name: "Run with these arguments" }).click();
   await finalAnswer(page);
   assert.match(await page.getByTestId("tool-result").last().innerText(), /Email sent to carol@example.com/);
+  assert.deepEqual(sent, [{ decisions: [{ type: "edit", editedAction: { name: "send_email", args: { to: "carol@example.com", subject: "Hello" } } }] }]);
   await page.context().close();
 });
 
