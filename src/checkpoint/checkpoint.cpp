@@ -85,7 +85,7 @@ std::string utc_timestamp() {
   std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
-  std::array<char, 48> out{};
+  std::array<char, 128> out{};  // room for any int the format could print (-Wformat-truncation)
   std::snprintf(out.data(), out.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00",
                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<long long>(micros % 1000000));
