@@ -128,14 +128,14 @@ void AiMessageBuilder::add_tool_args(int index, std::string_view fragment) {
   emit(std::move(chunk));
 }
 
-void AiMessageBuilder::add_complete_tool_call(const std::string& id, const std::string& name,
-                                              const Json& args) {
+std::string AiMessageBuilder::add_complete_tool_call(const std::string& id, const std::string& name,
+                                                     const Json& args) {
   const int index = tool_calls_.empty() ? 0 : tool_calls_.rbegin()->first + 1;
   auto& call = tool_calls_[index];
   call.id = id.empty() ? random_id("call_") : id;
   call.name = name;
   call.args = args.is_null() ? "{}" : args.dump();
-  if (on_chunk_ == nullptr) return;
+  if (on_chunk_ == nullptr) return call.id;
   Json chunk = chunk_skeleton();
   chunk["tool_call_chunks"].push_back({{"index", index},
                                        {"id", call.id},
@@ -143,6 +143,7 @@ void AiMessageBuilder::add_complete_tool_call(const std::string& id, const std::
                                        {"args", call.args},
                                        {"type", "tool_call_chunk"}});
   emit(std::move(chunk));
+  return call.id;
 }
 
 void AiMessageBuilder::set_usage(long input_tokens, long output_tokens, Json input_details,
@@ -195,6 +196,7 @@ Json AiMessageBuilder::finish() {
     }
   }
   message["response_metadata"] = response_metadata();
+  message["additional_kwargs"] = additional_kwargs_;
   if (!usage_.is_null()) message["usage_metadata"] = usage_;
   return message;
 }

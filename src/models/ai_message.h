@@ -42,14 +42,18 @@ class AiMessageBuilder {
   // Starts (or names) the tool call at `index`; empty id/name leave earlier values in place.
   void start_tool_call(int index, const std::string& id, const std::string& name);
   void add_tool_args(int index, std::string_view fragment);
-  // A tool call that arrives whole (Gemini, Ollama); a missing id gets a fresh one.
-  void add_complete_tool_call(const std::string& id, const std::string& name, const Json& args);
+  // A tool call that arrives whole (Gemini, Ollama); a missing id gets a fresh one. Returns the
+  // id used.
+  std::string add_complete_tool_call(const std::string& id, const std::string& name,
+                                     const Json& args);
 
   void set_finish_reason(const std::string& reason) { finish_reason_ = reason; }
   const std::string& finish_reason() const { return finish_reason_; }
   void set_usage(long input_tokens, long output_tokens, Json input_details = Json::object(),
                  Json output_details = Json::object());
   void set_metadata(const std::string& key, Json value) { extra_metadata_[key] = std::move(value); }
+  // Provider data the next request must send back (kept in the message's additional_kwargs).
+  Json& additional_kwargs() { return additional_kwargs_; }
   bool has_tool_calls() const { return !tool_calls_.empty(); }
 
   // The assembled AI message. When streaming, first emits a closing chunk that carries the
@@ -75,6 +79,7 @@ class AiMessageBuilder {
   std::string finish_reason_;
   Json usage_;
   Json extra_metadata_ = Json::object();
+  Json additional_kwargs_ = Json::object();
 };
 
 }  // namespace tollgate::models

@@ -12,6 +12,10 @@
 namespace tollgate::models {
 namespace {
 
+// Where a reply keeps the thoughtSignature of each function call (by tool call id): Gemini's
+// thinking models refuse a later request whose functionCall parts come back without them.
+constexpr const char* kThoughtSignatures = "gemini_thought_signatures";
+
 // Gemini accepts an OpenAPI subset of JSON Schema; these keywords make it refuse the request.
 Json gemini_schema(const Json& schema) {
   if (schema.is_array()) {
@@ -100,11 +104,19 @@ class GeminiChatModel final : public ChatModel {
         append_turn(contents, "user", text_parts(content));
       } else if (type == "ai") {
         Json parts = text_parts(content);
+        const Json kwargs = message.value("additional_kwargs", Json::object());
+        const Json signatures =
+            kwargs.is_object() ? kwargs.value(kThoughtSignatures, Json::object()) : Json::object();
         for (const auto& call : message_tool_calls(message)) {
           const std::string name = call.value("name", "");
-          tool_names[call.value("id", "")] = name;
-          parts.push_back(
-              {{"functionCall", {{"name", name}, {"args", call.value("args", Json::object())}}}});
+          const std::string id = call.value("id", "");
+          tool_names[id] = name;
+          Json part = {
+              {"functionCall", {{"name", name}, {"args", call.value("args", Json::object())}}}};
+          if (signatures.is_object() && signatures.contains(id)) {
+            part["thoughtSignature"] = signatures[id];
+          }
+          parts.push_back(std::move(part));
         }
         append_turn(contents, "model", std::move(parts));
       } else {  // tool
@@ -165,8 +177,11 @@ class GeminiChatModel final : public ChatModel {
           builder.add_text(part["text"].get<std::string>());
         } else if (part.contains("functionCall") && part["functionCall"].is_object()) {
           const Json& call = part["functionCall"];
-          builder.add_complete_tool_call(call.value("id", ""), call.value("name", ""),
-                                         call.value("args", Json::object()));
+          const std::string id = builder.add_complete_tool_call(
+              call.value("id", ""), call.value("name", ""), call.value("args", Json::object()));
+          if (part.contains("thoughtSignature")) {
+            builder.additional_kwargs()[kThoughtSignatures][id] = part["thoughtSignature"];
+          }
         }
       }
       if (candidate.contains("finishReason") && candidate["finishReason"].is_string()) {

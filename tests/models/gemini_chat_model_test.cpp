@@ -70,6 +70,26 @@ TEST_F(GeminiChatModelTest, ReadsFunctionCallsWithFreshIdsAndUsage) {
   EXPECT_EQ(reply["response_metadata"]["finish_reason"], "STOP");
 }
 
+TEST_F(GeminiChatModelTest, ThoughtSignaturesOfFunctionCallsAreSentBack) {
+  Json part = {{"functionCall", {{"name", "weather_search"}, {"args", {{"city", "Kyiv"}}}}},
+               {"thoughtSignature", "c2lnLWFiYw=="}};
+  fixture.server.enqueue(
+      ScriptedResponse::json(200, candidate_response(Json::array({part}), "STOP")));
+  fixture.server.enqueue(
+      ScriptedResponse::json(200, candidate_response(Json::array({{{"text", "ok"}}}), "STOP")));
+  auto m = model();
+  ChatRequest request = user_request("weather in Kyiv");
+  Json reply = m->invoke(request);
+  const std::string id = reply["tool_calls"][0]["id"].get<std::string>();
+  request.messages.push_back(reply);
+  request.messages.push_back({{"type", "tool"}, {"tool_call_id", id}, {"content", "snow"}});
+  m->invoke(request);
+
+  const Json sent = fixture.server.requests().at(1).json()["contents"][1]["parts"][0];
+  EXPECT_EQ(sent["thoughtSignature"], "c2lnLWFiYw==");
+  EXPECT_EQ(sent["functionCall"]["name"], "weather_search");
+}
+
 TEST_F(GeminiChatModelTest, StreamsFromStreamGenerateContentWithAltSse) {
   fixture.server.enqueue(ScriptedResponse::sse(
       {candidate_response(Json::array({{{"text", "The weather "}}}), "").dump(),
