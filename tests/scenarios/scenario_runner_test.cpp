@@ -1,0 +1,289 @@
+// Runs every tests/scenarios/*.json against the library, once with the memory saver and once
+// with the SQLite saver. The format is transport-neutral (the server runs the same files over
+// HTTP); see README.md in this folder.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "scenarios/scenario_tools.h"
+#include "tollgate/agent.h"
+#include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/messages.h"
+#include "tollgate/sqlite_saver.h"
+
+namespace tollgate::scenarios {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ScenarioCase {
+  fs::path file;
+  std::string saver;  // "memory" | "sqlite"
+};
+
+// For gtest's messages: "01_approve.json with the sqlite saver".
+void PrintTo(const ScenarioCase& c, std::ostream* out) {
+  *out << c.file.filename().string() << " with the " << c.saver << " saver";
+}
+
+std::vector<ScenarioCase> all_cases() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(TOLLGATE_SCENARIO_DIR)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ScenarioCase> cases;
+  for (const auto& f : files) {
+    cases.push_back({f, "memory"});
+    cases.push_back({f, "sqlite"});
+  }
+  return cases;
+}
+
+Json load(const fs::path& file) {
+  std::ifstream in(file);
+  return Json::parse(in);
+}
+
+// `expected` is contained in `actual`: objects by key (actual may have more keys), arrays
+// element-wise with equal length, scalars equal. Returns the first mismatch's path or "".
+std::string mismatch(const Json& expected, const Json& actual, const std::string& path = "$") {
+  if (expected.is_object()) {
+    if (!actual.is_object()) return path + ": expected an object, got " + actual.dump();
+    for (const auto& [key, value] : expected.items()) {
+      const auto it = actual.find(key);
+      if (it == actual.end()) return path + "." + key + ": missing";
+      std::string m = mismatch(value, *it, path + "." + key);
+      if (!m.empty()) return m;
+    }
+    return "";
+  }
+  if (expected.is_array()) {
+    if (!actual.is_array() || actual.size() != expected.size()) {
+      return path + ": expected " + std::to_string(expected.size()) + " items, got " +
+             actual.dump();
+    }
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      std::string m = mismatch(expected[i], actual[i], path + "[" + std::to_string(i) + "]");
+      if (!m.empty()) return m;
+    }
+    return "";
+  }
+  if (expected != actual) return path + ": expected " + expected.dump() + ", got " + actual.dump();
+  return "";
+}
+
+std::string code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kConflict:
+      return "conflict";
+    case ErrorCode::kUnprocessable:
+      return "unprocessable";
+    default:
+      return error_code_name(code);
+  }
+}
+
+Json sorted(Json list) {
+  std::sort(list.begin(), list.end(),
+            [](const Json& a, const Json& b) { return a.dump() < b.dump(); });
+  return list;
+}
+
+class Scenario : public ::testing::TestWithParam<ScenarioCase> {
+ protected:
+  void SetUp() override {
+    spec_ = load(GetParam().file);
+    if (GetParam().saver == "memory") {
+      saver_ = make_memory_saver();
+    } else {
+      db_path_ =
+          fs::path(::testing::TempDir()) / ("scenario_" + GetParam().file.stem().string() + ".db");
+      fs::remove(db_path_);
+      saver_ = open_sqlite_saver(db_path_.string());
+    }
+  }
+  void TearDown() override {
+    agent_.reset();
+    saver_.reset();
+    if (!db_path_.empty()) fs::remove(db_path_);
+  }
+
+  std::vector<std::shared_ptr<const AgentMiddleware>> middleware_for(const Json& agent) {
+    std::vector<std::shared_ptr<const AgentMiddleware>> middleware;
+    if (agent.value("patch_tool_calls", false)) middleware.push_back(make_patch_tool_calls());
+    if (agent.contains("interrupt_on")) {
+      HumanInTheLoopOptions options;
+      options.interrupt_on = parse_interrupt_on(agent["interrupt_on"]);
+      if (agent.contains("description_prefix"))
+        options.description_prefix = agent["description_prefix"];
+      if (agent.value("key_style", "python") == "js") options.key_style = KeyStyle::kJs;
+      middleware.push_back(make_human_in_the_loop(std::move(options)));
+    }
+    return middleware;
+  }
+
+  std::vector<Tool> tools_for(const Json& agent) {
+    std::vector<Tool> tools;
+    const Json names = agent.value("tools", Json::array());
+    for (const auto& name : names) {
+      const std::string n = name.get<std::string>();
+      tools.push_back(n == "task" ? task_tool() : scenario_tool(n, log_));
+    }
+    return tools;
+  }
+
+  // deepagents' `task` tool: runs the subagent named by subagent_type as a subgraph of the
+  // calling tool task; its final answer becomes the tool result.
+  Tool task_tool() {
+    std::map<std::string, std::shared_ptr<const CompiledGraph>> subagents;
+    const Json specs = spec_.value("subagents", Json::object());
+    for (const auto& [name, sub] : specs.items()) {
+      AgentOptions options;
+      options.model = model_;
+      options.tools = tools_for(sub);
+      options.system_prompt = sub.value("system_prompt", "");
+      options.middleware = middleware_for(sub);
+      options.name = name;
+      subagents[name] = create_agent(std::move(options));
+    }
+    const Json schema = {
+        {"type", "object"},
+        {"properties",
+         {{"description", {{"type", "string"}}}, {"subagent_type", {{"type", "string"}}}}},
+        {"required", {"description", "subagent_type"}}};
+    return Tool("task", "Delegates a task to a subagent.", schema,
+                [subagents](const Json& args, const ToolContext& ctx) -> Json {
+                  const auto it = subagents.find(args.value("subagent_type", ""));
+                  if (it == subagents.end()) throw std::runtime_error("unknown subagent");
+                  const Json out = ctx.runtime->invoke_subgraph(
+                      *it->second,
+                      Json{{"messages", {human_message(args.value("description", ""))}}});
+                  const Json& messages = out["messages"];
+                  for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
+                    if (message_type(*m) == "ai" && !message_text(*m).empty())
+                      return message_text(*m);
+                  }
+                  return "";
+                });
+  }
+
+  void build_agent() {
+    std::vector<Json> script;
+    for (const auto& reply : spec_.at("model_script")) script.push_back(reply);
+    scripted_ = std::make_shared<ScriptedChatModel>(std::move(script));
+    model_ = scripted_;
+    const Json& agent = spec_.at("agent");
+    AgentOptions options;
+    options.model = model_;
+    options.tools = tools_for(agent);
+    options.system_prompt = agent.value("system_prompt", "");
+    options.middleware = middleware_for(agent);
+    options.checkpointer = saver_;
+    agent_ = create_agent(std::move(options));
+  }
+
+  RunConfig config() const {
+    RunConfig c;
+    c.thread_id = "t-" + spec_.value("name", "scenario");
+    return c;
+  }
+
+  void check_paused(bool expected, const std::string& where) {
+    const StateSnapshot snapshot = agent_->get_state(config());
+    EXPECT_EQ(!snapshot.next.empty() && !snapshot.interrupts.empty(), expected)
+        << where << ": paused state, next=" << Json(snapshot.next).dump();
+  }
+
+  void run_step(const Json& step, std::size_t index) {
+    const std::string where = "step " + std::to_string(index);
+    const Json& expect = step.value("expect", Json::object());
+    RunResult result;
+    try {
+      if (step.contains("input")) {
+        result = agent_->invoke(step["input"], config());
+      } else {
+        Command command;
+        command.resume = step.at("resume");
+        result = agent_->invoke(command, config());
+      }
+    } catch (const Error& e) {
+      ASSERT_TRUE(expect.contains("error")) << where << ": unexpected error: " << e.what();
+      const Json& error = expect["error"];
+      EXPECT_EQ(e.what(), error.value("message", "")) << where;
+      if (error.contains("code")) {
+        EXPECT_EQ(code_name(e.code()), error["code"].get<std::string>()) << where;
+      }
+      if (error.contains("http_status")) {
+        EXPECT_EQ(http_status(e.code()), error["http_status"].get<int>()) << where;
+      }
+      if (expect.contains("paused")) check_paused(expect["paused"].get<bool>(), where);
+      return;
+    }
+    ASSERT_FALSE(expect.contains("error"))
+        << where << ": expected the error " << expect["error"].dump();
+    if (expect.contains("interrupts")) {
+      Json values = Json::array();
+      for (const auto& interrupt : result.interrupts) values.push_back(interrupt.value);
+      EXPECT_EQ(values, expect["interrupts"]) << where << ": interrupt values";
+    }
+    if (expect.contains("paused")) {
+      EXPECT_EQ(result.paused, expect["paused"].get<bool>()) << where;
+      check_paused(expect["paused"].get<bool>(), where);
+    }
+    if (expect.contains("next")) {
+      EXPECT_EQ(Json(agent_->get_state(config()).next), expect["next"]) << where << ": next";
+    }
+    if (expect.contains("messages")) {
+      const std::string m = mismatch(expect["messages"], result.values["messages"]);
+      EXPECT_EQ(m, "") << where << ": messages " << result.values["messages"].dump(2);
+    }
+  }
+
+  Json spec_;
+  fs::path db_path_;
+  std::shared_ptr<Saver> saver_;
+  std::shared_ptr<ExecutionLog> log_ = std::make_shared<ExecutionLog>();
+  std::shared_ptr<ScriptedChatModel> scripted_;
+  std::shared_ptr<ChatModel> model_;
+  std::shared_ptr<CompiledGraph> agent_;
+};
+
+TEST_P(Scenario, BehavesAsSpecified) {
+  ASSERT_NO_FATAL_FAILURE(build_agent());
+  const Json& steps = spec_.at("steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    ASSERT_NO_FATAL_FAILURE(run_step(steps[i], i));
+  }
+  if (spec_.contains("tools_executed")) {
+    EXPECT_EQ(sorted(log_->entries()), sorted(spec_["tools_executed"])) << "tools executed";
+  }
+  if (spec_.contains("model_calls")) {
+    const std::vector<ChatRequest> requests = scripted_->requests();
+    Json seen = Json::array();
+    for (const auto& r : requests) seen.push_back(r.messages);
+    EXPECT_EQ(mismatch(spec_["model_calls"], seen), "") << "model calls " << seen.dump(2);
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<ScenarioCase>& info) {
+  std::string name = info.param.file.stem().string() + "_" + info.param.saver;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, Scenario, ::testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace tollgate::scenarios

@@ -1,0 +1,83 @@
+#include "scenarios/scenario_tools.h"
+
+#include <stdexcept>
+
+#include "tollgate/graph.h"
+
+namespace tollgate::scenarios {
+
+void ExecutionLog::record(const std::string& tool, const Json& args) {
+  std::lock_guard lock(mutex_);
+  entries_.push_back(Json{{"tool", tool}, {"args", args}});
+}
+
+Json ExecutionLog::entries() const {
+  std::lock_guard lock(mutex_);
+  return entries_;
+}
+
+namespace {
+
+Json object_schema(std::initializer_list<const char*> string_fields) {
+  Json properties = Json::object();
+  Json required = Json::array();
+  for (const char* field : string_fields) {
+    properties[field] = {{"type", "string"}};
+    required.push_back(field);
+  }
+  return {{"type", "object"}, {"properties", properties}, {"required", required}};
+}
+
+std::string text(const Json& args, const char* key) {
+  return args.value(key, "");
+}
+
+}  // namespace
+
+Tool scenario_tool(const std::string& name, std::shared_ptr<ExecutionLog> log) {
+  if (name == "send_email") {
+    Json schema = object_schema({"to", "subject"});
+    schema["required"] = Json::array({"to"});
+    return Tool(name, "Sends an email.", schema,
+                [log](const Json& args, const ToolContext&) -> Json {
+                  log->record("send_email", args);
+                  return "Email sent to " + text(args, "to") + " with subject '" +
+                         text(args, "subject") + "'";
+                });
+  }
+  if (name == "get_weather") {
+    return Tool(name, "Gets the weather of a city.", object_schema({"city"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  log->record("get_weather", args);
+                  return "It is sunny in " + text(args, "city");
+                });
+  }
+  if (name == "delete_file") {
+    return Tool(name, "Deletes a file.", object_schema({"path"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  log->record("delete_file", args);
+                  return "deleted " + text(args, "path");
+                });
+  }
+  if (name == "book_flight") {
+    return Tool(name, "Books a flight after the traveller confirms a form.",
+                object_schema({"destination"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  const std::string destination = text(args, "destination");
+                  const Json answer = interrupt(Json{
+                      {"type", "form"},
+                      {"title", "Confirm booking"},
+                      {"fields", Json::array({Json{{"name", "seat"}, {"type", "string"}},
+                                              Json{{"name", "confirm"}, {"type", "boolean"}}})},
+                      {"destination", destination}});
+                  log->record("book_flight", args);
+                  if (answer.is_object() && answer.value("confirm", false)) {
+                    return "Booked " + destination + ", seat " + answer.value("seat", "");
+                  }
+                  return "Booking to " + destination + " cancelled by user";
+                });
+  }
+  throw std::invalid_argument("unknown scenario tool '" + name + "'");
+}
+
+}  // namespace tollgate::scenarios

@@ -1,0 +1,37 @@
+// The tools the HITL scenarios use (the reference traces' set, EXAMPLES.md): deterministic,
+// and each execution is recorded so a scenario can assert exactly which tools ran.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tollgate/chat_model.h"
+#include "tollgate/json.h"
+#include "tollgate/tool.h"
+
+namespace tollgate::scenarios {
+
+// Executions of the scenario tools, in completion order. Thread-safe (parallel tool calls).
+class ExecutionLog {
+ public:
+  void record(const std::string& tool, const Json& args);
+  Json entries() const;  // [{"tool","args"}]
+
+ private:
+  mutable std::mutex mutex_;  // guards entries_
+  Json entries_ = Json::array();
+};
+
+// The tool named `name` from the catalog:
+//   send_email{to, subject}     -> "Email sent to <to> with subject '<subject>'"
+//   get_weather{city}           -> "It is sunny in <city>"
+//   delete_file{path}           -> "deleted <path>"
+//   book_flight{destination}    -> interrupt({type:"form",...}); "Booked <d>, seat <seat>" or
+//                                  "Booking to <d> cancelled by user"
+//   task{description, subagent_type} -> runs the named subagent (see make_task_tool)
+// Throws std::invalid_argument for an unknown name.
+Tool scenario_tool(const std::string& name, std::shared_ptr<ExecutionLog> log);
+
+}  // namespace tollgate::scenarios
