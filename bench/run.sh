@@ -71,8 +71,8 @@ else
   ours --workload fanout --saver sqlite --n 1 --reps 5
   ours --workload fanout --saver memory --n 10 --reps 5
   ours --workload fanout --saver sqlite --n 10 --reps 5
-  ours --workload long_thread --saver memory --sizes 10,100,500,1000,10000 --budget 180
-  ours --workload long_thread --saver sqlite --sizes 10,100,500,1000,10000 --budget 180
+  ours --workload long_thread --saver memory --sizes 10,100,500,1000,10000 --budget 90
+  ours --workload long_thread --saver sqlite --sizes 10,100,500,1000,10000 --budget 90
 fi
 # Agent-level W2 (createAgent + HumanInTheLoop middleware, peer: --workload hitl_cycle) and
 # HTTP cycles against the JS agent server (shared/peers/agent-server) come here once the agent
@@ -95,10 +95,11 @@ if [ "$peer" = 1 ]; then
       peer_run --workload long_thread --saver memory --n 100
       peer_run --workload long_thread --saver sqlite --n 100
     else
-      for s in none memory; do peer_run --workload steps --saver "$s" --n 3000; done
-      peer_run --workload steps --saver sqlite --n 1500
-      peer_run --workload steps --saver memory --n 3000 --durability sync
-      peer_run --workload steps --saver sqlite --n 1500 --durability sync
+      # Its per-step cost does not depend on N (RESULTS.md), so N is kept small to save time.
+      for s in none memory; do peer_run --workload steps --saver "$s" --n 1000; done
+      peer_run --workload steps --saver sqlite --n 500
+      peer_run --workload steps --saver memory --n 1000 --durability sync
+      peer_run --workload steps --saver sqlite --n 500 --durability sync
       peer_run --workload fanout --saver memory --n 1 --cycles 200
       peer_run --workload fanout --saver sqlite --n 1 --cycles 100
       peer_run --workload fanout --saver memory --n 10 --cycles 100

@@ -136,16 +136,21 @@ void run_long_thread(const Options& options) {
   };
 
   const auto all_start = Clock::now();
+  bool over_budget = false;
   for (long size : sizes) {
-    const long target_turns = (size + 3) / 4;
-    // Grow untimed up to the window, then time the window's turns.
-    while (turn < target_turns - window && seconds_since(all_start) < options.budget_seconds) {
+    long target_turns = (size + 3) / 4;
+    // Grow untimed up to the window, then time the window's turns. Over the time budget, the
+    // window is timed where the thread is and reported as the last (smaller) size.
+    while (turn < target_turns - window) {
+      if (seconds_since(all_start) > options.budget_seconds) {
+        log("long_thread: over the " + std::to_string(options.budget_seconds) +
+            " s budget; last window at " + std::to_string(messages) + " messages");
+        over_budget = true;
+        target_turns = turn + window;
+        size = 4 * target_turns;
+        break;
+      }
       run_turn();
-    }
-    if (turn < target_turns - window) {
-      log("long_thread: over the " + std::to_string(options.budget_seconds) +
-          " s budget; stopping at " + std::to_string(messages) + " messages");
-      break;
     }
     const auto file_bytes_before = handle.file_bytes();
     const SaverStats stats_before = handle.stats();
@@ -201,12 +206,9 @@ void run_long_thread(const Options& options) {
       record["file_bytes"] = file_bytes_after;
       record["file_bytes_per_turn"] = per_turn(file_bytes_before, file_bytes_after);
     }
+    if (over_budget) record["stopped_by_budget"] = true;
     emit(std::move(record));
-    if (seconds_since(all_start) > options.budget_seconds && size != sizes.back()) {
-      log("long_thread: over the " + std::to_string(options.budget_seconds) +
-          " s budget; stopping at " + std::to_string(messages) + " messages");
-      break;
-    }
+    if (over_budget) break;
   }
 }
 
