@@ -26,19 +26,31 @@ bool PregelLoop::load(const std::string& checkpoint_id, bool use_cache) {
     }
     return false;
   }
-  restore(*tuple, tuple->values_reused && cached ? &cached->values : nullptr);
+  bool adopted = false;
+  if (tuple->values_reused && cached && !cached->channels.empty()) {
+    for (auto& [name, channel] : cached->channels) {
+      int index = find_channel(name);
+      if (index < 0 && !is_reserved_channel(name)) index = channel_for_key(name);
+      if (index >= 0) slots_[static_cast<std::size_t>(index)].channel = std::move(channel);
+    }
+    adopted = true;
+  }
+  restore(*tuple, tuple->values_reused && cached ? &cached->values : nullptr, adopted);
   return true;
 }
 
 void PregelLoop::restore(const CheckpointTuple& tuple,
-                         const std::map<std::string, JsonPtr, std::less<>>* values) {
+                         const std::map<std::string, JsonPtr, std::less<>>* values,
+                         bool channels_adopted) {
   const Checkpoint& checkpoint = tuple.checkpoint;
   auto slot_for = [&](const std::string& name) {
     const int index = find_channel(name);
     if (index >= 0) return index;
     return is_reserved_channel(name) ? -1 : channel_for_key(name);
   };
-  for (const auto& [name, value] : values ? *values : checkpoint.channel_values) {
+  const std::map<std::string, JsonPtr, std::less<>> none;
+  const auto& restored = channels_adopted ? none : values ? *values : checkpoint.channel_values;
+  for (const auto& [name, value] : restored) {
     const int index = slot_for(name);
     if (index >= 0 && value) slots_[static_cast<std::size_t>(index)].channel->restore(value);
   }
@@ -244,10 +256,18 @@ void PregelLoop::wait_for_saves() {
   if (async_saves_) async_saves_->wait();
 }
 
-void PregelLoop::stash_values() {
+void PregelLoop::stash_values(bool move_channels) {
   if (!saver_ || !saved_) return;
   CachedValues cached;
   cached.checkpoint_id = checkpoint_id_;
+  if (move_channels) {
+    // The loop ends here: its channels move to the cache as they are.
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      cached.channels.emplace(channel_name(static_cast<int>(i)), std::move(slots_[i].channel));
+    }
+    graph_.values_cache.put(saver_, thread_id_, context_.checkpoint_ns, std::move(cached));
+    return;
+  }
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (JsonPtr value = slots_[i].channel->checkpoint()) {
       cached.values.emplace(channel_name(static_cast<int>(i)), std::move(value));

@@ -601,11 +601,20 @@ RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
       unsaved_null_writes_.clear();
     }
     wait_for_saves();
-    stash_values();
   }
-  if (paused) apply_for_output(tasks_);
+  const bool output_has_writes =
+      paused && std::any_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.done; });
   RunResult result;
-  result.values = state_view();
+  if (output_has_writes) {
+    // The values shown include the writes of tasks that finished in the paused step; the
+    // channels then no longer match the checkpoint, so only the values are cached.
+    if (saver_ && has_checkpoint_) stash_values(false);
+    apply_for_output(tasks_);
+    result.values = state_view();
+  } else {
+    result.values = state_view();
+    if (saver_ && has_checkpoint_) stash_values(true);
+  }
   result.paused = paused;
   result.interrupts = std::move(interrupts);
   if (paused && context_.emitter->wants(StreamMode::kUpdates, context_.ns_segments)) {

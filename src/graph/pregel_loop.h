@@ -118,7 +118,8 @@ class PregelLoop {
 
   // Checkpoints.
   bool load(const std::string& checkpoint_id, bool use_cache);
-  void restore(const CheckpointTuple& tuple, const std::map<std::string, JsonPtr, std::less<>>* values);
+  void restore(const CheckpointTuple& tuple, const std::map<std::string, JsonPtr, std::less<>>* values,
+               bool channels_adopted = false);
   void new_thread();
   Checkpoint make_checkpoint() const;
   Json make_metadata(const char* source) const;
@@ -129,7 +130,7 @@ class PregelLoop {
                           std::vector<std::pair<std::string, Json>> writes, bool force);
   std::vector<std::pair<std::string, Json>> saved_form(const Task& task) const;
   void wait_for_saves();
-  void stash_values();
+  void stash_values(bool move_channels);
 
   // Steps.
   void prepare_tasks();

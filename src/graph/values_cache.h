@@ -1,4 +1,4 @@
-// The live channel values of the last checkpoint a run of (saver, thread, namespace) ended
+// The live channels (or channel values) of the last checkpoint a run of (saver, thread, namespace) ended
 // on. The next run of that thread asks the saver not to load values it already holds
 // (GetOptions::reuse_values_of) and takes them from here, so a turn neither reloads nor
 // reconstructs a long message list. Entries are moved out on take(), so the new run's
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "graph/channel.h"
 #include "tollgate/json.h"
 
 namespace tollgate {
@@ -23,9 +24,12 @@ class Saver;
 
 namespace tollgate::graph_internal {
 
+// Either the channels themselves (the run ended exactly on the checkpoint: the next run
+// adopts them, so nothing is restored or re-indexed) or their values.
 struct CachedValues {
   std::string checkpoint_id;
   std::map<std::string, JsonPtr, std::less<>> values;
+  std::map<std::string, std::unique_ptr<Channel>, std::less<>> channels;
 };
 
 class ValuesCache {
