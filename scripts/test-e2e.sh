@@ -6,13 +6,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "test-e2e: /usr/bin/chromium is missing (apt-get install chromium)" >&2
-    exit 1
-  fi
+# Debian's chromium through the shared idempotent installer (quiet when already there).
+"$root/scripts/deps.sh" chromium
+if ! command -v npm >/dev/null 2>&1; then
+  echo "test-e2e: node and npm are required" >&2
+  exit 1
 fi
 
 "$root/scripts/build-web.sh"

@@ -242,3 +242,16 @@ test("an unreachable server is reported clearly", async () => {
   assert.match(await alert.innerText(), /Cannot reach the server at http:\/\/127.0.0.1:9/);
   await context.close();
 });
+
+test("a decision the server refuses is reported with the server's reason", async () => {
+  const page = await open();
+  await pauseWith(page, "email alice, then the thread goes away");
+  const threadId = decodeURIComponent(page.url().split("#/t/")[1]);
+  const gone = await fetch(`${env.api}/threads/${threadId}`, { method: "DELETE" });
+  assert.ok(gone.ok, `DELETE thread: ${gone.status}`);
+  await card(page).getByRole("button", { name: "Approve", exact: true }).click();
+  const alert = page.getByTestId("error");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /The server refused the request \(4\d\d\): \S+/);
+  await page.context().close();
+});

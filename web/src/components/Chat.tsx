@@ -32,15 +32,18 @@ interface StreamLike {
 type RawInterrupt = { id?: string; value?: unknown };
 
 export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChanged, now }: Props) {
+  const [thread, setThread] = useState<Thread | null>(null);
+  // A thread keeps the agent it was started with (the server records it in its metadata).
+  const threadMeta = thread && thread.thread_id === threadId ? (thread.metadata as Record<string, unknown> | null) : null;
+  const effectiveAssistant = typeof threadMeta?.assistant_id === "string" ? threadMeta.assistant_id : assistantId;
   const stream = useStream({
     apiUrl,
-    assistantId,
+    assistantId: effectiveAssistant,
     threadId,
     messagesKey: "messages",
     onThreadId,
   } as never) as unknown as StreamLike;
 
-  const [thread, setThread] = useState<Thread | null>(null);
   const [threadError, setThreadError] = useState<string>("");
   const [draft, setDraft] = useState("");
   const [localError, setLocalError] = useState("");
