@@ -167,6 +167,9 @@ def main():
             add(f"| W3 long thread | {saver} | {size} msgs | bytes written per turn | {fmt_bytes(o_bytes)} | "
                 f"{fmt_bytes(p_bytes)} | {ratio(o_bytes, p_bytes, False)} | "
                 f"{'ours: saver-encoded bytes' if o else ''} |")
+            if o and o.get("bytes_total") and o.get("turns_total"):
+                add(f"| W3 long thread | {saver} | {size} msgs | bytes per turn, mean since turn 1 | "
+                    f"{fmt_bytes(o['bytes_total'] / o['turns_total'])} | - | - | full snapshots amortized |")
             if o and o.get("file_bytes_per_turn") is not None:
                 add(f"| W3 long thread | {saver} | {size} msgs | SQLite file growth per turn | "
                     f"{fmt_bytes(o['file_bytes_per_turn'])} | - | - | |")
