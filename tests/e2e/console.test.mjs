@@ -255,3 +255,21 @@ test("a decision the server refuses is reported with the server's reason", async
   assert.match(await alert.innerText(), /The server refused the request \(4\d\d\): \S+/);
   await page.context().close();
 });
+
+test("any other interrupt value is shown as JSON and answered as text or JSON", async () => {
+  const page = await open();
+  await say(page, "choose a colour");
+  const box = page.getByTestId("free-interrupt");
+  await box.waitFor();
+  assert.match(await box.locator("pre.args").innerText(), /"question": "Which colour should the report cover be\?"/);
+  const sent = resumes(page);
+  await box.getByLabel(/Your answer/).fill('{"colour": "green"}');
+  await box.getByText("Will be sent as JSON.").waitFor();
+  await box.getByLabel(/Your answer/).fill("blue");
+  await box.getByText("Will be sent as text.").waitFor();
+  await box.getByRole("button", { name: "Send answer" }).click();
+  await finalAnswer(page);
+  assert.match(await page.getByTestId("tool-result").last().innerText(), /Colour chosen: blue\./);
+  assert.deepEqual(sent, ["blue"]);
+  await page.context().close();
+});

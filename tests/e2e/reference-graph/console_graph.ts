@@ -9,6 +9,7 @@
 //   "delete" -> delete_file (approve, reject)
 //   "both"   -> send_email and delete_file in one turn
 //   "book"   -> book_flight, which asks a form inside the tool
+//   "colour" -> pick_colour, which asks a plain question (no form) inside the tool
 //   "camel"  -> the interrupt uses camelCase keys (actionRequests, reviewConfigs, ...)
 //   anything else -> a plain streamed answer
 import { StateGraph, MessagesAnnotation, START, END, interrupt } from "@langchain/langgraph";
@@ -45,6 +46,7 @@ function plan(messages: BaseMessage[]): { text: string; calls: Call[] } {
   if (said.includes("both")) return { text: "I will email Alice and clean up the old file.", calls: [email, del] };
   if (said.includes("email")) return { text: "I will send the email to Alice.", calls: [email] };
   if (said.includes("delete")) return { text: "I will delete the old report.", calls: [del] };
+  if (said.includes("colour")) return { text: "Let me ask.", calls: [{ id: `call_colour_${n}`, name: "pick_colour", args: {} }] };
   if (said.includes("book")) return { text: "Let me book that flight.", calls: [book] };
   return { text: `You said: ${said}. How can I help further?`, calls: [] };
 }
@@ -175,6 +177,10 @@ function runTool(call: Call): string {
       destination: a.destination,
     }) as { seat?: string; confirm?: boolean };
     return form?.confirm ? `Booked ${a.destination}, seat ${form.seat}.` : `Booking to ${a.destination} cancelled by user.`;
+  }
+  if (call.name === "pick_colour") {
+    const answer = interrupt({ question: "Which colour should the report cover be?", choices: ["blue", "green"] });
+    return `Colour chosen: ${typeof answer === "string" ? answer : JSON.stringify(answer)}.`;
   }
   return `Error: ${call.name} is not a valid tool.`;
 }
