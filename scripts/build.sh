@@ -11,6 +11,8 @@ case "$flavour" in
 esac
 scripts/deps.sh
 launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Let clones of the repository in other folders share compiled objects through ccache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # Configure every time (cheap): module and test folders are discovered at configure time.
 cmake -S . -B "$dir" -G Ninja "${args[@]}" "${launcher[@]}" "$@" >/dev/null
 jobs="${TOLLGATE_JOBS:-$(nproc)}"
