@@ -95,6 +95,9 @@ class Session : public std::enable_shared_from_this<Session> {
       HttpResponse response =
           HttpResponse::error(413, "Request body too large: the limit is " +
                                        std::to_string(options_.max_body_bytes) + " bytes");
+      // The client may still be sending: answer, then read and drop the rest so it sees the
+      // answer instead of a reset connection.
+      drain_after_write_ = true;
       write_plain(std::move(response), false);
       return;
     }
@@ -150,13 +153,30 @@ class Session : public std::enable_shared_from_this<Session> {
     message->prepare_payload();
     http::async_write(stream_, *message,
                       [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
-                        if (ec || !message->keep_alive() || self->streaming_) {
+                        if (!ec && self->drain_after_write_) {
+                          self->drain();
+                        } else if (ec || !message->keep_alive() || self->streaming_) {
                           self->done_ = true;
                           self->close();
                         } else {
                           self->read();
                         }
                       });
+  }
+
+  void drain() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(10));
+    stream_.async_read_some(net::buffer(probe_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) {
+                                self->done_ = true;
+                                self->close();
+                              } else {
+                                self->drain();
+                              }
+                            });
   }
 
   // ------------------------------------------------------------------ streamed responses
@@ -295,6 +315,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string sending_;
   char probe_[512];
   bool streaming_ = false;
+  bool drain_after_write_ = false;
   bool head_sent_ = false;
   bool writing_ = false;
   bool finished_ = false;  // the terminating chunk is queued

@@ -175,6 +175,8 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     Json params = body.value("params", Json::object());
     if (!params.is_object()) throw HttpError(400, "params: must be an object");
     try {
+      // The seq the command was applied at: events of a run it starts come after it.
+      const std::int64_t applied_through = ctx->streams.current_seq(thread_id);
       Json result;
       if (method == "run.start") {
         result = run_start(*ctx, thread_id, params);
@@ -185,12 +187,11 @@ void add_protocol_routes(Router& router, ApiContext& context) {
       } else {
         throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};
       }
-      return HttpResponse::json({{"type", "success"},
-                                 {"id", id},
-                                 {"result", result},
-                                 {"meta",
-                                  {{"thread_id", thread_id},
-                                   {"applied_through_seq", ctx->streams.current_seq(thread_id)}}}});
+      return HttpResponse::json(
+          {{"type", "success"},
+           {"id", id},
+           {"result", result},
+           {"meta", {{"thread_id", thread_id}, {"applied_through_seq", applied_through}}}});
     } catch (const ProtocolError& e) {
       return HttpResponse::json(
           {{"type", "error"}, {"id", id}, {"error", e.code}, {"message", e.message}});
