@@ -284,5 +284,38 @@ TEST(CreateAgent, RefusedDecisionKeepsTheThreadPaused) {
   EXPECT_EQ(message_text(agent->invoke(good, config).values["messages"].back()), "done");
 }
 
+TEST(PatchToolCalls, AnswersMalformedToolCallsOfTheHistory) {
+  AgentOptions options = options_with({Json("fine")});
+  options.middleware = {make_patch_tool_calls()};
+  const Json broken = {
+      {"type", "ai"},
+      {"id", "ai-0"},
+      {"content", ""},
+      {"tool_calls", Json::array()},
+      {"invalid_tool_calls",
+       {{{"id", "bad1"}, {"name", "echo"}, {"args", "{\"text\": "}, {"error", "truncated"}}}}};
+  const Json messages =
+      create_agent(std::move(options))
+          ->invoke(
+              Json{{"messages", {human_message("hi", "h1"), broken, human_message("again", "h2")}}})
+          .values["messages"];
+  ASSERT_EQ(messages.size(), 5u);
+  EXPECT_EQ(
+      messages[2]["content"],
+      "Tool call echo with id bad1 could not be executed - arguments were malformed or truncated.");
+  EXPECT_EQ(messages[2]["tool_call_id"], "bad1");
+  EXPECT_EQ(message_text(messages[3]), "again");
+}
+
+TEST(PatchToolCalls, LeavesAWellFormedHistoryUntouched) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("fine")});
+  AgentOptions options;
+  options.model = model;
+  options.middleware = {make_patch_tool_calls()};
+  const Json messages = create_agent(std::move(options))->invoke(input("hi")).values["messages"];
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0]["id"], "h1");
+}
+
 }  // namespace
 }  // namespace tollgate
