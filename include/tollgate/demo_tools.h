@@ -1,0 +1,89 @@
+// Demo tools with real, inspectable effects, the demo review policy, and the JSON policy file.
+//
+// Used by `tollgate chat` and by the server's demo agent. Nothing leaves the machine:
+//   weather_search{city}                 a deterministic fake forecast
+//   send_email{to,subject,body}          appends a row to the `outbox` table of <root>/outbox.db
+//   read_file{path} / write_file{path,content} / delete_file{path}
+//                                        confined to <root>/sandbox (absolute paths outside it,
+//                                        `..` and symlinks leading out are refused)
+//   execute_sql{query}                   runs on <root>/demo.db (tables users, orders); a query
+//                                        is_sql_write() calls a read runs on a read-only
+//                                        connection, so a misjudged write fails instead of
+//                                        slipping past the review policy
+//   ask_user{question}                   a question for the person; answered with `respond`
+//
+//   DemoEnvironment env("/tmp/demo");             // creates sandbox/notes.txt, demo.db, outbox.db
+//   auto agent = create_agent({.model = make_demo_model(), .tools = env.tools(),
+//                              .middleware = {make_human_in_the_loop(demo_policy())}, ...});
+//
+// Thread-safety: a DemoEnvironment is immutable after construction; its tools open their own
+// SQLite connection per call and may run concurrently (SQLite serialises the writers).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tollgate/human_in_the_loop.h"
+#include "tollgate/json.h"
+#include "tollgate/tool.h"
+
+namespace tollgate {
+
+class DemoEnvironment {
+ public:
+  // Creates `root` and everything under it that is missing; existing files are kept (a second
+  // process sees the first one's outbox and files). Throws Error(kUnavailable) when the
+  // folder or a database cannot be created.
+  explicit DemoEnvironment(std::filesystem::path root);
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path sandbox() const { return root_ / "sandbox"; }
+  std::filesystem::path database() const { return root_ / "demo.db"; }
+  std::filesystem::path outbox() const { return root_ / "outbox.db"; }
+
+  // The seven demo tools, each with a JSON Schema of its arguments.
+  std::vector<Tool> tools() const;
+
+ private:
+  std::filesystem::path root_;  // absolute, canonical
+};
+
+// Maps a path a tool received to a file inside `sandbox` (a canonical folder). Relative paths
+// are taken from the sandbox; absolute ones must already lie inside it. Throws
+// Error(kInvalidArgument) for an empty path, any `..` component, or a path that leaves the
+// sandbox — also through a symlink.
+std::filesystem::path resolve_in_sandbox(const std::filesystem::path& sandbox,
+                                         const std::string& path);
+
+// True when running `query` (SQLite dialect, possibly several statements) could change a
+// database: INSERT/UPDATE/DELETE/REPLACE/CREATE/DROP/ALTER/ATTACH/DETACH/VACUUM/REINDEX/
+// ANALYZE, `WITH ... DELETE|INSERT|UPDATE`, PRAGMA assignments and side-effect pragmas, and
+// anything it does not recognise (fails closed). Comments and quoted text are ignored.
+bool is_sql_write(std::string_view query);
+
+// The demo review policy: send_email (approve/edit/reject/respond), write_file and delete_file
+// (approve/edit/reject), execute_sql only when is_sql_write (approve/edit/reject), ask_user
+// (respond). Reads and the weather run freely.
+HumanInTheLoopOptions demo_policy();
+
+// A policy file (JSON):
+//   {"description_prefix": "...",                          (optional)
+//    "interrupt_on": {
+//      "delete_file": true,
+//      "execute_sql": {"allowed_decisions": ["approve","reject"], "when": {"sql_writes": true}},
+//      "send_email":  {"allowed_decisions": ["approve","edit","reject"],
+//                      "when": {"arg": "to", "not_matches": ".*@example\\.com$"},
+//                      "description": "Send mail to {to}?"}}}
+// A bare {"tool": ...} map without "interrupt_on" is accepted too. `when` rules:
+//   {"sql_writes": true|false [, "arg": "query"]}
+//   {"arg": NAME, OP: VALUE} with OP one of equals, not_equals, starts_with, contains,
+//   matches, not_matches (regular expressions match the whole text)
+//   {"all": [rule, ...]} / {"any": [rule, ...]}
+// A string description with {name} placeholders is a template ({tool} = the tool name).
+// Throws Error(kInvalidArgument) naming the tool and the field.
+HumanInTheLoopOptions parse_policy(const Json& json);
+HumanInTheLoopOptions load_policy_file(const std::string& path);
+
+}  // namespace tollgate
