@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Tollgate: a durable human-in-the-loop agent runtime"};
   app.require_subcommand(1);
   tollgate::cli::add_serve_command(app);
+  tollgate::cli::add_chat_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

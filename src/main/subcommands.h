@@ -10,4 +10,7 @@ namespace tollgate::cli {
 // `tollgate serve`: the Agent Server.
 void add_serve_command(CLI::App& app);
 
+// `tollgate chat`: a terminal conversation with the demo tools under a review policy.
+void add_chat_command(CLI::App& app);
+
 }  // namespace tollgate::cli
