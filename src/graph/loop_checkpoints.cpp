@@ -17,8 +17,8 @@ bool PregelLoop::load(const std::string& checkpoint_id, bool use_cache) {
     cached = graph_.values_cache.take(saver_, thread_id_, context_.checkpoint_ns);
     if (cached) options.reuse_values_of = cached->checkpoint_id;
   }
-  auto tuple =
-      saver_->get_tuple(CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id}, options);
+  auto tuple = saver_->get_tuple(
+      CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id}, options);
   if (!tuple) {
     if (!checkpoint_id.empty()) {
       throw Error::NotFound("Checkpoint '" + checkpoint_id + "' not found on thread '" +
@@ -168,7 +168,8 @@ void PregelLoop::put_current_checkpoint() {
     if (!changed_since_save_[i]) continue;
     const std::string& name = channel_name(static_cast<int>(i));
     new_versions[name] = slots_[i].version;
-    if (auto delta = slots_[i].channel->delta_since_saved()) deltas.emplace(name, std::move(*delta));
+    if (auto delta = slots_[i].channel->delta_since_saved())
+      deltas.emplace(name, std::move(*delta));
   }
   CheckpointConfig parent{thread_id_, context_.checkpoint_ns, last_saved_id_};
   parent_config_ = last_saved_id_.empty() ? std::nullopt : std::optional(parent);
@@ -193,8 +194,10 @@ void PregelLoop::put_current_checkpoint() {
       context_.emitter->wants(StreamMode::kDebug, context_.ns_segments)) {
     Json payload = checkpoint_payload();
     context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
-                           Json{{"type", "checkpoint"}, {"step", step_},
-                                {"timestamp", created_at_}, {"payload", payload}});
+                           Json{{"type", "checkpoint"},
+                                {"step", step_},
+                                {"timestamp", created_at_},
+                                {"payload", payload}});
     context_.emitter->emit(StreamMode::kCheckpoints, context_.ns_segments, std::move(payload));
   }
 }
@@ -204,7 +207,9 @@ Json PregelLoop::checkpoint_payload() const {
   to_json(config, CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_});
   Json parent;
   if (parent_config_) to_json(parent, *parent_config_);
-  return Json{{"config", config}, {"metadata", metadata_}, {"values", values_json()},
+  return Json{{"config", config},
+              {"metadata", metadata_},
+              {"values", values_json()},
               {"parent_config", parent}};
 }
 
@@ -298,8 +303,9 @@ StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pend
               Interrupt{interrupt.value("id", ""), interrupt.value("value", Json())});
         }
       }
-      if (saved.error) info.error = saved.error->is_string() ? saved.error->get<std::string>()
-                                                             : saved.error->dump();
+      if (saved.error)
+        info.error =
+            saved.error->is_string() ? saved.error->get<std::string>() : saved.error->dump();
       if (saved.finished) {
         info.result = Json::object();
         for (const auto& [channel, value] : saved.writes) {
@@ -379,7 +385,9 @@ CheckpointConfig PregelLoop::update(const Json& values, const std::string& reque
     tasks_.clear();
     if (!finished.empty()) apply_writes(finished, true);
   }
-  auto result = [&] { return CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_}; };
+  auto result = [&] {
+    return CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id_};
+  };
 
   if (requested_node == "__copy__") {
     step_ += 1;
@@ -440,8 +448,9 @@ CheckpointConfig PregelLoop::update(const Json& values, const std::string& reque
   Task task;
   task.node = node;
   task.synthetic = true;
-  task.id = task_id({checkpoint_id_, context_.checkpoint_ns, std::to_string(step_ + 1), as_node,
-                     "__update__"});
+  task.id = task_id(
+      {checkpoint_id_, context_.checkpoint_ns, std::to_string(step_ + 1), as_node, "__update__"});
+  task.has_id = true;
   task.route_at_apply = true;
   add_update(task, values);
   const CompiledNode& compiled = graph_.nodes[static_cast<std::size_t>(node)];

@@ -85,7 +85,9 @@ State PregelLoop::state_view() const {
   return State(std::move(values));
 }
 
-Json PregelLoop::values_json() const { return state_view().to_json(); }
+Json PregelLoop::values_json() const {
+  return state_view().to_json();
+}
 
 // ---------------------------------------------------------------------------------- run
 
@@ -159,7 +161,8 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     interrupt_seen_.clear();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].version > 0) interrupt_seen_[channel_name(static_cast<int>(i))] = slots_[i].version;
+      if (slots_[i].version > 0)
+        interrupt_seen_[channel_name(static_cast<int>(i))] = slots_[i].version;
     }
     distribute_answers(command);
     std::vector<Write> null_writes;
@@ -173,7 +176,8 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
         }
       }
     }
-    if (command && (command->update || !command->goto_nodes.empty() || !command->goto_sends.empty())) {
+    if (command &&
+        (command->update || !command->goto_nodes.empty() || !command->goto_sends.empty())) {
       Task pseudo;
       pseudo.node = 0;
       if (command->update) add_update(pseudo, *command->update);
@@ -298,23 +302,36 @@ void PregelLoop::apply_null_writes(std::vector<Write> writes) {
 
 // --------------------------------------------------------------------------------- steps
 
+void PregelLoop::ensure_task_id(Task& task) const {
+  if (task.has_id) return;
+  const std::string step_text = std::to_string(step_ + 1);
+  const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
+  if (task.push) {
+    task.id = task_id({checkpoint_id_, context_.checkpoint_ns, step_text, name, kPushPath,
+                       std::to_string(task.push_index)});
+  } else {
+    std::vector<std::string_view> parts{checkpoint_id_, context_.checkpoint_ns, step_text, name,
+                                        kPullPath};
+    for (int fired : task.fired) parts.emplace_back(channel_name(fired));
+    task.id = task_id(parts);
+  }
+  std::string& ns = task.ns;
+  ns.clear();
+  ns.reserve(context_.checkpoint_ns.size() + name.size() + task.id.size() + 2);
+  if (!context_.checkpoint_ns.empty()) {
+    ns += context_.checkpoint_ns;
+    ns += '|';
+  }
+  ns += name;
+  ns += ':';
+  ns += task.id;
+  task.has_id = true;
+}
+
 void PregelLoop::prepare_tasks() {
   tasks_.clear();
   tasks_.reserve(4);
   step_state_ = state_view();
-  const std::string step_text = std::to_string(step_ + 1);
-  auto task_namespace = [&](const std::string& node, const std::string& id) {
-    std::string ns;
-    ns.reserve(context_.checkpoint_ns.size() + node.size() + id.size() + 2);
-    if (!context_.checkpoint_ns.empty()) {
-      ns += context_.checkpoint_ns;
-      ns += '|';
-    }
-    ns += node;
-    ns += ':';
-    ns += id;
-    return ns;
-  };
 
   const Slot& sends = slots_[static_cast<std::size_t>(graph_.tasks_channel)];
   if (sends.channel->is_available()) {
@@ -328,10 +345,6 @@ void PregelLoop::prepare_tasks() {
         task.node = node;
         task.push = true;
         task.push_index = i;
-        const std::string& name = graph_.nodes[static_cast<std::size_t>(node)].name;
-        task.id = task_id({checkpoint_id_, context_.checkpoint_ns, step_text, name, kPushPath,
-                           std::to_string(i)});
-        task.ns = task_namespace(name, task.id);
         task.input = State::from_json(send.value("arg", Json::object()));
         tasks_.push_back(std::move(task));
       }
@@ -349,11 +362,6 @@ void PregelLoop::prepare_tasks() {
     }
     if (task.fired.empty()) continue;
     task.node = static_cast<int>(n);
-    std::vector<std::string_view> parts{checkpoint_id_, context_.checkpoint_ns, step_text,
-                                        node.name, kPullPath};
-    for (int fired : task.fired) parts.emplace_back(channel_name(fired));
-    task.id = task_id(parts);
-    task.ns = task_namespace(node.name, task.id);
     task.input = step_state_;
     if (!node.defer) any_regular = true;
     tasks_.push_back(std::move(task));
@@ -363,14 +371,17 @@ void PregelLoop::prepare_tasks() {
       return !task.push && graph_.nodes[static_cast<std::size_t>(task.node)].defer;
     });
   }
-  for (const auto& task : tasks_) {
-    if (task.push) any_regular = true;
+  // With a saver the ids key saved writes and are part of every saved task; the checkpoint
+  // id they hash changes once the step is applied, so they are fixed now.
+  if (saver_) {
+    for (auto& task : tasks_) ensure_task_id(task);
   }
 }
 
 void PregelLoop::attach_saved_writes() {
   if (saved_tasks_.empty() && answers_by_task_.empty()) return;
   for (auto& task : tasks_) {
+    ensure_task_id(task);
     if (auto it = saved_tasks_.find(task.id); it != saved_tasks_.end()) {
       const SavedTask& saved = it->second;
       if (saved.finished) {
@@ -485,7 +496,8 @@ std::vector<int> PregelLoop::apply_writes(std::vector<Task>& tasks, bool bump_st
     const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
     for (std::size_t j = 0; j < node.triggers.size(); ++j) {
       const int trigger = node.triggers[j];
-      seen_[static_cast<std::size_t>(task.node)][j] = slots_[static_cast<std::size_t>(trigger)].version;
+      seen_[static_cast<std::size_t>(task.node)][j] =
+          slots_[static_cast<std::size_t>(trigger)].version;
       if (slots_[static_cast<std::size_t>(trigger)].channel->consume()) mark(trigger);
     }
   }

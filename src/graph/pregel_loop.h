@@ -30,10 +30,10 @@ struct LoopContext {
   const RunConfig* config = nullptr;  // the root run's config (streams, context, limits)
   StreamEmitter* emitter = nullptr;
   std::shared_ptr<Saver> saver;
-  std::string checkpoint_ns;          // this loop's namespace ("" at the root)
-  std::string checkpoint_id;          // replay/fork from this checkpoint (root only)
+  std::string checkpoint_ns;  // this loop's namespace ("" at the root)
+  std::string checkpoint_id;  // replay/fork from this checkpoint (root only)
   std::vector<std::string> ns_segments;
-  Json parents = Json::object();      // metadata.parents of this loop's checkpoints
+  Json parents = Json::object();  // metadata.parents of this loop's checkpoints
   bool has_parent = false;
   // Resume answers addressed to interrupts raised inside this loop (by interrupt id).
   std::map<std::string, Json> answers;
@@ -47,21 +47,24 @@ struct Slot {
 struct Task {
   int node = -1;
   bool push = false;
-  bool synthetic = false;   // update_state's stand-in: consumes no triggers
+  bool synthetic = false;  // update_state's stand-in: consumes no triggers
   std::size_t push_index = 0;
+  // Without a saver nothing may need them, so they are computed on first use
+  // (PregelLoop::ensure_task_id); with a saver, when the task is prepared.
+  bool has_id = false;
   std::string id;
-  std::string ns;                  // "<loop ns>|<node>:<id>": its interrupts' and subgraph's
+  std::string ns;          // "<loop ns>|<node>:<id>": its interrupts' and subgraph's
   std::vector<int> fired;  // the trigger channels that made it run
   State input;
   std::vector<Write> writes;
-  bool done = false;        // writes are ready: it ran now, or they were saved before
-  bool reattached = false;  // its writes come from a previous attempt of this step
-  bool resuming = false;    // it paused in a previous attempt of this step
-  bool route_at_apply = false;  // the only task of its step: routers see the applied state
-  bool paused = false;          // stopped at interrupt() (or inside a paused subgraph)
-  std::vector<Json> resume_values;       // answers to its interrupts so far, in order
-  std::map<std::string, Json> answers;   // new answers for it, by interrupt id
-  std::vector<Interrupt> interrupts;     // raised now (or, in snapshots, saved)
+  bool done = false;                    // writes are ready: it ran now, or they were saved before
+  bool reattached = false;              // its writes come from a previous attempt of this step
+  bool resuming = false;                // it paused in a previous attempt of this step
+  bool route_at_apply = false;          // the only task of its step: routers see the applied state
+  bool paused = false;                  // stopped at interrupt() (or inside a paused subgraph)
+  std::vector<Json> resume_values;      // answers to its interrupts so far, in order
+  std::map<std::string, Json> answers;  // new answers for it, by interrupt id
+  std::vector<Interrupt> interrupts;    // raised now (or, in snapshots, saved)
   std::optional<std::string> saved_error;
   std::exception_ptr error;
 };
@@ -85,6 +88,10 @@ class PregelLoop {
 
   // update_state: applies `values` as if `as_node` wrote them and saves a new checkpoint.
   CheckpointConfig update(const Json& values, const std::string& as_node);
+
+  // Fills task.id and task.ns if not done yet. Touches only `task` (safe from the thread
+  // running it); the loop's checkpoint id and step do not change while a step runs.
+  void ensure_task_id(Task& task) const;
 
   // Task bodies (called by the step runner, possibly on pool threads).
   void run_task(Task& task);
@@ -118,7 +125,8 @@ class PregelLoop {
 
   // Checkpoints.
   bool load(const std::string& checkpoint_id, bool use_cache);
-  void restore(const CheckpointTuple& tuple, const std::map<std::string, JsonPtr, std::less<>>* values,
+  void restore(const CheckpointTuple& tuple,
+               const std::map<std::string, JsonPtr, std::less<>>* values,
                bool channels_adopted = false);
   void new_thread();
   Checkpoint make_checkpoint() const;
@@ -149,7 +157,7 @@ class PregelLoop {
   void distribute_answers(const Command* command);
   void apply_null_writes(std::vector<Write> writes);
   RunResult finish(bool paused, std::vector<Interrupt> interrupts);
-  void emit_task_result(const Task& task);
+  void emit_task_result(Task& task);
   Json checkpoint_payload() const;
 
   const CompiledGraph::Impl& graph_;

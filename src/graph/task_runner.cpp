@@ -14,7 +14,9 @@ namespace {
 thread_local Runtime* t_current_runtime = nullptr;
 }  // namespace
 
-Runtime* current_runtime() { return t_current_runtime; }
+Runtime* current_runtime() {
+  return t_current_runtime;
+}
 
 Json interrupt(Json value) {
   Runtime* runtime = current_runtime();
@@ -42,7 +44,8 @@ class RuntimeScope {
   Runtime* previous_;
 };
 
-std::vector<std::string> task_segments(const PregelLoop& loop, const Task& task) {
+std::vector<std::string> task_segments(const PregelLoop& loop, Task& task) {
+  loop.ensure_task_id(task);
   std::vector<std::string> segments = loop.context().ns_segments;
   segments.push_back(loop.graph().nodes[static_cast<std::size_t>(task.node)].name + ":" + task.id);
   return segments;
@@ -55,6 +58,7 @@ class TaskRuntime final : public Runtime {
   Json interrupt(Json value) override {
     const std::size_t index = counter_++;
     if (index < task_.resume_values.size()) return task_.resume_values[index];
+    loop_.ensure_task_id(task_);
     std::string id = interrupt_id(task_.ns, index);
     auto answer = task_.answers.find(id);
     if (answer != task_.answers.end()) {
@@ -76,6 +80,7 @@ class TaskRuntime final : public Runtime {
     if (!metadata.is_object()) metadata = Json::object();
     metadata["langgraph_node"] = node_name();
     metadata["langgraph_step"] = loop_.step();
+    loop_.ensure_task_id(task_);
     metadata["langgraph_task_id"] = task_.id;
     metadata["langgraph_checkpoint_ns"] = task_.ns;
     loop_.emitter().emit(StreamMode::kMessages, loop_.context().ns_segments,
@@ -85,8 +90,14 @@ class TaskRuntime final : public Runtime {
   const std::string& node_name() const override {
     return loop_.graph().nodes[static_cast<std::size_t>(task_.node)].name;
   }
-  const std::string& task_id() const override { return task_.id; }
-  const std::string& checkpoint_ns() const override { return task_.ns; }
+  const std::string& task_id() const override {
+    loop_.ensure_task_id(task_);
+    return task_.id;
+  }
+  const std::string& checkpoint_ns() const override {
+    loop_.ensure_task_id(task_);
+    return task_.ns;
+  }
   const std::string& thread_id() const override { return loop_.context().config->thread_id; }
   const State& graph_state() const override { return loop_.step_state(); }
   const Json& context() const override { return loop_.context().config->context; }
@@ -111,14 +122,19 @@ void PregelLoop::run_task(Task& task) {
   const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
   const bool debug = context_.emitter->wants(StreamMode::kDebug, context_.ns_segments);
   if (debug || context_.emitter->wants(StreamMode::kTasks, context_.ns_segments)) {
+    ensure_task_id(task);
     Json triggers = Json::array();
     for (int fired : task.fired) triggers.push_back(channel_name(fired));
-    Json payload{{"id", task.id}, {"name", node.name}, {"input", task.input.to_json()},
+    Json payload{{"id", task.id},
+                 {"name", node.name},
+                 {"input", task.input.to_json()},
                  {"triggers", std::move(triggers)}};
     if (debug) {
       context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
-                             Json{{"type", "task"}, {"step", step()},
-                                  {"timestamp", utc_timestamp()}, {"payload", payload}});
+                             Json{{"type", "task"},
+                                  {"step", step()},
+                                  {"timestamp", utc_timestamp()},
+                                  {"payload", payload}});
     }
     context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
   }
@@ -167,6 +183,7 @@ void PregelLoop::run_task(Task& task) {
 }
 
 Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const Json& input) {
+  ensure_task_id(task);
   LoopContext context;
   context.config = context_.config;
   context.emitter = context_.emitter;
@@ -298,7 +315,7 @@ State PregelLoop::fresh_view(const Task& task) const {
   return State(std::move(values));
 }
 
-void PregelLoop::emit_task_result(const Task& task) {
+void PregelLoop::emit_task_result(Task& task) {
   const auto& ns = context_.ns_segments;
   const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
   if (task.done && context_.emitter->wants(StreamMode::kUpdates, ns)) {
@@ -317,8 +334,8 @@ void PregelLoop::emit_task_result(const Task& task) {
   if (!debug && !context_.emitter->wants(StreamMode::kTasks, ns)) return;
   Json result = Json::array();
   for (const auto& write : task.writes) {
-    result.push_back(Json::array({write.channel < 0 ? write.key : channel_name(write.channel),
-                                  write.value}));
+    result.push_back(
+        Json::array({write.channel < 0 ? write.key : channel_name(write.channel), write.value}));
   }
   Json error;
   if (task.error) {
@@ -330,12 +347,18 @@ void PregelLoop::emit_task_result(const Task& task) {
       error = "unknown error";
     }
   }
-  Json payload{{"id", task.id}, {"name", name}, {"error", error}, {"result", result},
+  ensure_task_id(task);
+  Json payload{{"id", task.id},
+               {"name", name},
+               {"error", error},
+               {"result", result},
                {"interrupts", task.interrupts}};
   if (debug) {
     context_.emitter->emit(StreamMode::kDebug, ns,
-                           Json{{"type", "task_result"}, {"step", step()},
-                                {"timestamp", utc_timestamp()}, {"payload", payload}});
+                           Json{{"type", "task_result"},
+                                {"step", step()},
+                                {"timestamp", utc_timestamp()},
+                                {"payload", payload}});
   }
   context_.emitter->emit(StreamMode::kTasks, ns, std::move(payload));
 }

@@ -2,8 +2,12 @@
 //   chain3      a 3-node chain without a saver, per invoke
 //   hitl_cycle  an interrupt -> resume cycle with the memory saver, cycles per second
 //   long_thread per-turn cost at message 10 vs message 2,000 (memory saver)
+// Usage: graph_bench [chain3|hitl|long [iterations]]. A fixed, small iteration count makes
+// the run suitable for `valgrind --tool=callgrind` (instruction counts do not depend on load).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "tollgate/graph.h"
@@ -24,7 +28,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void chain3() {
+void chain3(int n) {
   StateGraph g;
   for (const char* name : {"a", "b", "c"}) {
     g.add_node(name, [](const State& s, Runtime&) -> NodeResult {
@@ -34,14 +38,13 @@ void chain3() {
   g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c");
   auto graph = g.compile();
   const Json input{{"n", 0}};
-  for (int i = 0; i < 2000; ++i) graph->invoke(input);
-  const int n = 100000;
+  for (int i = 0; i < std::min(n, 2000); ++i) graph->invoke(input);
   auto start = Clock::now();
   for (int i = 0; i < n; ++i) graph->invoke(input);
   std::printf("chain3 (no saver): %.2f us/invoke\n", seconds_since(start) * 1e6 / n);
 }
 
-void hitl_cycle() {
+void hitl_cycle(int n) {
   std::shared_ptr<Saver> saver = make_memory_saver();
   StateGraph g;
   g.add_node("review", [](const State&, Runtime& rt) -> NodeResult {
@@ -51,7 +54,6 @@ void hitl_cycle() {
   auto graph = g.compile(opts(saver));
   Command answer;
   answer.resume = "yes";
-  const int n = 20000;
   auto start = Clock::now();
   for (int i = 0; i < n; ++i) {
     RunConfig config;
@@ -81,10 +83,11 @@ void long_thread() {
   Command answer;
   answer.resume = "yes";
   auto turn = [&](int i) {
-    graph->invoke(Json{{"messages", Json::array({{{"type", "human"},
-                                                  {"id", "h-" + std::to_string(i)},
-                                                  {"content", "hello"}}})}},
-                  config);
+    graph->invoke(
+        Json{{"messages",
+              Json::array(
+                  {{{"type", "human"}, {"id", "h-" + std::to_string(i)}, {"content", "hello"}}})}},
+        config);
     graph->invoke(answer, config);
   };
   int i = 0;
@@ -96,16 +99,18 @@ void long_thread() {
   const double early = measure(5);
   while (i < 1000) turn(i++);
   const double late = measure(50);
-  std::printf("turn (input+interrupt+resume) at ~10 messages: %.1f us, at ~2000 messages: %.1f us\n",
-              early, late);
+  std::printf(
+      "turn (input+interrupt+resume) at ~10 messages: %.1f us, at ~2000 messages: %.1f us\n", early,
+      late);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
-  if (only.empty() || only == "chain3") chain3();
-  if (only.empty() || only == "hitl") hitl_cycle();
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 0;
+  if (only.empty() || only == "chain3") chain3(iterations > 0 ? iterations : 100000);
+  if (only.empty() || only == "hitl") hitl_cycle(iterations > 0 ? iterations : 20000);
   if (only.empty() || only == "long") long_thread();
   return 0;
 }
