@@ -14,7 +14,7 @@ const CompiledGraph* thread_graph(ApiContext& context, const ThreadRecord& threa
       !thread.metadata["graph_id"].is_string()) {
     return nullptr;
   }
-  return context.runs.graph(thread.metadata["graph_id"].get<std::string>());
+  return context.runs.graph(thread.metadata.value("graph_id", std::string()));
 }
 
 Json state_of(ApiContext& context, const ThreadRecord& thread, const std::string& checkpoint_id,
@@ -256,7 +256,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string as_node = optional_string(body, "as_node").value_or("");
     Json normalized = values.is_array() ? values : normalize_input(values);
     CheckpointConfig result = graph->update_state(config, normalized, as_node);
-    ctx->runs.refresh_thread(thread.thread_id, thread.metadata["graph_id"].get<std::string>());
+    ctx->runs.refresh_thread(thread.thread_id, thread.metadata.value("graph_id", std::string()));
     return HttpResponse::json({{"checkpoint",
                                 {{"thread_id", result.thread_id},
                                  {"checkpoint_ns", result.checkpoint_ns},

@@ -1,0 +1,121 @@
+#include "server/thread_streams.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "server/run_manager.h"
+#include "server/sqlite_store.h"
+
+namespace tollgate::server {
+namespace {
+
+LogEntry entry(std::string channel, std::vector<std::string> ns, std::int64_t seq = 1) {
+  LogEntry e;
+  e.channel = std::move(channel);
+  e.ns = std::move(ns);
+  e.seq = seq;
+  return e;
+}
+
+TEST(StreamFilterTest, MatchesChannelsAndNamedCustomChannels) {
+  StreamFilter filter;
+  filter.channels = {"values", "custom"};
+  EXPECT_TRUE(filter.matches(entry("values", {})));
+  EXPECT_TRUE(filter.matches(entry("custom:progress", {})));
+  EXPECT_FALSE(filter.matches(entry("messages", {})));
+}
+
+TEST(StreamFilterTest, NamespacePrefixAndDepthLimitTheEvents) {
+  StreamFilter filter;
+  filter.channels = {"values"};
+  filter.has_namespaces = true;
+  filter.namespaces = {{}};
+  filter.depth = 1;
+  EXPECT_TRUE(filter.matches(entry("values", {})));
+  EXPECT_TRUE(filter.matches(entry("values", {"child:1"})));
+  EXPECT_FALSE(filter.matches(entry("values", {"child:1", "inner:2"})));
+  filter.namespaces = {{"child"}};
+  filter.depth = 0;
+  EXPECT_TRUE(filter.matches(entry("values", {"child:1"})));
+  EXPECT_FALSE(filter.matches(entry("values", {})));
+}
+
+TEST(StreamFilterTest, SinceSkipsEventsAtOrBeforeIt) {
+  StreamFilter filter;
+  filter.channels = {"lifecycle"};
+  filter.since = 5;
+  EXPECT_FALSE(filter.matches(entry("lifecycle", {}, 5)));
+  EXPECT_TRUE(filter.matches(entry("lifecycle", {}, 6)));
+}
+
+class ThreadStreamsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() /
+            ("tollgate_thread_streams_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override {
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path_.string() + suffix);
+  }
+  std::filesystem::path path_;
+};
+
+TEST_F(ThreadStreamsTest, SeqContinuesAcrossRunsAndRestarts) {
+  {
+    SqliteStore store(path_.string());
+    ThreadStreams streams(store);
+    EXPECT_EQ(streams.emit("t", "values", {}, Json::object()), 1);
+    EXPECT_EQ(streams.emit("t", "lifecycle", {}, Json{{"event", "running"}}, "", "r1"), 2);
+  }
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  EXPECT_EQ(streams.current_seq("t"), 2);
+  EXPECT_EQ(streams.log("t")->size(), 2u);
+  EXPECT_EQ(streams.emit("t", "values", {}, Json::object()), 3);
+}
+
+TEST_F(ThreadStreamsTest, RootLifecycleEventsCarryTheRunInTheirId) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  streams.emit("t", "lifecycle", {}, Json{{"event", "running"}}, "", "run-1");
+  streams.emit("t", "input.requested", {}, Json{{"interrupt_id", "i"}});
+  auto entries = streams.log("t")->read(0, 10, nullptr);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0]->id, "synth:run-1:1");
+  EXPECT_EQ(entries[1]->id, "2");
+  EXPECT_EQ(entries[1]->channel, "input");
+  Json envelope = Json::parse(entries[1]->data);
+  EXPECT_EQ(envelope["type"], "event");
+  EXPECT_EQ(envelope["seq"], 2);
+  EXPECT_EQ(envelope["method"], "input.requested");
+  EXPECT_EQ(envelope["params"]["namespace"], Json::array());
+}
+
+TEST(RunRequestTest, KwargsRoundTripKeepsWhatARestartNeeds) {
+  RunRequest request;
+  request.input = Json{{"messages", Json::array()}};
+  request.command = Json{{"resume", "yes"}};
+  request.stream_modes = {"values", "updates"};
+  request.stream_subgraphs = true;
+  request.checkpoint_id = "cp";
+  request.interrupt_before = {"tool"};
+  request.protocol_v2 = true;
+  RunRequest back = RunRequest::from_kwargs(request.to_kwargs(), "t", "a");
+  EXPECT_EQ(back.thread_id, "t");
+  EXPECT_EQ(back.assistant_id, "a");
+  EXPECT_EQ(back.input, request.input);
+  EXPECT_EQ(back.command, request.command);
+  EXPECT_EQ(back.stream_modes, request.stream_modes);
+  EXPECT_TRUE(back.stream_subgraphs);
+  EXPECT_EQ(back.checkpoint_id, "cp");
+  EXPECT_EQ(back.interrupt_before, request.interrupt_before);
+  EXPECT_TRUE(back.protocol_v2);
+}
+
+}  // namespace
+}  // namespace tollgate::server

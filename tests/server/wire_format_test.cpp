@@ -1,0 +1,72 @@
+#include "server/wire_format.h"
+
+#include <gtest/gtest.h>
+
+namespace tollgate::server {
+namespace {
+
+TEST(WireFormatTest, RoleMessagesBecomeTypedWithAnId) {
+  Json m = normalize_message(Json{{"role", "user"}, {"content", "hi"}});
+  EXPECT_EQ(m["type"], "human");
+  EXPECT_FALSE(m.contains("role"));
+  EXPECT_TRUE(m["id"].is_string());
+  EXPECT_FALSE(m["id"].get<std::string>().empty());
+}
+
+TEST(WireFormatTest, ClientIdsAreKept) {
+  Json m = normalize_message(Json{{"type", "human"}, {"content", "hi"}, {"id", "client-1"}});
+  EXPECT_EQ(m["id"], "client-1");
+}
+
+TEST(WireFormatTest, SerializedLangChainClassesAreUnwrapped) {
+  Json m = normalize_message(Json{{"lc", 1},
+                                  {"type", "constructor"},
+                                  {"id", {"langchain_core", "messages", "HumanMessage"}},
+                                  {"kwargs", {{"content", "hello"}}}});
+  EXPECT_EQ(m["type"], "human");
+  EXPECT_EQ(m["content"], "hello");
+}
+
+TEST(WireFormatTest, InputWithoutMessagesPassesUnchanged) {
+  Json input{{"seconds", 2}};
+  EXPECT_EQ(normalize_input(input), input);
+}
+
+TEST(WireFormatTest, SnapshotWithoutCheckpointIsTheEmptyState) {
+  StateSnapshot snapshot;
+  Json state = state_to_json(snapshot);
+  EXPECT_TRUE(state["checkpoint"].is_null());
+  EXPECT_EQ(state["values"], Json::object());
+}
+
+TEST(WireFormatTest, InterruptsByTaskListOnlyTasksWithInterrupts) {
+  StateSnapshot snapshot;
+  snapshot.next = {"review", "other"};
+  TaskInfo review;
+  review.id = "t1";
+  review.interrupts = {Interrupt{"i1", "q"}};
+  TaskInfo other;
+  other.id = "t2";
+  snapshot.tasks = {review, other};
+  EXPECT_EQ(interrupts_by_task(snapshot), Json({{"t1", {{{"id", "i1"}, {"value", "q"}}}}}));
+}
+
+TEST(WireFormatTest, StaticBreakpointListsWaitingTasksWithEmptyLists) {
+  StateSnapshot snapshot;
+  snapshot.next = {"tool"};
+  TaskInfo tool;
+  tool.id = "t9";
+  snapshot.tasks = {tool};
+  EXPECT_EQ(interrupts_by_task(snapshot), Json({{"t9", Json::array()}}));
+}
+
+TEST(WireFormatTest, MetadataContainmentNeedsEveryKeyEqual) {
+  Json metadata{{"a", 1}, {"b", "x"}};
+  EXPECT_TRUE(json_contains(metadata, Json{{"a", 1}}));
+  EXPECT_FALSE(json_contains(metadata, Json{{"a", 2}}));
+  EXPECT_FALSE(json_contains(metadata, Json{{"c", 1}}));
+  EXPECT_TRUE(json_contains(metadata, Json::object()));
+}
+
+}  // namespace
+}  // namespace tollgate::server
