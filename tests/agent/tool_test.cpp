@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "tollgate/error.h"
+#include "tollgate/graph.h"
+#include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
 
 namespace tollgate {
@@ -210,6 +212,54 @@ TEST(Tool, FindToolByName) {
   ASSERT_NE(find_tool(tools, "get_weather"), nullptr);
   EXPECT_EQ(find_tool(tools, "get_weather")->name(), "get_weather");
   EXPECT_EQ(find_tool(tools, "missing"), nullptr);
+}
+
+}  // namespace
+}  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+// The real thing: tollgate::interrupt() inside a tool run by a graph node pauses the run, and
+// the resumed run's tool call gets the answer.
+TEST(RunToolCallInGraph, InterruptInsideAToolPausesTheRunAndResumesWithTheAnswer) {
+  Tool confirm("confirm", "", Json::object(), [](const Json&, const ToolContext& context) -> Json {
+    EXPECT_NE(context.runtime, nullptr);
+    Json answer = interrupt(Json{{"question", "Proceed?"}});
+    return "answer: " + answer.get<std::string>();
+  });
+  StateSchema schema;
+  schema.add_messages("messages");
+  StateGraph builder(schema);
+  builder.add_node("tools", [confirm](const State&, Runtime& runtime) -> NodeResult {
+    ToolContext context;
+    context.runtime = &runtime;
+    context.run_context = &runtime.context();
+    Json message =
+        run_tool_call(make_tool_call("confirm", Json::object(), "call_1"), {confirm}, context);
+    return Json{{"messages", Json::array({message})}};
+  });
+  builder.add_edge(START, "tools");
+  builder.add_edge("tools", END);
+  CompileOptions options;
+  options.checkpointer = make_memory_saver();
+  auto graph = builder.compile(options);
+  RunConfig config;
+  config.thread_id = "t1";
+
+  RunResult first = graph->invoke(Json::object(), config);
+  ASSERT_EQ(first.interrupts.size(), 1u);
+  EXPECT_EQ(first.interrupts[0].value, Json({{"question", "Proceed?"}}));
+
+  Command resume;
+  resume.resume = "yes";
+  RunResult second = graph->invoke(resume, config);
+  EXPECT_FALSE(second.paused);
+  const Json& messages = second.values["messages"];
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0]["content"], "answer: yes");
+  EXPECT_EQ(messages[0]["status"], "success");
+  EXPECT_EQ(messages[0]["tool_call_id"], "call_1");
 }
 
 }  // namespace
