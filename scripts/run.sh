@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Builds Tollgate (installing missing Debian packages first) and runs the main job: the
-# weather review example, paused in one process and resumed in another on a SQLite file.
+# The main job: builds Tollgate and the review console (installing missing Debian and npm
+# packages first) and starts `tollgate serve` on http://127.0.0.1:2024 with the demo agent,
+# on the SQLite file ./tollgate.db. Extra arguments go to `tollgate serve` (e.g. --port 8080,
+# --model openai:gpt-4.1-mini). Stop it with Ctrl-C; paused threads survive restarts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh release >/dev/null
-bin=build/examples/weather_review
-db="${TOLLGATE_DB:-weather.db}"
-thread="demo-$(date +%s)"
-echo "== process 1: ask, and pause before the tool runs"
-"$bin" --db "$db" --thread "$thread" ask "What's the weather in Paris?"
-echo "== process 2: the reviewer changes the city to London and approves"
-"$bin" --db "$db" --thread "$thread" update London
-echo "== the thread's final state is in $db (thread $thread):"
-"$bin" --db "$db" --thread "$thread" show | head -40
+if ! scripts/build-web.sh; then
+  echo "run: the review console could not be built; the API still runs (see above)" >&2
+fi
+exec build/src/main/tollgate serve --db ./tollgate.db --console web/dist "$@"

@@ -60,6 +60,9 @@ struct ServerOptions {
   std::size_t run_workers = 4;           // runs executing concurrently (one per thread at most)
   std::size_t max_body_bytes = 4 << 20;  // larger request bodies get 413
   int heartbeat_seconds = 10;            // ": heartbeat" on open SSE streams; 0 disables
+  // Folder of the built review console (web/dist), served at "/". Empty: no console. When the
+  // folder has no index.html, "/" answers with a page saying how to build it.
+  std::string console_dir;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

@@ -7,7 +7,13 @@
 #include <memory>
 #include <thread>
 
+#include <filesystem>
+
 #include "main/example_graphs.h"
+#include "tollgate/agent.h"
+#include "tollgate/chat_model.h"
+#include "tollgate/demo_tools.h"
+#include "tollgate/middleware.h"
 #include "main/subcommands.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
@@ -25,6 +31,9 @@ struct ServeArguments {
   int port = 2024;
   std::string db = "./tollgate.db";
   std::string config;
+  std::string console_dir = "web/dist";
+  std::string model;    // the demo agent's model; empty: $TOLLGATE_MODEL or the offline demo model
+  std::string workdir;  // the demo tools' folder; empty: next to the database
 };
 
 // The config file: {"host": ..., "port": ..., "db": ...}; command-line flags win.
@@ -66,6 +75,38 @@ std::shared_ptr<Saver> open_saver(const std::string& db) {
 #endif
 }
 
+// The demo tools keep their sandbox, demo database and outbox next to the database file.
+std::string demo_workdir(const ServeArguments& args) {
+  if (!args.workdir.empty()) return args.workdir;
+  std::filesystem::path db(args.db);
+  return (db.has_parent_path() ? db.parent_path() : std::filesystem::path(".")) / "tollgate-demo";
+}
+
+// The demo agent: the offline demo model (or --model), the demo tools with real, inspectable
+// effects, and the demo review policy (send_email, write_file, delete_file and SQL writes
+// need a person's decision).
+void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec, const std::string& workdir) {
+  auto env = std::make_shared<DemoEnvironment>(workdir);
+  std::shared_ptr<ChatModel> model = init_chat_model(model_spec);
+  std::cout << "tollgate serve: demo agent uses model " << model->name() << ", tools in "
+            << env->root().string() << std::endl;
+  graphs.add(
+      "agent",
+      [env, model](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+        AgentOptions options;
+        options.model = model;
+        options.tools = env->tools();
+        options.system_prompt =
+            "You are a helpful assistant. Use the tools to act; some actions need a person's "
+            "approval.";
+        options.middleware = {make_patch_tool_calls(), make_human_in_the_loop(demo_policy())};
+        options.checkpointer = std::move(saver);
+        return create_agent(std::move(options));
+      },
+      "Demo agent: weather, email to an outbox, files in a sandbox, SQL on a demo database; "
+      "email, file writes/deletes and SQL writes wait for a person's decision.");
+}
+
 int serve(ServeArguments args, const CLI::App& command) {
   apply_config_file(args, command);
   if (args.port < 0 || args.port > 65535) throw Error::InvalidArgument("--port: must be 0-65535");
@@ -82,7 +123,9 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.port = static_cast<std::uint16_t>(args.port);
   options.db_path = args.db;
   options.checkpointer = open_saver(args.db);
+  options.console_dir = args.console_dir;
   GraphRegistry graphs;
+  add_demo_agent(graphs, args.model, demo_workdir(args));
   add_example_graphs(graphs);
   Server server(options, std::move(graphs));
   server.start();
@@ -111,6 +154,13 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
       ->capture_default_str();
   command->add_option("--config", args->config, "JSON config file (host, port, db)");
+  command->add_option("--console", args->console_dir, "Folder of the built review console")
+      ->capture_default_str();
+  command->add_option("--model", args->model,
+                      "Model of the demo agent, e.g. openai:gpt-4.1-mini (default: $TOLLGATE_MODEL "
+                      "or the offline demo model)");
+  command->add_option("--workdir", args->workdir,
+                      "Folder of the demo tools' sandbox, database and outbox (default: next to --db)");
   command->callback([args, command] {
     int code = serve(*args, *command);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -51,6 +51,9 @@ HttpResponse Router::dispatch(HttpRequest& request) const {
     }
   }
   if (path_known) return HttpResponse::error(405, "Method not allowed");
+  if (get_fallback_ && (request.method == "GET" || request.method == "HEAD")) {
+    return get_fallback_(request);
+  }
   return HttpResponse::error(404, "Not found");
 }
 

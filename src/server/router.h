@@ -16,6 +16,8 @@ class Router {
   // Runs the matching handler and turns exceptions into JSON error responses: 404 for an
   // unknown path, 405 for a known path with another method, HttpError/Error statuses.
   HttpResponse dispatch(HttpRequest& request) const;
+  // Answers GET requests for paths no route knows (e.g. the console's files).
+  void set_get_fallback(Handler handler) { get_fallback_ = std::move(handler); }
 
  private:
   struct Route {
@@ -24,6 +26,7 @@ class Router {
     Handler handler;
   };
   std::vector<Route> routes_;
+  Handler get_fallback_;
 };
 
 // Splits "/a/b/c" into {"a","b","c"} (empty segments dropped).

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "server/static_files.h"
 #include "server/api.h"
 #include "server/http_server.h"
 #include "server/ids.h"
@@ -86,6 +87,9 @@ void Server::start() {
   server::add_thread_routes(s.router, *s.api);
   server::add_run_routes(s.router, *s.api);
   server::add_protocol_routes(s.router, *s.api);
+  if (!s.options.console_dir.empty()) {
+    s.router.set_get_fallback(server::make_console_handler(s.options.console_dir));
+  }
   s.runs->start();
   server::HttpServerOptions http_options;
   http_options.host = s.options.host;

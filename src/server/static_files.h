@@ -1,0 +1,16 @@
+// Serves the built review console (web/dist) for GET requests no API route answers.
+#pragma once
+
+#include <string>
+
+#include "server/http_types.h"
+
+namespace tollgate::server {
+
+// A handler serving files under `folder`: "/" and unknown page paths get index.html (the
+// console is a single-page app), "/assets/x.js" the file itself with its content type. Paths
+// leaving the folder are refused (404). Without an index.html, "/" answers with a short page
+// saying how to build the console, so the API keeps working either way.
+Handler make_console_handler(std::string folder);
+
+}  // namespace tollgate::server
