@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tollgate/error.h"
 #include "tollgate/graph.h"
 #include "tollgate/sqlite_saver.h"
 
