@@ -5,7 +5,13 @@
 # --model openai:gpt-4.1-mini). Stop it with Ctrl-C; paused threads survive restarts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh release >/dev/null
+log="$(mktemp)"; trap 'rm -f "$log"' EXIT
+echo "Building Tollgate (the first build takes several minutes)..."
+if ! scripts/build.sh release >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "run: the build failed (output above)" >&2
+  exit 1
+fi
 if ! scripts/build-web.sh; then
   echo "run: the review console could not be built; the API still runs (see above)" >&2
 fi
