@@ -15,4 +15,5 @@ fi
 if ! scripts/build-web.sh; then
   echo "run: the review console could not be built; the API still runs (see above)" >&2
 fi
+rm -f "$log"
 exec build/src/main/tollgate serve --db ./tollgate.db --console web/dist "$@"
