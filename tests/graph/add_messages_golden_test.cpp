@@ -15,8 +15,8 @@ namespace tollgate::graph_internal {
 namespace {
 
 Json load_golden_cases() {
-  std::ifstream in(std::string(TOLLGATE_SHARED_DIR) +
-                   "/reference/golden/G_add_messages_reducer.json");
+  // A copy of shared/reference/golden/G_add_messages_reducer.json, kept with the tests.
+  std::ifstream in(std::string(TOLLGATE_SOURCE_DIR) + "/tests/graph/data/G_add_messages_reducer.json");
   EXPECT_TRUE(in.good()) << "golden file missing";
   return Json::parse(in).at("cases");
 }
