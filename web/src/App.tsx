@@ -73,6 +73,16 @@ export function App() {
     void refresh();
   }, [route, refresh]);
 
+  // Escape closes the phone-width menu.
+  useEffect(() => {
+    if (!navOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setNavOpen(false);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [navOpen]);
+
   const go = (hash: string) => {
     window.location.hash = hash;
     setNavOpen(false);

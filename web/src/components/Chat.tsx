@@ -71,10 +71,6 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [loadThread, stream.isLoading, interruptKey]);
 
-  useEffect(() => {
-    endRef.current?.scrollIntoView?.({ block: "end" });
-  }, [stream.messages?.length, interruptKey]);
-
   // Pending interrupts as stored by the server (raw, so the answer keeps the request's key style).
   const pending: PendingInterrupt[] = useMemo(() => {
     if (stream.isLoading || !threadId) return [];
@@ -88,6 +84,12 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
     }
     return fromHook.map((i) => (i.when === "breakpoint" ? { value: null, breakpoint: true } : { id: i.id, value: i.value }));
   }, [stream.isLoading, stream.interrupts, thread, threadId]);
+
+  // Keep the newest message and the pending cards in view (the cards appear only once the
+  // thread has been read, after the stream ended).
+  useEffect(() => {
+    endRef.current?.scrollIntoView?.({ block: "end" });
+  }, [stream.messages?.length, interruptKey, pending.length]);
 
   const resume = (index: number, value: unknown) => {
     setLocalError("");

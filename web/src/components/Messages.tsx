@@ -93,7 +93,7 @@ function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
       <div className="step-head">
         <span className="step-icon" aria-hidden="true">{state === "done" ? "✓" : state === "error" ? "✕" : "…"}</span>
         <span className="tool-name">{call.name}</span>
-        <span className="muted">{state === "pending" ? "not run yet" : failed ? "did not run" : "ran"}</span>
+        <span className="muted">{state === "pending" ? "not run yet" : failed ? "failed or rejected" : "ran"}</span>
       </div>
       {call.args !== undefined && (
         <details className="step-args">
