@@ -1,0 +1,383 @@
+// tollgate_httpload: the HTTP benchmark's load generator. Drives human-in-the-loop cycles
+// through any LangGraph Agent Server (ours or the JS reference server) over keep-alive
+// connections and prints one JSON line per measurement (fields as in bench/report.py).
+//
+//   tollgate_httpload --port P --assistant agent --workload cycles --n 2000 --concurrency 8
+//   tollgate_httpload --port P --assistant agent --workload pause --n 10000 --pid SERVER_PID
+//
+// One cycle: POST /threads -> POST /threads/{id}/runs/wait with a human message (the agent
+// proposes one gated tool call; the reply must carry __interrupt__) -> POST
+// /threads/{id}/runs/wait with command.resume (approve; the reply must be the final state).
+// `pause` stops after the interrupt and reports the server's RSS growth per paused thread.
+// With --pid the server's CPU time and RSS are read from /proc; the client's own CPU time is
+// always reported so a saturated client shows. Benchmarks report; a failed request ends the
+// program with an error naming the call.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "keepalive_client.h"
+
+namespace tollgate::bench::http_load {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string server = "tollgate";  // label of the server in the output
+  std::string assistant = "agent";
+  std::string message = "please look up the weather in Paris";
+  std::string resume = R"({"decisions":[{"type":"approve"}]})";
+  std::string expect;  // a substring the final reply must contain
+  std::string workload = "cycles";
+  long n = 1000;
+  long warmup = 50;
+  int concurrency = 1;
+  int reps = 3;
+  long pid = 0;        // the server process, for its CPU time and RSS
+  double settle = 2;   // pause: seconds to wait before the second RSS reading
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "tollgate_httpload: " << message
+            << "\nusage: tollgate_httpload --port P [--host H] [--server NAME] [--assistant ID]\n"
+               "  [--message TEXT] [--resume JSON] [--expect TEXT] [--workload cycles|pause]\n"
+               "  [--n N] [--warmup W] [--concurrency C] [--reps R] [--pid PID] [--settle S]\n";
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string key = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error("missing value for " + key);
+      return argv[++i];
+    };
+    auto number = [&]() -> long {
+      std::string text = value();
+      try {
+        std::size_t used = 0;
+        long parsed = std::stol(text, &used);
+        if (used != text.size() || parsed < 0) throw std::invalid_argument(text);
+        return parsed;
+      } catch (const std::exception&) {
+        usage_error(key + ": not a non-negative integer: " + text);
+      }
+    };
+    if (key == "--host") o.host = value();
+    else if (key == "--port") o.port = static_cast<std::uint16_t>(number());
+    else if (key == "--server") o.server = value();
+    else if (key == "--assistant") o.assistant = value();
+    else if (key == "--message") o.message = value();
+    else if (key == "--resume") o.resume = value();
+    else if (key == "--expect") o.expect = value();
+    else if (key == "--workload") o.workload = value();
+    else if (key == "--n") o.n = number();
+    else if (key == "--warmup") o.warmup = number();
+    else if (key == "--concurrency") o.concurrency = static_cast<int>(number());
+    else if (key == "--reps") o.reps = static_cast<int>(number());
+    else if (key == "--pid") o.pid = number();
+    else if (key == "--settle") o.settle = static_cast<double>(number());
+    else usage_error("unknown argument " + key);
+  }
+  if (o.port == 0) usage_error("--port: required");
+  if (o.workload != "cycles" && o.workload != "pause")
+    usage_error("--workload: cycles or pause, not " + o.workload);
+  if (o.concurrency < 1) usage_error("--concurrency: at least 1");
+  if (o.reps < 1) usage_error("--reps: at least 1");
+  if (!Json::accept(o.resume)) usage_error("--resume: not valid JSON");
+  return o;
+}
+
+// ------------------------------------------------------------------ process figures
+
+double own_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return secs(usage.ru_utime) + secs(usage.ru_stime);
+}
+
+// utime + stime of another process, in seconds; -1 when it cannot be read.
+double process_cpu_seconds(long pid) {
+  if (pid <= 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(in, text);
+  std::size_t close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int index = 3; fields >> field; ++index) {  // field 3 is the state
+    if (index == 14 || index == 15) ticks += std::stod(field);
+    if (index == 15) break;
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// VmRSS of a process in KB; -1 when it cannot be read.
+long rss_kb(long pid) {
+  if (pid <= 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+double load1() {
+  double value = 0;
+  std::ifstream("/proc/loadavg") >> value;
+  return value;
+}
+
+// ------------------------------------------------------------------ one cycle
+
+struct Latencies {
+  std::vector<double> create, start, resume, cycle;  // milliseconds
+
+  void append(const Latencies& other) {
+    for (auto member : {&Latencies::create, &Latencies::start, &Latencies::resume,
+                        &Latencies::cycle}) {
+      (this->*member).insert((this->*member).end(), (other.*member).begin(),
+                             (other.*member).end());
+    }
+  }
+};
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+class CycleDriver {
+ public:
+  CycleDriver(const Options& options, KeepAliveClient& client)
+      : options_(options), client_(client) {
+    start_body_ = Json{{"assistant_id", options.assistant},
+                       {"input", {{"messages", {{{"role", "user"}, {"content", options.message}}}}}}}
+                      .dump();
+    resume_body_ =
+        Json{{"assistant_id", options.assistant}, {"command", {{"resume", Json::parse(options.resume)}}}}
+            .dump();
+  }
+
+  // Creates a thread and runs it to the interrupt; returns the thread id.
+  std::string pause(Latencies* out) {
+    auto t0 = Clock::now();
+    Reply created = checked("POST", "/threads", "{}");
+    auto t1 = Clock::now();
+    std::string thread_id = Json::parse(created.body).at("thread_id").get<std::string>();
+    Reply paused = checked("POST", "/threads/" + thread_id + "/runs/wait", start_body_);
+    if (paused.body.find("\"__interrupt__\"") == std::string::npos)
+      fail("the first run did not pause at an interrupt", paused.body);
+    if (out) {
+      out->create.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      out->start.push_back(ms_since(t1));
+    }
+    return thread_id;
+  }
+
+  void cycle(Latencies* out) {
+    auto t0 = Clock::now();
+    std::string thread_id = pause(out);
+    auto t1 = Clock::now();
+    Reply done = checked("POST", "/threads/" + thread_id + "/runs/wait", resume_body_);
+    if (done.body.find("\"__interrupt__\"") != std::string::npos ||
+        done.body.find("\"__error__\"") != std::string::npos)
+      fail("the resumed run did not finish", done.body);
+    if (!options_.expect.empty() && done.body.find(options_.expect) == std::string::npos)
+      fail("the final reply lacks \"" + options_.expect + "\"", done.body);
+    if (out) {
+      out->resume.push_back(ms_since(t1));
+      out->cycle.push_back(ms_since(t0));
+    }
+  }
+
+ private:
+  Reply checked(const char* method, const std::string& target, const std::string& body) {
+    Reply reply = client_.request(method, target, body);
+    if (reply.status != 200)
+      fail(std::string(method) + " " + target + " answered " + std::to_string(reply.status),
+           reply.body);
+    return reply;
+  }
+
+  [[noreturn]] static void fail(const std::string& what, const std::string& body) {
+    throw std::runtime_error(what + ": " + body.substr(0, 400));
+  }
+
+  const Options& options_;
+  KeepAliveClient& client_;
+  std::string start_body_;
+  std::string resume_body_;
+};
+
+// Runs `count` operations split over `concurrency` threads, each with its own connection.
+// `op(driver, latencies)` performs one operation.
+template <typename Op>
+Latencies run_parallel(const Options& options, long count, Op op) {
+  std::atomic<long> next{0};
+  std::mutex mutex;
+  Latencies all;
+  std::string error;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < options.concurrency; ++t) {
+    threads.emplace_back([&] {
+      Latencies mine;
+      try {
+        KeepAliveClient client(options.host, options.port);
+        CycleDriver driver(options, client);
+        while (next.fetch_add(1) < count) op(driver, mine);
+      } catch (const std::exception& e) {
+        next = count;
+        std::lock_guard lock(mutex);
+        if (error.empty()) error = e.what();
+      }
+      std::lock_guard lock(mutex);
+      all.append(mine);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  if (!error.empty()) throw std::runtime_error(error);
+  return all;
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  auto index = static_cast<std::size_t>(std::max(0.0, p / 100.0 * values.size() - 1e-9));
+  return values[std::min(index, values.size() - 1)];
+}
+
+double median(std::vector<double> values) {
+  return percentile(std::move(values), 50);
+}
+
+double r3(double x) {
+  return static_cast<double>(static_cast<long long>(x * 1000 + (x >= 0 ? 0.5 : -0.5))) / 1000;
+}
+
+Json common_fields(const Options& options) {
+  return Json{{"impl", options.server == "tollgate" ? "tollgate" : "peer"},
+              {"server", options.server},
+              {"workload", options.workload == "cycles" ? "http_hitl" : "http_pause"},
+              {"saver", "server"},
+              {"assistant", options.assistant},
+              {"n", options.n},
+              {"concurrency", options.concurrency}};
+}
+
+// ------------------------------------------------------------------ workloads
+
+void run_cycles(const Options& options) {
+  auto one_cycle = [](CycleDriver& driver, Latencies& out) { driver.cycle(&out); };
+  if (options.warmup > 0) run_parallel(options, options.warmup, one_cycle);
+  std::vector<double> rates, client_cpu, server_cpu;
+  Latencies pooled;
+  double seconds_total = 0;
+  for (int rep = 0; rep < options.reps; ++rep) {
+    double cpu0 = own_cpu_seconds();
+    double server0 = process_cpu_seconds(options.pid);
+    auto start = Clock::now();
+    Latencies lat = run_parallel(options, options.n, one_cycle);
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    double server1 = process_cpu_seconds(options.pid);
+    seconds_total += seconds;
+    rates.push_back(static_cast<double>(options.n) / seconds);
+    client_cpu.push_back((own_cpu_seconds() - cpu0) * 1000 / static_cast<double>(options.n));
+    if (server0 >= 0 && server1 >= 0)
+      server_cpu.push_back((server1 - server0) * 1000 / static_cast<double>(options.n));
+    pooled.append(lat);
+    std::cerr << "[httpload] " << options.server << " c=" << options.concurrency << " rep "
+              << rep + 1 << ": " << r3(rates.back()) << " cycles/s\n";
+  }
+  Json out = common_fields(options);
+  out["ops"] = options.n * options.reps;
+  out["reps"] = options.reps;
+  out["seconds"] = r3(seconds_total);
+  out["ops_per_s"] = r3(median(rates));
+  out["ops_per_s_reps"] = rates;
+  out["p50_ms"] = r3(percentile(pooled.cycle, 50));
+  out["p99_ms"] = r3(percentile(pooled.cycle, 99));
+  out["resume_p50_ms"] = r3(percentile(pooled.resume, 50));
+  out["resume_p99_ms"] = r3(percentile(pooled.resume, 99));
+  out["start_p50_ms"] = r3(percentile(pooled.start, 50));
+  out["create_p50_ms"] = r3(percentile(pooled.create, 50));
+  out["client_cpu_ms_per_op"] = r3(median(client_cpu));
+  if (!server_cpu.empty()) out["cpu_ms_per_op"] = r3(median(server_cpu));
+  long rss = rss_kb(options.pid);
+  if (rss >= 0) out["rss_mb"] = r3(static_cast<double>(rss) / 1024);
+  out["load1"] = r3(load1());
+  std::cout << out.dump() << std::endl;
+}
+
+void run_pause(const Options& options) {
+  if (options.pid <= 0) usage_error("--workload pause: --pid of the server is required");
+  auto one_cycle = [](CycleDriver& driver, Latencies& out) { driver.cycle(&out); };
+  if (options.warmup > 0) run_parallel(options, options.warmup, one_cycle);
+  std::this_thread::sleep_for(std::chrono::duration<double>(options.settle));
+  long before = rss_kb(options.pid);
+  double server0 = process_cpu_seconds(options.pid);
+  auto start = Clock::now();
+  Latencies lat = run_parallel(options, options.n, [](CycleDriver& driver, Latencies& out) {
+    driver.pause(&out);
+  });
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  double server1 = process_cpu_seconds(options.pid);
+  long right_after = rss_kb(options.pid);
+  std::this_thread::sleep_for(std::chrono::duration<double>(options.settle));
+  long after = rss_kb(options.pid);
+  Json out = common_fields(options);
+  out["ops"] = options.n;
+  out["seconds"] = r3(seconds);
+  out["ops_per_s"] = r3(static_cast<double>(options.n) / seconds);
+  out["p50_ms"] = r3(percentile(lat.start, 50));
+  out["p99_ms"] = r3(percentile(lat.start, 99));
+  out["cpu_ms_per_op"] = r3((server1 - server0) * 1000 / static_cast<double>(options.n));
+  out["rss_before_kb"] = before;
+  out["rss_right_after_kb"] = right_after;
+  out["rss_after_kb"] = after;
+  out["kb_per_paused_thread"] =
+      r3(static_cast<double>(after - before) / static_cast<double>(options.n));
+  out["rss_mb"] = r3(static_cast<double>(after) / 1024);
+  out["load1"] = r3(load1());
+  std::cout << out.dump() << std::endl;
+}
+
+}  // namespace
+}  // namespace tollgate::bench::http_load
+
+int main(int argc, char** argv) {
+  using namespace tollgate::bench::http_load;
+  Options options = parse(argc, argv);
+  try {
+    if (options.workload == "cycles") {
+      run_cycles(options);
+    } else {
+      run_pause(options);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "tollgate_httpload: " << options.server << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The HTTP benchmark: human-in-the-loop cycles through `tollgate serve` and through the JS
+# reference Agent Server (shared/peers/agent-server, with bench/http/agent_graph.ts as its
+# "agent"), driven by the same load generator (tollgate_httpload), then one table with ratios.
+#
+#   bench/http/run_http.sh [--quick] [--no-peer] [--out DIR] [--pause N] [--peer-pause N]
+#
+# Measures, per server: cycles/s and cycle/resume latency at concurrency 1 and 8 (one cycle =
+# create thread -> runs/wait to the interrupt -> runs/wait with the approve resume), the
+# server's CPU per cycle (from /proc), the client's CPU per cycle, and the server's RSS growth
+# per paused thread after pausing N threads on a fresh server (ours: 10,000; the peer: fewer,
+# it pauses a few threads per second). Environment: TOLLGATE_BENCH_BUILD_DIR (default
+# build-bench), TOLLGATE_PEERS_DIR. Raw JSON lines go to DIR/http.jsonl. Reports; never fails
+# on a figure.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+quick=0
+peer=1
+out=""
+pause_n=10000
+peer_pause_n=1000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --no-peer) peer=0 ;;
+    --out) out="$2"; shift ;;
+    --pause) pause_n="$2"; shift ;;
+    --peer-pause) peer_pause_n="$2"; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || out="$repo/bench/results/$(date -u +%Y-%m-%dT%H-%M-%SZ)-http"
+mkdir -p "$out"
+jsonl="$out/http.jsonl"
+: >"$jsonl"
+log() { echo "[http] $*" >&2; }
+log "results in $out; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ------------------------------------------------------------------ build (Release, -O2)
+build="${TOLLGATE_BENCH_BUILD_DIR:-$repo/build-bench}"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$repo" -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DTOLLGATE_BUILD_BENCH=ON \
+  -DTOLLGATE_BUILD_TESTS=OFF -DTOLLGATE_BUILD_EXAMPLES=OFF >/dev/null || exit 1
+cmake --build "$build" --target tollgate_cli tollgate_httpload -j2 >&2 || { log "build failed"; exit 1; }
+load_bin="$build/bench/http/tollgate_httpload"
+tollgate_bin="$build/src/main/tollgate"
+
+if [ "$quick" = 1 ]; then
+  ours_n=300; ours_n8=600; peer_n=10; peer_n8=24; reps=3
+  [ "$pause_n" = 10000 ] && pause_n=2000
+  [ "$peer_pause_n" = 1000 ] && peer_pause_n=200
+else
+  ours_n=1000; ours_n8=2000; peer_n=20; peer_n8=64; reps=3
+fi
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+wait_http() {  # port
+  for _ in $(seq 1 240); do
+    curl -sf "http://127.0.0.1:$1/ok" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  return 1
+}
+load() {  # label port pid assistant message expect -- extra loadgen args
+  local label="$1" port="$2" pid="$3" assistant="$4" message="$5" expect="$6"
+  shift 7
+  log "$label: tollgate_httpload $*"
+  "$load_bin" --server "$label" --port "$port" --pid "$pid" --assistant "$assistant" \
+    --message "$message" --expect "$expect" "$@" >>"$jsonl" || log "FAILED: $label $*"
+}
+
+# ------------------------------------------------------------------ ours: tollgate serve
+# The agent: bench/http/tollgate.json (create_agent + HumanInTheLoop middleware, a scripted
+# model that proposes one gated tool call and then answers), the same shape as the peer's.
+ours_assistant="bench"
+ours_message="please look up the weather in Paris"
+ours_expect="final answer"
+ours_pid=""
+start_ours() {
+  local data="$out/tollgate-data"
+  rm -rf "$data" && mkdir -p "$data"
+  ours_port="$(free_port)"
+  "$tollgate_bin" serve --port "$ours_port" --db "$data/tollgate.db" --workdir "$data/demo" \
+    --config "$here/tollgate.json" >"$out/tollgate-serve.log" 2>&1 &
+  ours_pid=$!
+  wait_http "$ours_port" || { log "tollgate serve did not start (see $out/tollgate-serve.log)"; return 1; }
+  if ! curl -s -X POST "http://127.0.0.1:$ours_port/assistants/search" \
+      -H 'content-type: application/json' -d '{"graph_id":"bench"}' | grep -q '"graph_id":"bench"'; then
+    # A build without config-file agents: the demo agent's gated send_email (writes to its
+    # SQLite outbox, so a cycle does a little more work than the peer's).
+    log "no config-file agents in this build: using the demo agent's send_email"
+    ours_assistant="agent"
+    ours_message="email bob@example.com about the launch"
+    ours_expect="Done"
+  fi
+}
+stop_ours() {
+  [ -n "$ours_pid" ] && kill "$ours_pid" 2>/dev/null && wait "$ours_pid" 2>/dev/null
+  ours_pid=""
+}
+trap 'stop_ours; stop_peer' EXIT
+
+if start_ours; then
+  ours() { load tollgate "$ours_port" "$ours_pid" "$ours_assistant" "$ours_message" "$ours_expect" -- "$@"; }
+  ours --workload cycles --concurrency 1 --n "$ours_n" --warmup 100 --reps "$reps"
+  ours --workload cycles --concurrency 8 --n "$ours_n8" --warmup 100 --reps "$reps"
+  stop_ours
+  if start_ours; then
+    ours --workload pause --concurrency 8 --n "$pause_n" --warmup 50
+  fi
+  stop_ours
+fi
+
+# ------------------------------------------------------------------ the peer: JS Agent Server
+peer_dir="$repo/bench/.peers/agent-server"
+peer_pid=""
+peer_listener=""
+start_peer() {
+  peer_port="$(free_port)"
+  (cd "$peer_dir" && WORKDIR="$out/agent-server" PORT="$peer_port" ./start.sh >/dev/null 2>&1)
+  peer_pid="$(cat "$out/agent-server/server.pid" 2>/dev/null)"
+  wait_http "$peer_port" || { log "the JS agent server did not start"; return 1; }
+  # langgraphjs dev runs the server in a child process: measure the one that listens.
+  peer_listener="$(ss -ltnpH "sport = :$peer_port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)"
+  [ -n "$peer_listener" ] || peer_listener="$peer_pid"
+}
+stop_peer() {
+  if [ -n "$peer_pid" ]; then
+    [ -n "$peer_listener" ] && kill "$peer_listener" 2>/dev/null
+    kill "$peer_pid" 2>/dev/null
+  fi
+  peer_pid=""
+  peer_listener=""
+}
+if [ "$peer" = 1 ] && "$here/setup_agent_server.sh"; then
+  if start_peer; then
+    peer() { load agent-server "$peer_port" "$peer_listener" agent "$ours_message" "final answer" -- "$@"; }
+    peer --workload cycles --concurrency 1 --n "$peer_n" --warmup 5 --reps "$reps"
+    peer --workload cycles --concurrency 8 --n "$peer_n8" --warmup 8 --reps "$reps"
+    stop_peer
+    sleep 1
+    if start_peer; then
+      peer --workload pause --concurrency 8 --n "$peer_pause_n" --warmup 8 --settle 5
+    fi
+    stop_peer
+  fi
+elif [ "$peer" = 1 ]; then
+  log "peer unavailable: reporting our figures only"
+fi
+
+echo
+echo "## HTTP HITL cycles: tollgate serve vs the JS Agent Server — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+python3 "$here/report_http.py" "$jsonl" | tee "$out/http-table.md"
