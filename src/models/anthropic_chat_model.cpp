@@ -2,7 +2,6 @@
 // content blocks, tool results as tool_result blocks inside user turns.
 #include "models/ai_message.h"
 #include "models/providers.h"
-#include "models/stream_parsers.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 
@@ -42,11 +41,9 @@ void record_usage(AiMessageBuilder& builder, const Json& usage, long output_toke
                     std::move(input_details));
 }
 
-class AnthropicChatModel final : public ChatModel {
+class AnthropicChatModel final : public ProviderChatModel {
  public:
-  explicit AnthropicChatModel(ProviderConfig config) : config_(std::move(config)) {}
-
-  std::string name() const override { return config_.provider + ":" + config_.model; }
+  using ProviderChatModel::ProviderChatModel;
 
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
     const bool stream = on_chunk != nullptr;
@@ -55,25 +52,18 @@ class AnthropicChatModel final : public ChatModel {
     HeaderList headers = {{"anthropic-version", kApiVersion}};
     if (!config_.api_key.empty()) headers.emplace_back("x-api-key", config_.api_key);
     const std::string url = config_.base_url + "/v1/messages";
-
     if (!stream) {
-      HttpResponse response = post_json(config_, url, std::move(headers), body);
-      read_provider_answer(config_, [&] {
-        read_full_response(parse_provider_json(config_, response.body), builder);
-      });
+      fetch_answer(config_, url, std::move(headers), body,
+                   [&](const Json& answer) { read_full_response(answer, builder); });
       return builder.finish();
     }
     Json start_usage = Json::object();
     long output_tokens = 0;
-    SseParser parser([&](const std::string& event, const std::string& data) {
-      read_provider_answer(config_, [&] {
-        read_stream_event(event, parse_provider_json(config_, data), builder, start_usage,
-                          output_tokens);
-      });
-    });
-    HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
-    post_json(config_, url, std::move(headers), body, &sink);
-    parser.finish();
+    stream_sse(config_, url, std::move(headers), body,
+               [&](const std::string& event, const std::string& data) {
+                 read_stream_event(event, parse_provider_json(config_, data), builder, start_usage,
+                                   output_tokens);
+               });
     require_complete_stream(config_, !builder.finish_reason().empty());
     record_usage(builder, start_usage, output_tokens);
     return builder.finish();
@@ -191,8 +181,6 @@ class AnthropicChatModel final : public ChatModel {
     }
     // ping, content_block_stop, message_stop carry nothing we need.
   }
-
-  const ProviderConfig config_;
 };
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include "models/ai_message.h"
 #include "models/providers.h"
-#include "models/stream_parsers.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 
@@ -55,11 +54,9 @@ Json text_parts(const Json& content) {
   return parts;
 }
 
-class GeminiChatModel final : public ChatModel {
+class GeminiChatModel final : public ProviderChatModel {
  public:
-  explicit GeminiChatModel(ProviderConfig config) : config_(std::move(config)) {}
-
-  std::string name() const override { return config_.provider + ":" + config_.model; }
+  using ProviderChatModel::ProviderChatModel;
 
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
     const bool stream = on_chunk != nullptr;
@@ -68,21 +65,15 @@ class GeminiChatModel final : public ChatModel {
     HeaderList headers;
     if (!config_.api_key.empty()) headers.emplace_back("x-goog-api-key", config_.api_key);
     const std::string base = config_.base_url + "/v1beta/models/" + config_.model;
-
     if (!stream) {
-      HttpResponse response =
-          post_json(config_, base + ":generateContent", std::move(headers), body);
-      read_provider_answer(
-          config_, [&] { read_response(parse_provider_json(config_, response.body), builder); });
+      fetch_answer(config_, base + ":generateContent", std::move(headers), body,
+                   [&](const Json& answer) { read_response(answer, builder); });
       return builder.finish();
     }
-    SseParser parser([&](const std::string&, const std::string& data) {
-      read_provider_answer(config_,
-                           [&] { read_response(parse_provider_json(config_, data), builder); });
-    });
-    HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
-    post_json(config_, base + ":streamGenerateContent?alt=sse", std::move(headers), body, &sink);
-    parser.finish();
+    stream_sse(config_, base + ":streamGenerateContent?alt=sse", std::move(headers), body,
+               [&](const std::string&, const std::string& data) {
+                 read_response(parse_provider_json(config_, data), builder);
+               });
     require_complete_stream(config_, !builder.finish_reason().empty());
     return builder.finish();
   }
@@ -208,8 +199,6 @@ class GeminiChatModel final : public ChatModel {
       builder.set_metadata("model_version", response["modelVersion"]);
     if (response.contains("responseId")) builder.set_metadata("id", response["responseId"]);
   }
-
-  const ProviderConfig config_;
 };
 
 }  // namespace

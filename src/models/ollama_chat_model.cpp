@@ -4,42 +4,27 @@
 
 #include "models/ai_message.h"
 #include "models/providers.h"
-#include "models/stream_parsers.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 
 namespace tollgate::models {
 namespace {
 
-class OllamaChatModel final : public ChatModel {
+class OllamaChatModel final : public ProviderChatModel {
  public:
-  explicit OllamaChatModel(ProviderConfig config) : config_(std::move(config)) {}
-
-  std::string name() const override { return config_.provider + ":" + config_.model; }
+  using ProviderChatModel::ProviderChatModel;
 
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
     const bool stream = on_chunk != nullptr;
     Json body = build_request_body([&] { return build_body(request, stream); });
     AiMessageBuilder builder(random_id("run-"), config_.provider, config_.model, on_chunk);
-    HeaderList headers;
-    if (!config_.api_key.empty())
-      headers.emplace_back("Authorization", "Bearer " + config_.api_key);
     const std::string url = config_.base_url + "/api/chat";
-
+    auto read = [&](const Json& line) { read_line(line, builder); };
     if (!stream) {
-      HttpResponse response = post_json(config_, url, std::move(headers), body);
-      read_provider_answer(
-          config_, [&] { read_line(parse_provider_json(config_, response.body), builder); });
+      fetch_answer(config_, url, bearer_headers(), body, read);
       return builder.finish();
     }
-    LineSplitter lines([&](std::string_view line) {
-      if (line.find_first_not_of(" \t") == std::string_view::npos) return;
-      read_provider_answer(
-          config_, [&] { read_line(parse_provider_json(config_, std::string(line)), builder); });
-    });
-    HttpDataSink sink = [&](std::string_view piece) { lines.feed(piece); };
-    post_json(config_, url, std::move(headers), body, &sink);
-    lines.finish();
+    stream_ndjson(config_, url, bearer_headers(), body, read);
     require_complete_stream(config_, !builder.finish_reason().empty());
     return builder.finish();
   }
@@ -127,8 +112,6 @@ class OllamaChatModel final : public ChatModel {
       builder.set_usage(line.value("prompt_eval_count", 0L), line.value("eval_count", 0L));
     }
   }
-
-  const ProviderConfig config_;
 };
 
 }  // namespace

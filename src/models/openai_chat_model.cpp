@@ -2,7 +2,6 @@
 // Fireworks, Baseten, vLLM, llama.cpp server, Ollama's /v1).
 #include "models/ai_message.h"
 #include "models/providers.h"
-#include "models/stream_parsers.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 
@@ -60,41 +59,30 @@ void record_usage(AiMessageBuilder& builder, const Json& usage) {
                     std::move(input_details), std::move(output_details));
 }
 
-class OpenAiChatModel final : public ChatModel {
+class OpenAiChatModel final : public ProviderChatModel {
  public:
-  explicit OpenAiChatModel(ProviderConfig config) : config_(std::move(config)) {}
-
-  std::string name() const override { return config_.provider + ":" + config_.model; }
+  using ProviderChatModel::ProviderChatModel;
 
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
     const bool stream = on_chunk != nullptr;
     Json body = build_request_body([&] { return build_body(request, stream); });
     AiMessageBuilder builder(random_id("run-"), config_.provider, config_.model, on_chunk);
-    HeaderList headers;
-    if (!config_.api_key.empty())
-      headers.emplace_back("Authorization", "Bearer " + config_.api_key);
     const std::string url = config_.base_url + "/chat/completions";
-
     if (!stream) {
-      HttpResponse response = post_json(config_, url, std::move(headers), body);
-      read_provider_answer(config_, [&] {
-        read_full_response(parse_provider_json(config_, response.body), builder);
-      });
+      fetch_answer(config_, url, bearer_headers(), body,
+                   [&](const Json& answer) { read_full_response(answer, builder); });
       return builder.finish();
     }
     bool done = false;
-    SseParser parser([&](const std::string&, const std::string& data) {
-      if (done) return;
-      if (data == "[DONE]") {
-        done = true;
-        return;
-      }
-      read_provider_answer(config_,
-                           [&] { read_stream_chunk(parse_provider_json(config_, data), builder); });
-    });
-    HttpDataSink sink = [&](std::string_view piece) { parser.feed(piece); };
-    post_json(config_, url, std::move(headers), body, &sink);
-    parser.finish();
+    stream_sse(config_, url, bearer_headers(), body,
+               [&](const std::string&, const std::string& data) {
+                 if (done) return;
+                 if (data == "[DONE]") {
+                   done = true;
+                   return;
+                 }
+                 read_stream_chunk(parse_provider_json(config_, data), builder);
+               });
     // Some compatible servers omit [DONE]; a finish_reason also marks a complete reply.
     require_complete_stream(config_, done || !builder.finish_reason().empty());
     return builder.finish();
@@ -194,8 +182,6 @@ class OpenAiChatModel final : public ChatModel {
       builder.set_finish_reason(choice["finish_reason"].get<std::string>());
     }
   }
-
-  const ProviderConfig config_;
 };
 
 }  // namespace

@@ -2,7 +2,9 @@
 // a ChatModel that is safe to invoke concurrently (it holds only its immutable configuration).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "models/provider_client.h"
 #include "tollgate/error.h"
@@ -48,6 +50,34 @@ void read_provider_answer(const ProviderConfig& config, Read&& read) {
     throw Error::Unavailable(config.provider + ": unexpected response shape: " + e.what());
   }
 }
+
+// What every HTTP provider model holds: its immutable configuration, named "provider:model".
+class ProviderChatModel : public ChatModel {
+ public:
+  explicit ProviderChatModel(ProviderConfig config) : config_(std::move(config)) {}
+  std::string name() const final { return config_.provider + ":" + config_.model; }
+
+ protected:
+  // `Authorization: Bearer <key>` when a key is configured (OpenAI-style servers).
+  HeaderList bearer_headers() const;
+
+  const ProviderConfig config_;
+};
+
+// POSTs `body` and hands the whole JSON answer to `read`. Parse and shape errors in the answer
+// are the provider's fault (kUnavailable naming it); HTTP failures as post_json.
+void fetch_answer(const ProviderConfig& config, const std::string& url, HeaderList headers,
+                  const Json& body, const std::function<void(const Json& answer)>& read);
+
+// POSTs `body` for a Server-Sent Events answer: `on_event` gets each event's name ("message"
+// when absent) and data text as it arrives; errors it raises from Json are kUnavailable.
+void stream_sse(
+    const ProviderConfig& config, const std::string& url, HeaderList headers, const Json& body,
+    const std::function<void(const std::string& event, const std::string& data)>& on_event);
+
+// POSTs `body` for a newline-delimited JSON answer: `on_line` gets each non-blank line, parsed.
+void stream_ndjson(const ProviderConfig& config, const std::string& url, HeaderList headers,
+                   const Json& body, const std::function<void(const Json& line)>& on_line);
 
 // The tool_call_id of a tool message; throws kInvalidArgument when it is missing.
 std::string tool_call_id_of(const Json& message, size_t index);
