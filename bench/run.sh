@@ -5,6 +5,8 @@
 #   bench/run.sh            default matrix (~10 min on the shared 2-core machine)
 #   bench/run.sh --quick    smaller sizes (~3 min)
 #   bench/run.sh --no-peer  ours only (no node/npm needed)
+#   bench/run.sh --http     also the HTTP benchmark (bench/http/run_http.sh: tollgate serve vs
+#                           the JS Agent Server, ~15 min more; with --quick ~6 min)
 #
 # Environment: TOLLGATE_BENCH_BUILD_DIR (default: build-bench), TOLLGATE_PEERS_DIR (default:
 # ../shared/peers next to the repository). Raw JSON lines and the table go to
@@ -15,11 +17,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
 quick=0
 peer=1
+http=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --no-peer) peer=0 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --http) http=1 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -119,3 +123,11 @@ echo
 echo "## Tollgate vs LangGraph.js — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 "$here/report.py" "$out"
+
+# ------------------------------------------------------------------ HTTP (bench/http)
+if [ "$http" = 1 ]; then
+  http_args=(--out "$out")
+  [ "$quick" = 1 ] && http_args+=(--quick)
+  [ "$peer" = 0 ] && http_args+=(--no-peer)
+  TOLLGATE_BENCH_BUILD_DIR="$build" "$here/http/run_http.sh" "${http_args[@]}"
+fi
