@@ -75,8 +75,11 @@ struct ModelOptions {
   std::chrono::milliseconds initial_backoff{500};    // doubled after each failed attempt
   std::chrono::milliseconds max_backoff{20000};      // cap for backoff and for Retry-After
 
-  // For the "scripted" spec: the replies (see make_scripted_model).
+  // For the "scripted" spec: an array of replies (ScriptedChatModel, one shared counter) or a
+  // conversation script object (ScriptedConversationModel, safe to share between threads).
   Json script = Json::array();
+  // For the "scripted" spec: a JSON file holding the script; when set it wins over `script`.
+  std::string script_file;
 
   // Injection points for tests; null means the real thing.
   std::function<std::optional<std::string>(const std::string& name)> getenv;
@@ -91,7 +94,9 @@ struct ModelOptions {
 //   google_genai:<model>  Gemini generateContent (GOOGLE_API_KEY or GEMINI_API_KEY)
 //   ollama:<model>        /api/chat (OLLAMA_HOST, default http://localhost:11434)
 //   demo                  the offline demo model
-//   scripted              a scripted model replaying options.script
+//   scripted              a scripted model: options.script_file or options.script; an array
+//                         of replies gives a ScriptedChatModel, a {"conversations": [...]} object
+//                         a ScriptedConversationModel
 // A bare model name infers its provider ("gpt-…"/"o1…" openai, "claude…" anthropic,
 // "gemini…" google_genai). An empty spec uses TOLLGATE_MODEL, else the demo model.
 // Throws kInvalidArgument for an unknown provider or a missing API key.
@@ -101,7 +106,9 @@ std::unique_ptr<ChatModel> init_chat_model(const std::string& spec,
 // A model that returns `replies` in turn: each is plain text or an AI message dict (missing
 // fields are filled in; ids are deterministic: "scripted-<n>", tool calls "call_<n>_<i>"). The
 // content is streamed as word chunks and tool calls as tool_call_chunks. Once the script is
-// exhausted invoke() throws kInternal. Records every request for inspection.
+// exhausted invoke() throws kInternal. Records every request for inspection. The replies are
+// taken in turn by every caller, so one instance scripts one conversation; a server with many
+// threads wants ScriptedConversationModel.
 class ScriptedChatModel : public ChatModel {
  public:
   explicit ScriptedChatModel(std::vector<Json> replies, std::string model_name = "scripted");
@@ -117,6 +124,43 @@ class ScriptedChatModel : public ChatModel {
  private:
   struct State;
   std::unique_ptr<State> state_;
+};
+
+// A scripted model for servers and tests with many threads: the reply is chosen from the
+// conversation it is given, never from a counter, so one instance serves any number of threads
+// and runs (and a resumed run gets the same reply again). The script (JSON):
+//   {"conversations": [
+//      {"match": "email",          // case-insensitive substring of the human message ("" = any)
+//       "replies": [{"content": "I will email Bob.",
+//                    "tool_calls": [{"name": "send_email", "args": {"to": "bob@example.com"}}]},
+//                   "Done: {tool_results}"]},
+//      {"regex": "delete (\\S+)",  // or an ECMAScript regular expression searched in it
+//       "replies": [...]}],
+//    "fallback": "No script for that."}   // optional
+// The human message is the latest one in the request: each turn of a thread is matched on its
+// own. The first conversation that matches answers with replies[k], where k is the number of AI
+// messages after that human message (0 for the first model call of the turn, 1 after the tool
+// results came back, ...). Replies are text or AI message dicts as for ScriptedChatModel; in
+// their text {tool_results} becomes the contents of the tool messages that end the request
+// (joined by a space) and {human} the human message. With no matching conversation, or no
+// reply k, the answer is the fallback text (default: a sentence naming what the script lacks)
+// without tool calls, so the run ends cleanly. Ids: "scripted-<n>" with n = 1 + the number of AI
+// messages in the request, tool calls "call_<n>_<i>" — unique within a thread, and the same
+// for the same conversation. Content streams as word chunks.
+// Throws kInvalidArgument from the constructor for a malformed script, naming the field
+// ("script.conversations[1].regex: ...").
+// Thread-safety: immutable after construction; invoke() may run concurrently.
+class ScriptedConversationModel : public ChatModel {
+ public:
+  explicit ScriptedConversationModel(const Json& script, std::string model_name = "scripted");
+  ~ScriptedConversationModel() override;
+
+  Json invoke(const ChatRequest& request, const TokenCallback* on_chunk = nullptr) override;
+  std::string name() const override;
+
+ private:
+  struct Script;
+  std::unique_ptr<const Script> script_;
 };
 
 // The offline demo model: deterministic, no network. Understands a few requests well enough to

@@ -2,6 +2,7 @@
 // environment the way the LangChain integrations do.
 #include <array>
 #include <cstdlib>
+#include <fstream>
 
 #include "models/providers.h"
 #include "tollgate/chat_model.h"
@@ -97,6 +98,35 @@ std::string infer_provider(const std::string& model) {
                                "ollama, openrouter, fireworks, baseten)");
 }
 
+// The "scripted" spec: options.script_file (read now) or options.script; an array of replies
+// gives a ScriptedChatModel, an object a ScriptedConversationModel named `name`.
+std::unique_ptr<ChatModel> make_scripted_model(const std::string& name,
+                                               const ModelOptions& options) {
+  Json script = options.script;
+  if (!options.script_file.empty()) {
+    std::ifstream in(options.script_file);
+    if (!in)
+      throw Error::InvalidArgument("script_file " + options.script_file + ": cannot be read");
+    try {
+      script = Json::parse(in);
+    } catch (const Json::parse_error& e) {
+      throw Error::InvalidArgument("script_file " + options.script_file +
+                                   ": not valid JSON: " + e.what());
+    }
+  }
+  try {
+    if (script.is_object()) return std::make_unique<ScriptedConversationModel>(script, name);
+    if (!script.is_array()) {
+      throw Error::InvalidArgument(
+          "script: must be an array of replies or an object with \"conversations\"");
+    }
+    return std::make_unique<ScriptedChatModel>(script.get<std::vector<Json>>(), name);
+  } catch (const Error& e) {
+    if (options.script_file.empty()) throw;
+    throw Error::InvalidArgument("script_file " + options.script_file + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
@@ -105,9 +135,7 @@ std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
   if (spec.empty()) spec = read_env(options, "TOLLGATE_MODEL").value_or("demo");
   if (spec == "demo" || spec.rfind("demo:", 0) == 0) return make_demo_model();
   if (spec == "scripted" || spec.rfind("scripted:", 0) == 0) {
-    if (!options.script.is_array())
-      throw Error::InvalidArgument("script must be an array of replies");
-    return std::make_unique<ScriptedChatModel>(options.script.get<std::vector<Json>>(), spec);
+    return make_scripted_model(spec, options);
   }
 
   std::string provider;
