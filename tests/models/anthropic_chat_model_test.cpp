@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_support.h"
+#include "support/error_assertions.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -147,13 +148,8 @@ TEST_F(AnthropicChatModelTest, StreamErrorEventIsUnavailable) {
   fixture.server.enqueue(ScriptedResponse::raw_sse({event(
       "error", R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})")}));
   ChunkRecorder recorder;
-  try {
-    model()->invoke(user_request("hi"), &recorder.callback);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("Overloaded"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi"), &recorder.callback); },
+                           ErrorCode::kUnavailable, {"Overloaded"}));
 }
 
 TEST_F(AnthropicChatModelTest, OverloadedStatusIsRetried) {
@@ -172,14 +168,8 @@ TEST_F(AnthropicChatModelTest, BadRequestQuotesTheNestedErrorMessage) {
       {{"type", "error"},
        {"error",
         {{"type", "invalid_request_error"}, {"message", "max_tokens: must be at most 8192"}}}}));
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("max_tokens: must be at most 8192"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); },
+                           ErrorCode::kInvalidArgument, {"max_tokens: must be at most 8192"}));
 }
 
 }  // namespace

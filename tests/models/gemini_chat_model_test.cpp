@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_support.h"
+#include "support/error_assertions.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -110,13 +111,8 @@ TEST_F(GeminiChatModelTest, BadRequestQuotesTheGoogleErrorMessage) {
                                     {{"code", 400},
                                      {"message", "API key not valid. Please pass a valid API key."},
                                      {"status", "INVALID_ARGUMENT"}}}}));
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("API key not valid"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); },
+                           ErrorCode::kInvalidArgument, {"API key not valid"}));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/model_test_support.h"
+#include "support/error_assertions.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -71,25 +72,15 @@ TEST_F(OllamaChatModelTest, StreamWithoutDoneLineIsUnavailable) {
   fixture.server.enqueue(ScriptedResponse::ndjson(
       {Json::parse(R"({"message":{"role":"assistant","content":"partial"},"done":false})")}));
   ChunkRecorder recorder;
-  try {
-    model()->invoke(user_request("hi"), &recorder.callback);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi"), &recorder.callback); },
+                           ErrorCode::kUnavailable));
 }
 
 TEST_F(OllamaChatModelTest, MissingModelErrorIsQuoted) {
   fixture.server.enqueue(
       ScriptedResponse::json(404, {{"error", "model \"llama9\" not found, try pulling it first"}}));
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("not found, try pulling it first"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); },
+                           ErrorCode::kInvalidArgument, {"not found, try pulling it first"}));
 }
 
 TEST_F(OllamaChatModelTest, HostWithoutSchemeGetsHttp) {

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "models/model_test_support.h"
+#include "support/error_assertions.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -154,15 +155,9 @@ TEST_F(OpenAiChatModelTest, BadRequestIsInvalidArgumentQuotingTheProviderMessage
       400,
       {{"error",
         {{"message", "Invalid value for 'temperature'"}, {"type", "invalid_request_error"}}}}));
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("Invalid value for 'temperature'"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("400"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); },
+                           ErrorCode::kInvalidArgument,
+                           {"Invalid value for 'temperature'", "400"}));
   EXPECT_EQ(fixture.server.requests().size(), 1u);  // never retried
 }
 
@@ -170,14 +165,8 @@ TEST_F(OpenAiChatModelTest, UnauthorizedIsUnavailableQuotingTheProviderMessage) 
   fixture.server.enqueue(ScriptedResponse::json(
       401, {{"error",
              {{"message", "Incorrect API key provided: sk-test."}, {"code", "invalid_api_key"}}}}));
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("Incorrect API key provided"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); }, ErrorCode::kUnavailable,
+                           {"Incorrect API key provided"}));
   EXPECT_EQ(fixture.server.requests().size(), 1u);
 }
 
@@ -199,14 +188,8 @@ TEST_F(OpenAiChatModelTest, ServerErrorsBackOffExponentiallyThenGiveUpAsUnavaila
   for (int i = 0; i < 3; ++i) {
     fixture.server.enqueue(ScriptedResponse::json(503, {{"error", {{"message", "overloaded"}}}}));
   }
-  try {
-    model()->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("overloaded"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("3 attempts"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi")); }, ErrorCode::kUnavailable,
+                           {"overloaded", "3 attempts"}));
   EXPECT_EQ(fixture.server.requests().size(), 3u);
   EXPECT_EQ(*fixture.sleeps, (std::vector<milliseconds>{milliseconds(100), milliseconds(200)}));
 }
@@ -218,26 +201,18 @@ TEST_F(OpenAiChatModelTest, SlowServerTimesOutAsUnavailable) {
   ModelOptions options = fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY");
   options.timeout = milliseconds(200);
   options.max_retries = 0;
-  try {
-    init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error(
+      [&] { init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi")); },
+      ErrorCode::kUnavailable, {"timed out"}));
 }
 
 TEST_F(OpenAiChatModelTest, UnreachableServerIsRetriedThenUnavailable) {
   ModelOptions options = fixture.options("OPENAI_BASE_URL", "OPENAI_API_KEY");
   options.base_url = "http://127.0.0.1:1";  // nothing listens on port 1
   options.max_retries = 1;
-  try {
-    init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi"));
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("could not reach"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_error(
+      [&] { init_chat_model("openai:gpt-4o-mini", options)->invoke(user_request("hi")); },
+      ErrorCode::kUnavailable, {"could not reach"}));
   EXPECT_EQ(fixture.sleeps->size(), 1u);
 }
 
@@ -258,14 +233,8 @@ TEST_F(OpenAiChatModelTest, RequestOptionsOverrideModelDefaults) {
 TEST_F(OpenAiChatModelTest, ToolMessageWithoutToolCallIdIsRejectedBeforeSending) {
   ChatRequest request;
   request.messages = Json::parse(R"([{"type":"tool","content":"x"}])");
-  try {
-    model()->invoke(request);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("messages[0].tool_call_id"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(request); }, ErrorCode::kInvalidArgument,
+                           {"messages[0].tool_call_id"}));
   EXPECT_TRUE(fixture.server.requests().empty());
 }
 
@@ -322,14 +291,8 @@ TEST_F(OpenAiChatModelTest, StreamCutOffBeforeItsEndIsUnavailable) {
   fixture.server.enqueue(ScriptedResponse::sse(
       {R"({"choices":[{"index":0,"delta":{"content":"Half an ans"}}]})"}));  // no finish, no [DONE]
   ChunkRecorder recorder;
-  try {
-    model()->invoke(user_request("hi"), &recorder.callback);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("ended before the reply was complete"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi"), &recorder.callback); },
+                           ErrorCode::kUnavailable, {"ended before the reply was complete"}));
   EXPECT_EQ(fixture.server.requests().size(), 1u);  // chunks were seen: not retried
 }
 
@@ -337,14 +300,8 @@ TEST_F(OpenAiChatModelTest, StreamErrorEventIsUnavailable) {
   fixture.server.enqueue(
       ScriptedResponse::sse({R"({"error":{"message":"upstream provider failed"}})"}));
   ChunkRecorder recorder;
-  try {
-    model()->invoke(user_request("hi"), &recorder.callback);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
-    EXPECT_NE(std::string(e.what()).find("upstream provider failed"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_TRUE(throws_error([&] { model()->invoke(user_request("hi"), &recorder.callback); },
+                           ErrorCode::kUnavailable, {"upstream provider failed"}));
 }
 
 }  // namespace
