@@ -3,6 +3,7 @@
 #include <fstream>
 #include <regex>
 
+#include "tollgate/agent_config.h"
 #include "tollgate/demo_tools.h"
 #include "tollgate/error.h"
 
@@ -137,6 +138,68 @@ HumanInTheLoopOptions demo_policy() {
   return options;
 }
 
+InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path) {
+  if (!map.is_object()) throw Error::InvalidArgument(path + ": must be an object");
+  static const char* const kKeys[] = {
+      "allowed_decisions", "allowedDecisions", "description", "when", "args_schema", "argsSchema"};
+  InterruptOn result;
+  for (const auto& [tool, entry] : map.items()) {
+    const std::string field = path + "." + tool;
+    if (entry.is_boolean()) {
+      result[tool] =
+          entry.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
+      continue;
+    }
+    if (!entry.is_object())
+      throw Error::InvalidArgument(field + ": must be true, false or an object");
+    Json plain = Json::object();
+    for (const auto& [key, value] : entry.items()) {
+      if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+        throw Error::InvalidArgument(
+            field + ": unknown key '" + key +
+            "' (expected allowed_decisions, description, when, args_schema)");
+      }
+      if (key == "when") continue;
+      if (key == "description") {
+        const bool text = value.is_string();
+        const bool template_object = value.is_object() && value.size() == 1 &&
+                                     value.contains("template") && value["template"].is_string();
+        if (!text && !template_object)
+          throw Error::InvalidArgument(field + ".description: must be a string or " +
+                                       "{\"template\": string}");
+        if (text && value.get<std::string>().find('{') != std::string::npos) {
+          plain[key] = {{"template", value}};
+          continue;
+        }
+      }
+      if ((key == "args_schema" || key == "argsSchema") && !value.is_object())
+        throw Error::InvalidArgument(field + "." + key + ": must be an object");
+      plain[key] = value;
+    }
+    // An omitted allowed_decisions means every decision; an empty or unknown one is refused
+    // below (fails closed).
+    if (!plain.contains("allowed_decisions") && !plain.contains("allowedDecisions"))
+      plain["allowed_decisions"] = kAllDecisions;
+    InterruptOn parsed = parse_interrupt_on(Json{{tool, plain}});
+    ToolReviewPolicy policy = std::move(parsed.at(tool));
+    if (entry.contains("when")) {
+      policy.config.when = parse_rule(field + ".when", entry["when"]);
+      policy.config.source_keys.emplace_back("when");
+    }
+    // Build it once so a bad allowed_decisions is reported now, with the tool's field.
+    HumanInTheLoopOptions check;
+    check.interrupt_on[tool] = policy;
+    try {
+      HitlPolicy built{std::move(check)};
+      (void)built;
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(field + ": " + e.what());
+    }
+    result[tool] = std::move(policy);
+  }
+  return result;
+}
+
 HumanInTheLoopOptions parse_policy(const Json& json) {
   if (!json.is_object()) throw Error::InvalidArgument("policy: must be a JSON object");
   HumanInTheLoopOptions options;
@@ -155,47 +218,7 @@ HumanInTheLoopOptions parse_policy(const Json& json) {
       options.description_prefix = json["description_prefix"].get<std::string>();
     }
   }
-  static const char* const kKeys[] = {
-      "allowed_decisions", "allowedDecisions", "description", "when", "args_schema", "argsSchema"};
-  for (const auto& [tool, entry] : map->items()) {
-    const std::string field = "interrupt_on." + tool;
-    if (entry.is_boolean()) {
-      options.interrupt_on[tool] =
-          entry.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
-      continue;
-    }
-    if (!entry.is_object())
-      throw Error::InvalidArgument(field + ": must be true, false or an object");
-    Json plain = Json::object();
-    for (const auto& [key, value] : entry.items()) {
-      if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
-        throw Error::InvalidArgument(
-            field + ": unknown key '" + key +
-            "' (expected allowed_decisions, description, when, args_schema)");
-      }
-      if (key == "when") continue;
-      if (key == "description" && value.is_string() &&
-          value.get<std::string>().find('{') != std::string::npos) {
-        plain[key] = {{"template", value}};
-      } else {
-        plain[key] = value;
-      }
-    }
-    // An omitted allowed_decisions means every decision; an empty or unknown one is refused
-    // when the policy is built (fails closed).
-    if (!plain.contains("allowed_decisions") && !plain.contains("allowedDecisions"))
-      plain["allowed_decisions"] = kAllDecisions;
-    InterruptOn parsed = parse_interrupt_on(Json{{tool, plain}});
-    ToolReviewPolicy policy = std::move(parsed.at(tool));
-    if (entry.contains("when")) {
-      policy.config.when = parse_rule(field + ".when", entry["when"]);
-      policy.config.source_keys.emplace_back("when");
-    }
-    options.interrupt_on[tool] = std::move(policy);
-  }
-  // Build once so a bad allowed_decisions is reported now, with the tool's name.
-  HitlPolicy check{HumanInTheLoopOptions(options)};
-  (void)check;
+  options.interrupt_on = parse_declared_interrupt_on(*map, "interrupt_on");
   return options;
 }
 

@@ -1,0 +1,86 @@
+// Agents declared in a JSON config file — the `"agents"` object `tollgate serve --config FILE`
+// reads (docs/config.md), loadable from C++ so a program of your own serves the same file:
+//
+//   {"agents": {
+//      "mail": {
+//        "model": "scripted", "script_file": "mail_script.json",      // or "openai:gpt-4.1-mini"
+//        "system_prompt": "You help with email.",
+//        "tools": ["send_email", "read_file"],
+//        "interrupt_on": {
+//          "send_email": {"allowed_decisions": ["approve", "edit", "reject"],
+//                         "description": "Send mail to {to}?",
+//                         "when": {"arg": "to", "not_matches": ".*@example\\.com$"}}},
+//        "description_prefix": "Please review", "key_style": "python",
+//        "description": "Writes email; mail outside example.com waits for a person."}}}
+//
+//   auto agents = load_agent_config("tollgate.json", {.tools = env.tools()});
+//   for (const auto& agent : agents)                        // e.g. into a server's GraphRegistry
+//     graphs.add(agent.graph_id, [agent](auto saver) { return agent.build(saver); },
+//                agent.description);
+//
+// Every mistake is refused when the file is loaded, with the file and the JSON path:
+// "tollgate.json: agents.mail.interrupt_on.send_email.when: unknown key 'startswith' ...".
+// Relative paths (script_file) resolve against the config file's folder.
+//
+// Thread-safety: loading is a pure function of its inputs; a loaded AgentDeclaration is
+// immutable and build() may be called from any thread (the model it shares is thread-safe).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tollgate/agent.h"
+#include "tollgate/chat_model.h"
+#include "tollgate/human_in_the_loop.h"
+#include "tollgate/json.h"
+#include "tollgate/tool.h"
+
+namespace tollgate {
+
+struct AgentConfigOptions {
+  // The tools declarations may name (copied into each agent that names them).
+  std::vector<Tool> tools;
+  // The model of an agent that names none; "" means $TOLLGATE_MODEL, else the demo model.
+  std::string default_model;
+  // Passed to init_chat_model for every agent (script and script_file come from the agent).
+  ModelOptions model_options;
+};
+
+// One declared agent, ready to compile. `options` holds the model (built once, shared by every
+// run), tools, system prompt and middleware (PatchToolCalls, then HumanInTheLoop when the
+// agent has an interrupt_on); it has no checkpointer.
+struct AgentDeclaration {
+  std::string graph_id;
+  std::string description;  // shown in /assistants; "" when the file gives none
+  AgentOptions options;
+
+  // Compiles the agent with `checkpointer` (may be null: no persistence).
+  std::shared_ptr<CompiledGraph> build(std::shared_ptr<Saver> checkpointer) const;
+};
+
+// Parses the value of "agents" (an object of graph id -> declaration), sorted by graph id.
+// `base_dir` resolves relative script_file paths. Throws Error(kInvalidArgument) whose
+// message starts with the JSON path: "agents.<id>.<field>...: what is wrong".
+std::vector<AgentDeclaration> parse_agent_declarations(const Json& agents,
+                                                       const std::filesystem::path& base_dir,
+                                                       const AgentConfigOptions& options);
+
+// Reads `file` and parses its "agents" object; an empty vector when the file has none. Errors
+// are prefixed with the file name ("tollgate.json: agents.mail.tools[1]: unknown tool 'x'").
+std::vector<AgentDeclaration> load_agent_config(const std::filesystem::path& file,
+                                                const AgentConfigOptions& options);
+
+// Reads a JSON file that must hold an object. Throws Error(kInvalidArgument) "<file>: cannot be
+// read" / "<file>: not valid JSON: ..." / "<file>: must hold a JSON object".
+Json read_json_object_file(const std::filesystem::path& file);
+
+// Parses a declarative interrupt_on map (the policy file format of demo_tools.h): per tool
+// true | false | {allowed_decisions, description (text with {arg} placeholders, or
+// {"template": ...}), when (declarative rules), args_schema}. Errors start with `path`, e.g.
+// path "agents.mail.interrupt_on" -> "agents.mail.interrupt_on.send_email.when: unknown key
+// 'startswith' (expected ...)". Every tool's allowed_decisions is checked (fails closed).
+InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path);
+
+}  // namespace tollgate

@@ -1,0 +1,194 @@
+// Agents declared in a JSON config file: parsing and validation with JSON-path errors.
+#include "tollgate/agent_config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "tollgate/error.h"
+#include "tollgate/middleware.h"
+
+namespace tollgate {
+namespace {
+
+const char* const kAgentKeys[] = {
+    "model",      "script",       "script_file",        "system_prompt",
+    "tools",      "interrupt_on", "description_prefix", "key_style",
+    "description"};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::string string_field(const Json& entry, const char* key, const std::string& at) {
+  if (!entry.contains(key)) return "";
+  if (!entry[key].is_string()) throw Error::InvalidArgument(at + "." + key + ": must be a string");
+  return entry[key].get<std::string>();
+}
+
+// The agent's tools, in the order named; every name must be one of `available`.
+std::vector<Tool> select_tools(const Json& names, const std::string& at,
+                               const std::vector<Tool>& available) {
+  if (!names.is_array()) throw Error::InvalidArgument(at + ": must be an array of tool names");
+  std::vector<Tool> tools;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string item = at + "[" + std::to_string(i) + "]";
+    if (!names[i].is_string()) throw Error::InvalidArgument(item + ": must be a tool name");
+    const std::string name = names[i].get<std::string>();
+    const Tool* tool = find_tool(available, name);
+    if (tool == nullptr) {
+      std::vector<std::string> known;
+      for (const auto& t : available) known.push_back(t.name());
+      throw Error::InvalidArgument(item + ": unknown tool '" + name + "' (available: " +
+                                   (known.empty() ? "none" : joined(known)) + ")");
+    }
+    if (!seen.insert(name).second)
+      throw Error::InvalidArgument(item + ": tool '" + name + "' is listed twice");
+    tools.push_back(*tool);
+  }
+  return tools;
+}
+
+std::shared_ptr<ChatModel> build_model(const Json& entry, const std::string& at,
+                                       const std::filesystem::path& base_dir,
+                                       const AgentConfigOptions& config) {
+  const std::string spec =
+      entry.contains("model") ? string_field(entry, "model", at) : config.default_model;
+  const bool scripted = spec == "scripted" || spec.rfind("scripted:", 0) == 0;
+  const bool has_script = entry.contains("script");
+  const bool has_file = entry.contains("script_file");
+  if (!scripted && (has_script || has_file)) {
+    throw Error::InvalidArgument(at + "." + (has_script ? "script" : "script_file") +
+                                 ": only used with \"model\": \"scripted\"");
+  }
+  ModelOptions options = config.model_options;
+  if (scripted) {
+    if (has_script == has_file)
+      throw Error::InvalidArgument(at +
+                                   ": a scripted model needs exactly one of \"script\" or "
+                                   "\"script_file\"");
+    if (has_script) {
+      options.script = entry["script"];
+      options.script_file.clear();
+    } else {
+      std::filesystem::path file = string_field(entry, "script_file", at);
+      if (file.is_relative()) file = base_dir / file;
+      options.script_file = file.lexically_normal().string();
+    }
+  }
+  try {
+    return init_chat_model(spec, options);
+  } catch (const Error& e) {
+    // Script errors already name their field ("script.conversations[0]..."/"script_file ...").
+    const std::string text = e.what();
+    const bool names_script = text.rfind("script", 0) == 0;
+    throw Error::InvalidArgument(at + (names_script ? "." : ".model: ") + text);
+  }
+}
+
+HumanInTheLoopOptions review_options(const Json& entry, const std::string& at,
+                                     const std::vector<Tool>& tools) {
+  HumanInTheLoopOptions hitl;
+  if (entry.contains("interrupt_on")) {
+    hitl.interrupt_on = parse_declared_interrupt_on(entry["interrupt_on"], at + ".interrupt_on");
+    for (const auto& [tool, policy] : hitl.interrupt_on) {
+      (void)policy;
+      if (find_tool(tools, tool) == nullptr) {
+        throw Error::InvalidArgument(at + ".interrupt_on." + tool +
+                                     ": not one of this agent's tools (add it to \"tools\")");
+      }
+    }
+  }
+  if (entry.contains("description_prefix"))
+    hitl.description_prefix = string_field(entry, "description_prefix", at);
+  if (entry.contains("key_style")) {
+    const std::string style = string_field(entry, "key_style", at);
+    if (style == "python") {
+      hitl.key_style = KeyStyle::kPython;
+    } else if (style == "js") {
+      hitl.key_style = KeyStyle::kJs;
+    } else {
+      throw Error::InvalidArgument(at + ".key_style: must be \"python\" or \"js\", got \"" + style +
+                                   "\"");
+    }
+  }
+  return hitl;
+}
+
+AgentDeclaration parse_agent(const std::string& graph_id, const Json& entry,
+                             const std::filesystem::path& base_dir,
+                             const AgentConfigOptions& config) {
+  const std::string at = "agents." + graph_id;
+  if (graph_id.empty()) throw Error::InvalidArgument("agents: a graph id must not be empty");
+  if (!entry.is_object()) throw Error::InvalidArgument(at + ": must be an object");
+  for (const auto& [key, value] : entry.items()) {
+    (void)value;
+    if (std::find(std::begin(kAgentKeys), std::end(kAgentKeys), key) == std::end(kAgentKeys)) {
+      throw Error::InvalidArgument(at + ": unknown key '" + key +
+                                   "' (expected model, script, script_file, system_prompt, "
+                                   "tools, interrupt_on, description_prefix, key_style, "
+                                   "description)");
+    }
+  }
+  AgentDeclaration agent;
+  agent.graph_id = graph_id;
+  agent.description = string_field(entry, "description", at);
+  agent.options.name = graph_id;
+  agent.options.system_prompt = string_field(entry, "system_prompt", at);
+  if (entry.contains("tools"))
+    agent.options.tools = select_tools(entry["tools"], at + ".tools", config.tools);
+  HumanInTheLoopOptions hitl = review_options(entry, at, agent.options.tools);
+  agent.options.model = build_model(entry, at, base_dir, config);
+  agent.options.middleware.push_back(make_patch_tool_calls());
+  if (!hitl.interrupt_on.empty())
+    agent.options.middleware.push_back(make_human_in_the_loop(std::move(hitl)));
+  return agent;
+}
+
+}  // namespace
+
+std::shared_ptr<CompiledGraph> AgentDeclaration::build(std::shared_ptr<Saver> checkpointer) const {
+  AgentOptions copy = options;
+  copy.checkpointer = std::move(checkpointer);
+  return create_agent(std::move(copy));
+}
+
+std::vector<AgentDeclaration> parse_agent_declarations(const Json& agents,
+                                                       const std::filesystem::path& base_dir,
+                                                       const AgentConfigOptions& options) {
+  if (!agents.is_object())
+    throw Error::InvalidArgument("agents: must be an object of graph id -> agent");
+  std::vector<AgentDeclaration> result;
+  for (const auto& [graph_id, entry] : agents.items())
+    result.push_back(parse_agent(graph_id, entry, base_dir, options));
+  return result;
+}
+
+Json read_json_object_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw Error::InvalidArgument(file.string() + ": cannot be read");
+  Json json;
+  try {
+    json = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw Error::InvalidArgument(file.string() + ": not valid JSON: " + e.what());
+  }
+  if (!json.is_object()) throw Error::InvalidArgument(file.string() + ": must hold a JSON object");
+  return json;
+}
+
+std::vector<AgentDeclaration> load_agent_config(const std::filesystem::path& file,
+                                                const AgentConfigOptions& options) {
+  const Json json = read_json_object_file(file);
+  if (!json.contains("agents")) return {};
+  try {
+    return parse_agent_declarations(json["agents"], file.parent_path(), options);
+  } catch (const Error& e) {
+    throw Error::InvalidArgument(file.string() + ": " + e.what());
+  }
+}
+
+}  // namespace tollgate
