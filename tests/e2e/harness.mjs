@@ -1,6 +1,7 @@
-// Starts what the console tests need: an Agent Server (the JS reference server with the
-// scripted console graph, or `tollgate serve` when TOLLGATE_E2E_SERVER=tollgate), a static
-// server for web/dist when the API is on another origin, and Debian's Chromium (headless).
+// Starts what the console tests need: an Agent Server (`tollgate serve` with the scripted
+// agents of tollgate-e2e.json by default, or the JS reference server with the scripted
+// console graph when TOLLGATE_E2E_SERVER=reference), a static server for web/dist when the API
+// is on another origin, and Debian's Chromium (headless).
 import { spawn, execFileSync } from "node:child_process";
 import { createServer } from "node:http";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
@@ -25,10 +26,13 @@ async function freePort() {
   });
 }
 
-async function waitOk(url, child, what, timeoutMs = 120000) {
+async function waitOk(url, child, what, log, timeoutMs = 120000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    if (child.exitCode !== null) {
+      const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
+      throw new Error(`${what} exited with ${child.exitCode}:\n${tail}`);
+    }
     try {
       const r = await fetch(url);
       if (r.ok) return;
@@ -78,23 +82,25 @@ async function startReference(logDir) {
     ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", "./langgraph.json"],
     { cwd: dir, env, stdio: ["ignore", out, out], detached: true });
   const api = `http://127.0.0.1:${port}`;
-  await waitOk(`${api}/ok`, child, "reference Agent Server");
-  return { api, child, assistant: "console", log, sameOrigin: false };
+  await waitOk(`${api}/ok`, child, "reference Agent Server", log);
+  return { kind: "reference", api, child, assistant: "console", log, sameOrigin: false };
 }
 
+// `tollgate serve` on a free port, serving web/dist itself (same origin), with its database
+// and the demo tools' sandbox in the run's temporary folder.
 async function startTollgate(logDir) {
   const bin = process.env.TOLLGATE_BIN ?? join(root, "build", "src", "main", "tollgate");
   if (!existsSync(bin)) throw new Error(`tollgate binary not found at ${bin} (build it or set TOLLGATE_BIN)`);
   const port = await freePort();
-  const db = join(logDir, "tollgate.db");
-  const args = ["serve", "--port", String(port), "--db", db];
-  if (process.env.TOLLGATE_E2E_CONFIG) args.push("--config", process.env.TOLLGATE_E2E_CONFIG);
+  const config = process.env.TOLLGATE_E2E_CONFIG ?? join(here, "tollgate-e2e.json");
+  const args = ["serve", "--port", String(port), "--db", join(logDir, "tollgate.db"), "--console", dist,
+    "--workdir", join(logDir, "sandbox"), "--config", config];
   const log = join(logDir, "tollgate.log");
   const out = (await import("node:fs")).openSync(log, "w");
-  const child = spawn(bin, args, { cwd: root, stdio: ["ignore", out, out], detached: true });
+  const child = spawn(bin, args, { cwd: logDir, stdio: ["ignore", out, out], detached: true });
   const api = `http://127.0.0.1:${port}`;
-  await waitOk(`${api}/ok`, child, "tollgate serve");
-  return { api, child, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
+  await waitOk(`${api}/ok`, child, "tollgate serve", log, 30000);
+  return { kind: "tollgate", api, child, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
 }
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png" };
@@ -114,7 +120,9 @@ async function startStatic() {
 
 export async function startAll() {
   const logDir = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
-  const backend = process.env.TOLLGATE_E2E_SERVER === "tollgate" ? await startTollgate(logDir) : await startReference(logDir);
+  const which = process.env.TOLLGATE_E2E_SERVER ?? "tollgate";
+  if (which !== "tollgate" && which !== "reference") throw new Error(`TOLLGATE_E2E_SERVER: expected tollgate or reference, got ${which}`);
+  const backend = which === "tollgate" ? await startTollgate(logDir) : await startReference(logDir);
   const web = backend.sameOrigin ? null : await startStatic();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -127,8 +135,15 @@ export async function startAll() {
     ? `${backend.api}/?assistant=${encodeURIComponent(backend.assistant)}`
     : `${web.url}/?api=${encodeURIComponent(backend.api)}&assistant=${encodeURIComponent(backend.assistant)}`;
   return {
+    kind: backend.kind,
     api: backend.api,
     base,
+    /** The console's address with another agent preselected. */
+    baseFor(assistant) {
+      const u = new URL(base);
+      u.searchParams.set("assistant", assistant);
+      return u.toString();
+    },
     logDir,
     browser,
     async stop() {

@@ -109,6 +109,12 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
 
   const streamError = stream.error ? describeError(stream.error, apiUrl) : "";
   const error = localError || streamError || threadError;
+  // A refused decision leaves the run paused: the cards start over (no "Approved" badge on a
+  // decision the server did not take).
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    if (localError || streamError) setAttempt((a) => a + 1);
+  }, [localError, streamError]);
   const waiting = thread?.status === "interrupted" ? since(thread.updated_at, now) : "";
   const paused = pending.length > 0;
 
@@ -128,7 +134,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
           </p>
         )}
         {pending.map((p, i) => (
-          <InterruptView key={p.id ?? i} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
+          <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
         ))}
         {error && (
           <div className="alert" role="alert" data-testid="error">
