@@ -190,9 +190,12 @@ test("a paused thread shows its pending card and how long it waits after a reloa
   const page = await open();
   await pauseWith(page, "email alice later");
   const url = page.url();
+  // The wait is counted from the pause, not from when the page was loaded.
+  await new Promise((r) => setTimeout(r, 2500));
   await page.reload();
   await card(page).waitFor();
-  assert.match(await page.getByTestId("waiting").innerText(), /^waiting \d+/);
+  const [, seconds] = (await page.getByTestId("waiting").innerText()).match(/^waiting (\d+)s$/) ?? [];
+  assert.ok(Number(seconds) >= 2, `waiting ${seconds}s after 2.5 s`);
   assert.match(await page.getByTestId("msg-human").first().innerText(), /email alice later/);
   const other = await open(url.slice(url.indexOf("#") + 1));
   await card(other).waitFor();
@@ -345,6 +348,28 @@ test("an unreachable server is reported clearly", async () => {
   await alert.waitFor({ timeout: T });
   assert.match(await alert.innerText(), /Cannot reach the server at http:\/\/127.0.0.1:9/);
   await context.close();
+});
+
+test("a server killed while a run is paused: the decision says the server is unreachable; after a restart the card is still there and answerable", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await pauseWith(page, "email alice before the restart");
+  await env.crashServer();
+  try {
+    await button(card(page), "Approve").click();
+    const alert = page.getByTestId("error");
+    await alert.waitFor();
+    assert.match(await alert.innerText(), new RegExp(`Cannot reach the server at ${env.api.replace(/\./g, "\\.")}`));
+    assert.equal(await card(page).locator(".badge").count(), 0, "the decision is not shown as taken");
+  } finally {
+    await env.restartServer();
+  }
+  await page.reload();
+  await card(page).waitFor();
+  assert.match(await page.getByTestId("waiting").innerText(), /^waiting \d+/);
+  await button(card(page), "Approve").click();
+  await finalAnswer(page);
+  assert.match(await page.getByTestId("tool-result").last().innerText(), fx.emailed("alice@example.com"));
+  await page.context().close();
 });
 
 test("a decision the server refuses (422) shows the server's message and the card stays answerable", { skip: onlyOn("tollgate") }, async () => {

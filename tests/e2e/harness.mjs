@@ -4,7 +4,7 @@
 // is on another origin, and Debian's Chromium (headless).
 import { spawn, execFileSync } from "node:child_process";
 import { createServer } from "node:http";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, dirname, extname, normalize } from "node:path";
@@ -77,7 +77,7 @@ async function startReference(logDir) {
   delete env.LANGSMITH_API_KEY;
   delete env.LANGCHAIN_API_KEY;
   const log = join(logDir, "agent-server.log");
-  const out = (await import("node:fs")).openSync(log, "w");
+  const out = openSync(log, "w");
   const child = spawn(join(dir, "node_modules", ".bin", "langgraphjs"),
     ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", "./langgraph.json"],
     { cwd: dir, env, stdio: ["ignore", out, out], detached: true });
@@ -96,11 +96,24 @@ async function startTollgate(logDir) {
   const args = ["serve", "--port", String(port), "--db", join(logDir, "tollgate.db"), "--console", dist,
     "--workdir", join(logDir, "sandbox"), "--config", config];
   const log = join(logDir, "tollgate.log");
-  const out = (await import("node:fs")).openSync(log, "w");
-  const child = spawn(bin, args, { cwd: logDir, stdio: ["ignore", out, out], detached: true });
   const api = `http://127.0.0.1:${port}`;
-  await waitOk(`${api}/ok`, child, "tollgate serve", log, 30000);
-  return { kind: "tollgate", api, child, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
+  const backend = { kind: "tollgate", api, child: null, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
+  // (Re)starts the server on the same port and database; the log is appended to.
+  backend.start = async () => {
+    const out = openSync(log, "a");
+    backend.child = spawn(bin, args, { cwd: logDir, stdio: ["ignore", out, out], detached: true });
+    await waitOk(`${api}/ok`, backend.child, "tollgate serve", log, 30000);
+  };
+  await backend.start();
+  return backend;
+}
+
+/** Ends a server at once (SIGKILL, as a crash would) and waits until it is gone. */
+async function kill(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once("exit", r));
+  process.kill(-child.pid, "SIGKILL");
+  await gone;
 }
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png" };
@@ -146,6 +159,14 @@ export async function startAll() {
     },
     logDir,
     browser,
+    /** tollgate only: kill -9 the server, then start it again on the same port and database. */
+    async crashServer() {
+      if (!backend.start) throw new Error("only the tollgate server can be restarted by the tests");
+      await kill(backend.child);
+    },
+    async restartServer() {
+      await backend.start();
+    },
     async stop() {
       await browser.close().catch(() => {});
       web?.server.close();
