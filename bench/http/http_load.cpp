@@ -20,7 +20,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -50,8 +52,8 @@ struct Options {
   long warmup = 50;
   int concurrency = 1;
   int reps = 3;
-  long pid = 0;        // the server process, for its CPU time and RSS
-  double settle = 2;   // pause: seconds to wait before the second RSS reading
+  long pid = 0;       // the server process, for its CPU time and RSS
+  double settle = 2;  // pause: seconds to wait before the second RSS reading
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -81,21 +83,25 @@ Options parse(int argc, char** argv) {
         usage_error(key + ": not a non-negative integer: " + text);
       }
     };
-    if (key == "--host") o.host = value();
-    else if (key == "--port") o.port = static_cast<std::uint16_t>(number());
-    else if (key == "--server") o.server = value();
-    else if (key == "--assistant") o.assistant = value();
-    else if (key == "--message") o.message = value();
-    else if (key == "--resume") o.resume = value();
-    else if (key == "--expect") o.expect = value();
-    else if (key == "--workload") o.workload = value();
-    else if (key == "--n") o.n = number();
-    else if (key == "--warmup") o.warmup = number();
-    else if (key == "--concurrency") o.concurrency = static_cast<int>(number());
-    else if (key == "--reps") o.reps = static_cast<int>(number());
-    else if (key == "--pid") o.pid = number();
-    else if (key == "--settle") o.settle = static_cast<double>(number());
-    else usage_error("unknown argument " + key);
+    const std::map<std::string, std::function<void()>> setters = {
+        {"--host", [&] { o.host = value(); }},
+        {"--port", [&] { o.port = static_cast<std::uint16_t>(number()); }},
+        {"--server", [&] { o.server = value(); }},
+        {"--assistant", [&] { o.assistant = value(); }},
+        {"--message", [&] { o.message = value(); }},
+        {"--resume", [&] { o.resume = value(); }},
+        {"--expect", [&] { o.expect = value(); }},
+        {"--workload", [&] { o.workload = value(); }},
+        {"--n", [&] { o.n = number(); }},
+        {"--warmup", [&] { o.warmup = number(); }},
+        {"--concurrency", [&] { o.concurrency = static_cast<int>(number()); }},
+        {"--reps", [&] { o.reps = static_cast<int>(number()); }},
+        {"--pid", [&] { o.pid = number(); }},
+        {"--settle", [&] { o.settle = static_cast<double>(number()); }},
+    };
+    auto setter = setters.find(key);
+    if (setter == setters.end()) usage_error("unknown argument " + key);
+    setter->second();
   }
   if (o.port == 0) usage_error("--port: required");
   if (o.workload != "cycles" && o.workload != "pause")
@@ -156,10 +162,9 @@ struct Latencies {
   std::vector<double> create, start, resume, cycle;  // milliseconds
 
   void append(const Latencies& other) {
-    for (auto member : {&Latencies::create, &Latencies::start, &Latencies::resume,
-                        &Latencies::cycle}) {
-      (this->*member).insert((this->*member).end(), (other.*member).begin(),
-                             (other.*member).end());
+    for (auto member :
+         {&Latencies::create, &Latencies::start, &Latencies::resume, &Latencies::cycle}) {
+      (this->*member).insert((this->*member).end(), (other.*member).begin(), (other.*member).end());
     }
   }
 };
@@ -172,12 +177,13 @@ class CycleDriver {
  public:
   CycleDriver(const Options& options, KeepAliveClient& client)
       : options_(options), client_(client) {
-    start_body_ = Json{{"assistant_id", options.assistant},
-                       {"input", {{"messages", {{{"role", "user"}, {"content", options.message}}}}}}}
-                      .dump();
-    resume_body_ =
-        Json{{"assistant_id", options.assistant}, {"command", {{"resume", Json::parse(options.resume)}}}}
+    start_body_ =
+        Json{{"assistant_id", options.assistant},
+             {"input", {{"messages", {{{"role", "user"}, {"content", options.message}}}}}}}
             .dump();
+    resume_body_ = Json{{"assistant_id", options.assistant},
+                        {"command", {{"resume", Json::parse(options.resume)}}}}
+                       .dump();
   }
 
   // Creates a thread and runs it to the interrupt; returns the thread id.
@@ -338,9 +344,8 @@ void run_pause(const Options& options) {
   long before = rss_kb(options.pid);
   double server0 = process_cpu_seconds(options.pid);
   auto start = Clock::now();
-  Latencies lat = run_parallel(options, options.n, [](CycleDriver& driver, Latencies& out) {
-    driver.pause(&out);
-  });
+  Latencies lat = run_parallel(options, options.n,
+                               [](CycleDriver& driver, Latencies& out) { driver.pause(&out); });
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   double server1 = process_cpu_seconds(options.pid);
   long right_after = rss_kb(options.pid);

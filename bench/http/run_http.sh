@@ -3,7 +3,8 @@
 # reference Agent Server (shared/peers/agent-server, with bench/http/agent_graph.ts as its
 # "agent"), driven by the same load generator (tollgate_httpload), then one table with ratios.
 #
-#   bench/http/run_http.sh [--quick] [--no-peer] [--out DIR] [--pause N] [--peer-pause N]
+#   bench/http/run_http.sh [--quick] [--no-peer] [--no-build] [--out DIR] [--pause N]
+#                          [--peer-pause N]
 #
 # Measures, per server: cycles/s and cycle/resume latency at concurrency 1 and 8 (one cycle =
 # create thread -> runs/wait to the interrupt -> runs/wait with the approve resume), the
@@ -17,6 +18,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 quick=0
 peer=1
+build_it=1
 out=""
 pause_n=10000
 peer_pause_n=1000
@@ -24,10 +26,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --no-peer) peer=0 ;;
+    --no-build) build_it=0 ;;
     --out) out="$2"; shift ;;
     --pause) pause_n="$2"; shift ;;
     --peer-pause) peer_pause_n="$2"; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -40,13 +43,16 @@ log() { echo "[http] $*" >&2; }
 log "results in $out; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ------------------------------------------------------------------ build (Release, -O2)
+# --no-build: use the binaries already in the build directory (any Release build of them).
 build="${TOLLGATE_BENCH_BUILD_DIR:-$repo/build-bench}"
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$repo" -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DTOLLGATE_BUILD_BENCH=ON \
-  -DTOLLGATE_BUILD_TESTS=OFF -DTOLLGATE_BUILD_EXAMPLES=OFF >/dev/null || exit 1
-cmake --build "$build" --target tollgate_cli tollgate_httpload -j2 >&2 || { log "build failed"; exit 1; }
+if [ "$build_it" = 1 ]; then
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S "$repo" -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DTOLLGATE_BUILD_BENCH=ON \
+    -DTOLLGATE_BUILD_TESTS=OFF -DTOLLGATE_BUILD_EXAMPLES=OFF >/dev/null || exit 1
+  cmake --build "$build" --target tollgate_cli tollgate_httpload -j2 >&2 || { log "build failed"; exit 1; }
+fi
 load_bin="$build/bench/http/tollgate_httpload"
 tollgate_bin="$build/src/main/tollgate"
 

@@ -116,6 +116,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     request.body = std::move(message.body());
     const bool keep_alive = message.keep_alive();
+    keep_alive_ = keep_alive;
 
     HttpResponse response;
     if (request.method == "OPTIONS") {
@@ -155,9 +156,11 @@ class Session : public std::enable_shared_from_this<Session> {
                       [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
                         if (!ec && self->drain_after_write_) {
                           self->drain();
-                        } else if (ec || !message->keep_alive() || self->streaming_) {
+                        } else if (ec || !message->keep_alive()) {
                           self->done_ = true;
                           self->close();
+                        } else if (self->streaming_) {
+                          self->next_request_after_stream();
                         } else {
                           self->read();
                         }
@@ -198,13 +201,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_wake() {
-    if (closed_ || done_) return;
+    if (closed_ || done_ || !body_) return;  // a late wake of a finished response
     if (!head_sent_) {
       if (!body_->head_ready(head_)) return;
       if (!head_.stream) {  // turned into a plain response
         done_ = true;
         heartbeat_timer_.cancel();
-        write_plain(std::move(head_), false);
+        write_plain(std::move(head_), keep_alive_);
         return;
       }
       head_sent_ = true;
@@ -214,8 +217,9 @@ class Session : public std::enable_shared_from_this<Session> {
       head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
       if (!head_.content_type.empty()) head += "Content-Type: " + head_.content_type + "\r\n";
       for (auto& [name, value] : head_.headers) head += name + ": " + value + "\r\n";
-      head +=
-          "Cache-Control: no-cache\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n";
+      head += keep_alive_ ? "Cache-Control: no-cache\r\nConnection: keep-alive\r\n"
+                          : "Cache-Control: no-cache\r\nConnection: close\r\n";
+      head += "Transfer-Encoding: chunked\r\n\r\n";
       outgoing_ = std::move(head);
       schedule_heartbeat();
     }
@@ -237,7 +241,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (outgoing_.empty()) {
       if (finished_) {
         done_ = true;
-        close();
+        if (keep_alive_) {
+          next_request_after_stream();
+        } else {
+          close();
+        }
       }
       return;
     }
@@ -267,24 +275,54 @@ class Session : public std::enable_shared_from_this<Session> {
     if (options_.heartbeat_seconds <= 0 || body_->heartbeat().empty()) return;
     heartbeat_timer_.expires_after(std::chrono::seconds(options_.heartbeat_seconds));
     heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->closed_ || self->finished_) return;
+      if (ec || self->closed_ || self->finished_ || !self->body_) return;
       self->append_chunk(self->body_->heartbeat());
       self->pump();
       self->schedule_heartbeat();
     });
   }
 
-  // A streamed response never reads another request on this connection; a read that
-  // completes means the client closed (or misbehaves), so the body learns it went away.
+  // While a response streams, the connection is read only to learn that the client went
+  // away (the body is told). Bytes that arrive meanwhile (a pipelined next request) are kept
+  // in buffer_ for the next read(); a client that sends more than kMaxEarlyBytes is dropped.
   void watch_disconnect() {
+    watching_ = true;
     stream_.socket().async_read_some(
-        net::buffer(probe_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          if (ec) {
+        buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->watching_ = false;
+          if (!ec) self->buffer_.commit(n);
+          if (self->closed_) return;
+          if (self->next_request_) {  // the response is complete: serve the next request
+            self->next_request_ = false;
+            if (ec && ec != net::error::operation_aborted) {
+              self->close();
+            } else {
+              self->read();
+            }
+          } else if (ec || self->buffer_.size() > kMaxEarlyBytes) {
             self->disconnected();
-          } else if (!self->closed_) {
+          } else {
             self->watch_disconnect();
           }
         });
+  }
+
+  // A streamed (or wait-then-plain) response is complete and the client keeps the connection:
+  // stop watching for a disconnect and read the next request once that read has unwound.
+  void next_request_after_stream() {
+    heartbeat_timer_.cancel();
+    body_.reset();
+    head_ = HttpResponse();
+    outgoing_.clear();
+    sending_.clear();
+    streaming_ = head_sent_ = writing_ = finished_ = done_ = false;
+    if (!watching_) {
+      read();
+      return;
+    }
+    next_request_ = true;
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
   }
 
   void disconnected() {
@@ -314,6 +352,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string outgoing_;
   std::string sending_;
   char probe_[512];
+  static constexpr std::size_t kMaxEarlyBytes = 64 * 1024;
+  bool keep_alive_ = false;    // the current request asked to keep the connection
+  bool watching_ = false;      // a watch_disconnect read is pending
+  bool next_request_ = false;  // that read was cancelled to serve the next request
   bool streaming_ = false;
   bool drain_after_write_ = false;
   bool head_sent_ = false;

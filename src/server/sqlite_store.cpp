@@ -43,13 +43,15 @@ CREATE TABLE server_thread_events (
                            (db ? sqlite3_errmsg(db) : "cannot open"));
 }
 
-// A prepared statement; binds by position from 1, reads columns from 0.
+// One use of a cached prepared statement (SqliteStore::prepared); binds by position from 1,
+// reads columns from 0, and resets the statement when it goes out of scope.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail(db, "prepare");
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -105,7 +107,7 @@ class Statement {
 
  private:
   sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3_stmt* stmt_;
 };
 
 void exec(sqlite3* db, const char* sql) {
@@ -114,18 +116,6 @@ void exec(sqlite3* db, const char* sql) {
     std::string text = message ? message : "unknown error";
     sqlite3_free(message);
     throw Error::Unavailable(std::string("server database: ") + text);
-  }
-}
-
-// Runs `body` in a transaction, rolling back if it throws.
-void transaction(sqlite3* db, const std::function<void()>& body) {
-  exec(db, "BEGIN IMMEDIATE");
-  try {
-    body();
-    exec(db, "COMMIT");
-  } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
   }
 }
 
@@ -203,16 +193,71 @@ SqliteStore::SqliteStore(const std::string& path) {
 }
 
 SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard lock(mutex_);
+    try {
+      flush_events_locked();
+    } catch (const Error&) {
+      // Closing anyway: events of runs still in flight are lost like the runs themselves.
+    }
+    for (auto& [text, statement] : statements_) sqlite3_finalize(statement);
+    statements_.clear();
+  }
   sqlite3_close(db_);
+}
+
+sqlite3_stmt* SqliteStore::prepared_locked(const std::string& text) {
+  auto it = statements_.find(text);
+  if (it != statements_.end()) return it->second;
+  sqlite3_stmt* statement = nullptr;
+  if (sqlite3_prepare_v3(db_, text.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &statement, nullptr) !=
+      SQLITE_OK) {
+    fail(db_, "prepare");
+  }
+  statements_.emplace(text, statement);
+  return statement;
+}
+
+void SqliteStore::write_locked(const std::function<void()>& body) {
+  Statement(db_, prepared_locked("BEGIN IMMEDIATE")).run();
+  try {
+    write_events_locked();
+    body();
+    Statement(db_, prepared_locked("COMMIT")).run();
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  pending_events_.clear();
+}
+
+void SqliteStore::write_events_locked() {
+  for (const PendingEvent& pending : pending_events_) {
+    const LogEntry& e = pending.entry;
+    Statement s(db_,
+                prepared_locked(pending.of_thread
+                                    ? "INSERT OR REPLACE INTO server_thread_events (thread_id, "
+                                      "seq, event, data, event_id, channel, namespace) "
+                                      "VALUES (?,?,?,?,?,?,?)"
+                                    : "INSERT OR REPLACE INTO server_run_events (run_id, seq, "
+                                      "event, data, event_id) VALUES (?,?,?,?,?)"));
+    s.bind(1, pending.owner_id).bind(2, e.seq).bind(3, e.event).bind(4, e.data).bind(5, e.id);
+    if (pending.of_thread) s.bind(6, e.channel).bind(7, Json(e.ns).dump());
+    s.run();
+  }
+}
+
+void SqliteStore::flush_events_locked() {
+  if (!pending_events_.empty()) write_locked([] {});
 }
 
 void SqliteStore::migrate() {
   std::lock_guard lock(mutex_);
   exec(db_, "CREATE TABLE IF NOT EXISTS server_schema (version INTEGER NOT NULL)");
-  transaction(db_, [&] {
+  write_locked([&] {
     int version = 0;
     {
-      Statement s(db_, "SELECT version FROM server_schema");
+      Statement s(db_, prepared_locked("SELECT version FROM server_schema"));
       if (s.step()) version = static_cast<int>(s.integer(0));
     }
     if (version > kServerSchemaVersion) {
@@ -224,7 +269,7 @@ void SqliteStore::migrate() {
       exec(db_, kMigrations[static_cast<std::size_t>(v)]);
     }
     exec(db_, "DELETE FROM server_schema");
-    Statement(db_, "INSERT INTO server_schema (version) VALUES (?)")
+    Statement(db_, prepared_locked("INSERT INTO server_schema (version) VALUES (?)"))
         .bind(1, std::int64_t{kServerSchemaVersion})
         .run();
   });
@@ -232,25 +277,25 @@ void SqliteStore::migrate() {
 
 int SqliteStore::schema_version() {
   std::lock_guard lock(mutex_);
-  Statement s(db_, "SELECT version FROM server_schema");
+  Statement s(db_, prepared_locked("SELECT version FROM server_schema"));
   return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
 void SqliteStore::put_assistant(const AssistantRecord& a) {
   std::lock_guard lock(mutex_);
-  Statement s(db_, sql("INSERT OR REPLACE INTO server_assistants (", kAssistantColumns,
-                       ") VALUES (?,?,?,?,?,?,?,?,?,?)")
-                       .c_str());
-  s.bind(1, a.assistant_id).bind(2, a.graph_id).bind(3, a.name).bind_optional(4, a.description);
-  s.bind(5, a.config.dump()).bind(6, a.context.dump()).bind(7, a.metadata.dump());
-  s.bind(8, std::int64_t{a.version}).bind(9, a.created_at).bind(10, a.updated_at).run();
+  write_locked([&] {
+    Statement s(db_, prepared_locked(sql("INSERT OR REPLACE INTO server_assistants (",
+                                         kAssistantColumns, ") VALUES (?,?,?,?,?,?,?,?,?,?)")));
+    s.bind(1, a.assistant_id).bind(2, a.graph_id).bind(3, a.name).bind_optional(4, a.description);
+    s.bind(5, a.config.dump()).bind(6, a.context.dump()).bind(7, a.metadata.dump());
+    s.bind(8, std::int64_t{a.version}).bind(9, a.created_at).bind(10, a.updated_at).run();
+  });
 }
 
 std::optional<AssistantRecord> SqliteStore::get_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
-  Statement s(
-      db_,
-      sql("SELECT ", kAssistantColumns, " FROM server_assistants WHERE assistant_id = ?").c_str());
+  Statement s(db_, prepared_locked(sql("SELECT ", kAssistantColumns,
+                                       " FROM server_assistants WHERE assistant_id = ?")));
   s.bind(1, assistant_id);
   if (!s.step()) return std::nullopt;
   return read_assistant(s);
@@ -258,9 +303,8 @@ std::optional<AssistantRecord> SqliteStore::get_assistant(const std::string& ass
 
 std::vector<AssistantRecord> SqliteStore::list_assistants() {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              sql("SELECT ", kAssistantColumns, " FROM server_assistants ORDER BY created_at DESC")
-                  .c_str());
+  Statement s(db_, prepared_locked(sql("SELECT ", kAssistantColumns,
+                                       " FROM server_assistants ORDER BY created_at DESC")));
   std::vector<AssistantRecord> out;
   while (s.step()) out.push_back(read_assistant(s));
   return out;
@@ -268,26 +312,31 @@ std::vector<AssistantRecord> SqliteStore::list_assistants() {
 
 void SqliteStore::delete_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
-  Statement(db_, "DELETE FROM server_assistants WHERE assistant_id = ?")
-      .bind(1, assistant_id)
-      .run();
+  write_locked([&] {
+    Statement(db_, prepared_locked("DELETE FROM server_assistants WHERE assistant_id = ?"))
+        .bind(1, assistant_id)
+        .run();
+  });
 }
 
 bool SqliteStore::create_thread(const ThreadRecord& t) {
   std::lock_guard lock(mutex_);
-  Statement s(db_, sql("INSERT OR IGNORE INTO server_threads (", kThreadColumns,
-                       ") VALUES (?,?,?,?,?,?,?,?,?)")
-                       .c_str());
-  s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
-  s.bind(5, t.status).bind(6, t.config.dump()).bind_json(7, t.values).bind_json(8, t.interrupts);
-  s.bind_json(9, t.error).run();
-  return sqlite3_changes(db_) == 1;
+  bool created = false;
+  write_locked([&] {
+    Statement s(db_, prepared_locked(sql("INSERT OR IGNORE INTO server_threads (", kThreadColumns,
+                                         ") VALUES (?,?,?,?,?,?,?,?,?)")));
+    s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
+    s.bind(5, t.status).bind(6, t.config.dump()).bind_json(7, t.values).bind_json(8, t.interrupts);
+    s.bind_json(9, t.error).run();
+    created = sqlite3_changes(db_) == 1;
+  });
+  return created;
 }
 
 std::optional<ThreadRecord> SqliteStore::get_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              sql("SELECT ", kThreadColumns, " FROM server_threads WHERE thread_id = ?").c_str());
+  Statement s(db_, prepared_locked(
+                       sql("SELECT ", kThreadColumns, " FROM server_threads WHERE thread_id = ?")));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return read_thread(s);
@@ -295,18 +344,20 @@ std::optional<ThreadRecord> SqliteStore::get_thread(const std::string& thread_id
 
 void SqliteStore::update_thread(const ThreadRecord& t) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              "UPDATE server_threads SET updated_at = ?, metadata = ?, status = ?, config = ?, "
-              "state_values = ?, interrupts = ?, error = ? WHERE thread_id = ?");
-  s.bind(1, t.updated_at).bind(2, t.metadata.dump()).bind(3, t.status).bind(4, t.config.dump());
-  s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error).bind(8, t.thread_id);
-  s.run();
+  write_locked([&] {
+    Statement s(db_, prepared_locked("UPDATE server_threads SET updated_at = ?, metadata = ?, "
+                                     "status = ?, config = ?, state_values = ?, interrupts = ?, "
+                                     "error = ? WHERE thread_id = ?"));
+    s.bind(1, t.updated_at).bind(2, t.metadata.dump()).bind(3, t.status).bind(4, t.config.dump());
+    s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error).bind(8, t.thread_id);
+    s.run();
+  });
 }
 
 std::vector<ThreadRecord> SqliteStore::list_threads() {
   std::lock_guard lock(mutex_);
-  Statement s(
-      db_, sql("SELECT ", kThreadColumns, " FROM server_threads ORDER BY created_at DESC").c_str());
+  Statement s(db_, prepared_locked(sql("SELECT ", kThreadColumns,
+                                       " FROM server_threads ORDER BY created_at DESC")));
   std::vector<ThreadRecord> out;
   while (s.step()) out.push_back(read_thread(s));
   return out;
@@ -314,31 +365,34 @@ std::vector<ThreadRecord> SqliteStore::list_threads() {
 
 void SqliteStore::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  transaction(db_, [&] {
-    Statement(db_,
-              "DELETE FROM server_run_events WHERE run_id IN "
-              "(SELECT run_id FROM server_runs WHERE thread_id = ?)")
+  write_locked([&] {
+    Statement(db_, prepared_locked("DELETE FROM server_run_events WHERE run_id IN "
+                                   "(SELECT run_id FROM server_runs WHERE thread_id = ?)"))
         .bind(1, thread_id)
         .run();
-    Statement(db_, "DELETE FROM server_runs WHERE thread_id = ?").bind(1, thread_id).run();
-    Statement(db_, "DELETE FROM server_thread_events WHERE thread_id = ?").bind(1, thread_id).run();
-    Statement(db_, "DELETE FROM server_threads WHERE thread_id = ?").bind(1, thread_id).run();
+    for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
+                             "DELETE FROM server_thread_events WHERE thread_id = ?",
+                             "DELETE FROM server_threads WHERE thread_id = ?"}) {
+      Statement(db_, prepared_locked(text)).bind(1, thread_id).run();
+    }
   });
 }
 
 void SqliteStore::put_run(const RunRecord& r) {
   std::lock_guard lock(mutex_);
-  Statement s(
-      db_, sql("INSERT OR REPLACE INTO server_runs (", kRunColumns, ") VALUES (?,?,?,?,?,?,?,?,?)")
-               .c_str());
-  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
-  s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
-  s.bind(8, r.created_at).bind(9, r.updated_at).run();
+  write_locked([&] {
+    Statement s(db_, prepared_locked(sql("INSERT OR REPLACE INTO server_runs (", kRunColumns,
+                                         ") VALUES (?,?,?,?,?,?,?,?,?)")));
+    s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
+    s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
+    s.bind(8, r.created_at).bind(9, r.updated_at).run();
+  });
 }
 
 std::optional<RunRecord> SqliteStore::get_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  Statement s(db_, sql("SELECT ", kRunColumns, " FROM server_runs WHERE run_id = ?").c_str());
+  Statement s(db_,
+              prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE run_id = ?")));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return read_run(s);
@@ -346,10 +400,10 @@ std::optional<RunRecord> SqliteStore::get_run(const std::string& run_id) {
 
 std::vector<RunRecord> SqliteStore::list_runs(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              sql("SELECT ", kRunColumns,
-                  " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, run_id DESC")
-                  .c_str());
+  Statement s(
+      db_, prepared_locked(
+               sql("SELECT ", kRunColumns,
+                   " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, run_id DESC")));
   s.bind(1, thread_id);
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
@@ -358,9 +412,9 @@ std::vector<RunRecord> SqliteStore::list_runs(const std::string& thread_id) {
 
 std::vector<RunRecord> SqliteStore::list_runs_with_status(const std::string& status) {
   std::lock_guard lock(mutex_);
-  Statement s(db_, sql("SELECT ", kRunColumns,
-                       " FROM server_runs WHERE status = ? ORDER BY created_at, run_id")
-                       .c_str());
+  Statement s(db_, prepared_locked(sql("SELECT ", kRunColumns,
+                                       " FROM server_runs WHERE status = ? ORDER BY created_at, "
+                                       "run_id")));
   s.bind(1, status);
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
@@ -369,30 +423,25 @@ std::vector<RunRecord> SqliteStore::list_runs_with_status(const std::string& sta
 
 void SqliteStore::delete_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  transaction(db_, [&] {
-    Statement(db_, "DELETE FROM server_run_events WHERE run_id = ?").bind(1, run_id).run();
-    Statement(db_, "DELETE FROM server_runs WHERE run_id = ?").bind(1, run_id).run();
+  write_locked([&] {
+    for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
+                             "DELETE FROM server_runs WHERE run_id = ?"}) {
+      Statement(db_, prepared_locked(text)).bind(1, run_id).run();
+    }
   });
 }
 
 void SqliteStore::append_run_event(const std::string& run_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
-  Statement(db_,
-            "INSERT OR REPLACE INTO server_run_events (run_id, seq, event, data, event_id) "
-            "VALUES (?,?,?,?,?)")
-      .bind(1, run_id)
-      .bind(2, e.seq)
-      .bind(3, e.event)
-      .bind(4, e.data)
-      .bind(5, e.id)
-      .run();
+  pending_events_.push_back(PendingEvent{false, run_id, e});
+  if (pending_events_.size() >= kMaxPendingEvents) flush_events_locked();
 }
 
 std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  Statement s(
-      db_,
-      "SELECT seq, event, data, event_id FROM server_run_events WHERE run_id = ? ORDER BY seq");
+  flush_events_locked();
+  Statement s(db_, prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
+                                   "WHERE run_id = ? ORDER BY seq"));
   s.bind(1, run_id);
   std::vector<LogEntry> out;
   while (s.step()) {
@@ -408,24 +457,15 @@ std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
 
 void SqliteStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
-  Statement(db_,
-            "INSERT OR REPLACE INTO server_thread_events "
-            "(thread_id, seq, event, data, event_id, channel, namespace) VALUES (?,?,?,?,?,?,?)")
-      .bind(1, thread_id)
-      .bind(2, e.seq)
-      .bind(3, e.event)
-      .bind(4, e.data)
-      .bind(5, e.id)
-      .bind(6, e.channel)
-      .bind(7, Json(e.ns).dump())
-      .run();
+  pending_events_.push_back(PendingEvent{true, thread_id, e});
+  if (pending_events_.size() >= kMaxPendingEvents) flush_events_locked();
 }
 
 std::vector<LogEntry> SqliteStore::thread_events(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              "SELECT seq, event, data, event_id, channel, namespace FROM server_thread_events "
-              "WHERE thread_id = ? ORDER BY seq");
+  flush_events_locked();
+  Statement s(db_, prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
+                                   "server_thread_events WHERE thread_id = ? ORDER BY seq"));
   s.bind(1, thread_id);
   std::vector<LogEntry> out;
   while (s.step()) {

@@ -1,21 +1,33 @@
 // SqliteStore: ServerStore in a SQLite file (WAL), in tables prefixed "server_" so that the
 // checkpointer can share the file. The schema carries a version; opening an older file
 // applies the missing migrations in one transaction.
+//
+// Stream events are written in groups: append_run_event/append_thread_event queue the row,
+// and the queue is committed in the same transaction as the store's next other write (a run
+// ends with put_run, so a finished or paused run's events are durable with its status), before
+// run_events/thread_events read, at kMaxPendingEvents rows, and on destruction. A run emits
+// dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
+// can lose is the events of runs still in flight, which restart recovery ends anyway.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "server/store.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace tollgate::server {
 
 inline constexpr int kServerSchemaVersion = 1;
 
-// Thread-safety: one connection, serialised by a mutex (guards db_).
+// Thread-safety: one connection, serialised by a mutex (guards db_, the prepared statements
+// and the queued events).
 class SqliteStore : public ServerStore {
  public:
   // Opens (creating if needed) and migrates. Throws Error(kUnavailable) on failure.
@@ -47,9 +59,25 @@ class SqliteStore : public ServerStore {
   std::vector<LogEntry> thread_events(const std::string& thread_id) override;
 
  private:
+  struct PendingEvent {
+    bool of_thread;        // server_thread_events (else server_run_events)
+    std::string owner_id;  // thread id or run id
+    LogEntry entry;
+  };
+  static constexpr std::size_t kMaxPendingEvents = 256;
+
   void migrate();
+  // The statement for `sql`, prepared once and kept for the connection's life.
+  sqlite3_stmt* prepared_locked(const std::string& sql);
+  // Runs `body` in one write transaction together with the queued events.
+  void write_locked(const std::function<void()>& body);
+  void write_events_locked();
+  void flush_events_locked();
+
   std::mutex mutex_;
   sqlite3* db_ = nullptr;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  std::vector<PendingEvent> pending_events_;
 };
 
 }  // namespace tollgate::server

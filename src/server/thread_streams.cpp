@@ -8,6 +8,7 @@ namespace tollgate::server {
 ThreadStreams::Stream& ThreadStreams::stream_locked(const std::string& thread_id) {
   auto it = streams_.find(thread_id);
   if (it != streams_.end()) return it->second;
+  if (streams_.size() >= sweep_at_) drop_idle_locked();
   Stream stream;
   stream.log = std::make_shared<EventLog>();
   for (LogEntry& entry : store_.thread_events(thread_id)) {
@@ -15,6 +16,20 @@ ThreadStreams::Stream& ThreadStreams::stream_locked(const std::string& thread_id
     stream.log->append(std::move(entry));
   }
   return streams_.emplace(thread_id, std::move(stream)).first->second;
+}
+
+void ThreadStreams::drop_idle_locked() {
+  // Idle: nobody but this map holds the log (no open /stream/events reader). The next sweep
+  // waits for kIdleLogsKept more logs than survive this one, so sweeps cost amortized O(1)
+  // per new log however many logs are being read.
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    if (it->second.log.use_count() == 1) {
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  sweep_at_ = streams_.size() + kIdleLogsKept;
 }
 
 std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
@@ -61,6 +76,11 @@ std::int64_t ThreadStreams::current_seq(const std::string& thread_id) {
 void ThreadStreams::forget(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   streams_.erase(thread_id);
+}
+
+std::size_t ThreadStreams::logs_in_memory() {
+  std::lock_guard lock(mutex_);
+  return streams_.size();
 }
 
 bool StreamFilter::matches(const LogEntry& entry) const {

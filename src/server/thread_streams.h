@@ -15,6 +15,10 @@
 
 namespace tollgate::server {
 
+// Memory: a log stays in RAM while someone reads it (an open /stream/events connection holds
+// it); logs nobody reads are dropped once kIdleLogsKept of them pile up and are rebuilt from
+// the store on next use, so thousands of paused threads cost no RAM here.
+//
 // Thread-safety: all methods may be called from any thread; one mutex guards the map of
 // logs and the sequence counters (so events of a thread are numbered and stored in order).
 class ThreadStreams {
@@ -31,6 +35,11 @@ class ThreadStreams {
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
+  // How many thread logs are in memory (for tests and diagnostics).
+  std::size_t logs_in_memory();
+
+  // Logs nobody reads that may pile up before they are dropped.
+  static constexpr std::size_t kIdleLogsKept = 512;
 
  private:
   struct Stream {
@@ -38,10 +47,12 @@ class ThreadStreams {
     std::int64_t last_seq = 0;
   };
   Stream& stream_locked(const std::string& thread_id);
+  void drop_idle_locked();
 
   ServerStore& store_;
   std::mutex mutex_;
   std::map<std::string, Stream> streams_;
+  std::size_t sweep_at_ = kIdleLogsKept;  // drop idle logs when streams_ reaches this size
 };
 
 // Does an event pass a /stream/events subscription filter?

@@ -96,6 +96,32 @@ TEST_F(ThreadStreamsTest, RootLifecycleEventsCarryTheRunInTheirId) {
   EXPECT_EQ(envelope["params"]["namespace"], Json::array());
 }
 
+TEST_F(ThreadStreamsTest, IdleLogsAreDroppedAndRebuiltFromTheStore) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  const std::size_t threads = 3 * ThreadStreams::kIdleLogsKept;
+  for (std::size_t i = 0; i < threads; ++i) {
+    streams.emit("t" + std::to_string(i), "values", {}, Json::object());
+  }
+  EXPECT_LE(streams.logs_in_memory(), ThreadStreams::kIdleLogsKept);
+  // The first thread's log was dropped; its sequence and events come back from the store.
+  EXPECT_EQ(streams.emit("t0", "values", {}, Json::object()), 2);
+  EXPECT_EQ(streams.log("t0")->size(), 2u);
+}
+
+TEST_F(ThreadStreamsTest, ALogBeingReadIsKeptAndGetsNewEvents) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  streams.emit("read", "values", {}, Json::object());
+  std::shared_ptr<EventLog> reader = streams.log("read");
+  for (std::size_t i = 0; i < 3 * ThreadStreams::kIdleLogsKept; ++i) {
+    streams.emit("t" + std::to_string(i), "values", {}, Json::object());
+  }
+  streams.emit("read", "lifecycle", {}, Json{{"event", "running"}});
+  EXPECT_EQ(reader->size(), 2u);
+  EXPECT_EQ(streams.log("read"), reader);
+}
+
 TEST(RunRequestTest, KwargsRoundTripKeepsWhatARestartNeeds) {
   RunRequest request;
   request.input = Json{{"messages", Json::array()}};
