@@ -1,22 +1,23 @@
 // `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]`
+// Serves the agents of the config file (or the demo agent) and the example graphs.
 #include <pthread.h>
 
+#include <algorithm>
 #include <csignal>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
 
-#include <filesystem>
-
 #include "main/example_graphs.h"
+#include "main/subcommands.h"
 #include "tollgate/agent.h"
+#include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
 #include "tollgate/demo_tools.h"
-#include "tollgate/middleware.h"
-#include "main/subcommands.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
+#include "tollgate/middleware.h"
 #include "tollgate/server.h"
 #if __has_include("tollgate/sqlite_saver.h")
 #include "tollgate/sqlite_saver.h"
@@ -36,32 +37,39 @@ struct ServeArguments {
   std::string workdir;  // the demo tools' folder; empty: next to the database
 };
 
-// The config file: {"host": ..., "port": ..., "db": ...}; command-line flags win.
-void apply_config_file(ServeArguments& args, const CLI::App& command) {
-  if (args.config.empty()) return;
-  std::ifstream in(args.config);
-  if (!in) throw Error::InvalidArgument("--config: cannot read " + args.config);
-  Json config;
-  try {
-    config = Json::parse(in);
-  } catch (const Json::parse_error& e) {
-    throw Error::InvalidArgument("--config " + args.config + ": not valid JSON: " + e.what());
+// The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "agents"};
+// command-line flags win; relative paths resolve against the file's folder. Returns the
+// "agents" object (null when the file has none).
+Json apply_config_file(ServeArguments& args, const CLI::App& command) {
+  if (args.config.empty()) return nullptr;
+  const Json config = read_json_object_file(args.config);
+  const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
+  static const char* const kKeys[] = {"host", "port", "db", "workdir", "model", "agents"};
+  for (const auto& [key, value] : config.items()) {
+    (void)value;
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      throw Error::InvalidArgument(args.config + ": unknown key '" + key +
+                                   "' (expected host, port, db, workdir, model, agents)");
+    }
   }
-  if (!config.is_object())
-    throw Error::InvalidArgument("--config " + args.config + ": must hold a JSON object");
-  auto read_string = [&](const char* key, const char* flag, std::string& target) {
+  auto read_string = [&](const char* key, const char* flag, std::string& target, bool path) {
     if (!config.contains(key) || command.count(flag) > 0) return;
     if (!config[key].is_string())
-      throw Error::InvalidArgument(args.config + ": " + key + " must be a string");
+      throw Error::InvalidArgument(args.config + ": " + key + ": must be a string");
     target = config[key].get<std::string>();
+    if (path && target != ":memory:" && std::filesystem::path(target).is_relative())
+      target = (base / target).lexically_normal().string();
   };
-  read_string("host", "--host", args.host);
-  read_string("db", "--db", args.db);
+  read_string("host", "--host", args.host, false);
+  read_string("db", "--db", args.db, true);
+  read_string("workdir", "--workdir", args.workdir, true);
+  read_string("model", "--model", args.model, false);
   if (config.contains("port") && command.count("--port") == 0) {
     if (!config["port"].is_number_integer())
-      throw Error::InvalidArgument(args.config + ": port must be an integer");
+      throw Error::InvalidArgument(args.config + ": port: must be an integer");
     args.port = config["port"].get<int>();
   }
+  return config.contains("agents") ? config["agents"] : Json(nullptr);
 }
 
 std::shared_ptr<Saver> open_saver(const std::string& db) {
@@ -85,7 +93,8 @@ std::string demo_workdir(const ServeArguments& args) {
 // The demo agent: the offline demo model (or --model), the demo tools with real, inspectable
 // effects, and the demo review policy (send_email, write_file, delete_file and SQL writes
 // need a person's decision).
-void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec, const std::string& workdir) {
+void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec,
+                    const std::string& workdir) {
   auto env = std::make_shared<DemoEnvironment>(workdir);
   std::shared_ptr<ChatModel> model = init_chat_model(model_spec);
   std::cout << "tollgate serve: demo agent uses model " << model->name() << ", tools in "
@@ -107,9 +116,49 @@ void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec, const 
       "email, file writes/deletes and SQL writes wait for a person's decision.");
 }
 
+// The agents a config file declares, over the demo tools; errors name the file and the path.
+void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeArguments& args) {
+  auto env = std::make_shared<DemoEnvironment>(demo_workdir(args));
+  AgentConfigOptions config;
+  config.tools = env->tools();
+  config.default_model = args.model;
+  std::vector<AgentDeclaration> declared;
+  try {
+    declared =
+        parse_agent_declarations(agents, std::filesystem::path(args.config).parent_path(), config);
+  } catch (const Error& e) {
+    throw Error::InvalidArgument(args.config + ": " + e.what());
+  }
+  for (auto& agent : declared) {
+    std::cout << "tollgate serve: agent " << agent.graph_id << " uses model "
+              << agent.options.model->name() << std::endl;
+    auto shared = std::make_shared<const AgentDeclaration>(std::move(agent));
+    graphs.add(
+        shared->graph_id,
+        [shared, env](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+          return shared->build(std::move(saver));
+        },
+        shared->description);
+  }
+}
+
 int serve(ServeArguments args, const CLI::App& command) {
-  apply_config_file(args, command);
+  const Json agents = apply_config_file(args, command);
   if (args.port < 0 || args.port > 65535) throw Error::InvalidArgument("--port: must be 0-65535");
+
+  GraphRegistry graphs;
+  if (agents.is_null()) {
+    add_demo_agent(graphs, args.model, demo_workdir(args));
+  } else {
+    add_declared_agents(graphs, agents, args);
+  }
+  // The example graphs are served next to the agents, unless an agent took their id.
+  GraphRegistry examples;
+  add_example_graphs(examples);
+  for (const auto& [graph_id, entry] : examples.entries()) {
+    if (graphs.entries().count(graph_id) == 0)
+      graphs.add(graph_id, entry.factory, entry.description);
+  }
 
   // Signals are taken by a dedicated thread; every other thread has them blocked.
   sigset_t signals;
@@ -124,9 +173,6 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.db_path = args.db;
   options.checkpointer = open_saver(args.db);
   options.console_dir = args.console_dir;
-  GraphRegistry graphs;
-  add_demo_agent(graphs, args.model, demo_workdir(args));
-  add_example_graphs(graphs);
   Server server(options, std::move(graphs));
   server.start();
   std::cout << "tollgate serve: listening on http://" << args.host << ":" << server.port()
@@ -153,14 +199,17 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
       ->capture_default_str();
-  command->add_option("--config", args->config, "JSON config file (host, port, db)");
+  command->add_option("--config", args->config,
+                      "JSON config file: host, port, db, workdir, model and the agents to serve "
+                      "(docs/config.md); without \"agents\" the demo agent is served");
   command->add_option("--console", args->console_dir, "Folder of the built review console")
       ->capture_default_str();
   command->add_option("--model", args->model,
-                      "Model of the demo agent, e.g. openai:gpt-4.1-mini (default: $TOLLGATE_MODEL "
-                      "or the offline demo model)");
-  command->add_option("--workdir", args->workdir,
-                      "Folder of the demo tools' sandbox, database and outbox (default: next to --db)");
+                      "Model of the demo agent (and of config agents naming none), e.g. "
+                      "openai:gpt-4.1-mini (default: $TOLLGATE_MODEL or the offline demo model)");
+  command->add_option(
+      "--workdir", args->workdir,
+      "Folder of the demo tools' sandbox, database and outbox (default: next to --db)");
   command->callback([args, command] {
     int code = serve(*args, *command);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `tollgate serve --config`: two declared agents are listed by /assistants/search and a scripted
+# one pauses on its gated tool over HTTP; a config with a mistake stops the server before it
+# serves anything, naming the file and the JSON path.
+set -euo pipefail
+bin="$1"
+dir="$(mktemp -d)"
+pid=""
+cleanup() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi; rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$dir/out" ] && cat "$dir/out" "$dir/err" >&2; exit 1; }
+
+mkdir -p "$dir/conf"
+cat >"$dir/conf/mail_script.json" <<'JSON'
+{"conversations": [{"match": "email", "replies": [
+  {"content": "Sending.", "tool_calls": [{"name": "send_email",
+    "args": {"to": "bob@example.com", "subject": "Launch", "body": "It is today."}}]},
+  "Done: {tool_results}"]}]}
+JSON
+cat >"$dir/conf/tollgate.json" <<'JSON'
+{"db": "state/tollgate.db",
+ "agents": {
+   "mail": {"model": "scripted", "script_file": "mail_script.json", "tools": ["send_email"],
+            "interrupt_on": {"send_email": {"allowed_decisions": ["approve", "reject"],
+                                            "description": "Email {to}?"}},
+            "description": "Writes email after a review."},
+   "weather": {"model": "demo", "tools": ["weather_search"], "description": "Forecasts."}}}
+JSON
+mkdir -p "$dir/conf/state"
+
+# The server runs from another folder: relative paths in the file are the file's folder's.
+(cd "$dir" && exec "$bin" serve --config conf/tollgate.json --port 0 >"$dir/out" 2>"$dir/err") &
+pid=$!
+port=""
+for _ in $(seq 1 200); do
+  port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$dir/out" 2>/dev/null || true)
+  [ -n "$port" ] && break
+  kill -0 "$pid" 2>/dev/null || fail "server exited"
+  sleep 0.1
+done
+[ -n "$port" ] || fail "server did not start"
+url="http://127.0.0.1:$port"
+[ -f "$dir/conf/state/tollgate.db" ] || fail "db was not created next to the config file"
+
+search=$(curl -sf -X POST "$url/assistants/search" -H 'content-type: application/json' -d '{"limit": 100}')
+graphs=$(grep -o '"graph_id":"[a-z_]*"' <<<"$search" | sort -u | tr '\n' ' ')
+grep -q '"graph_id":"mail"' <<<"$graphs" || fail "mail not listed: $search"
+grep -q '"graph_id":"weather"' <<<"$graphs" || fail "weather not listed: $search"
+grep -q '"graph_id":"agent"' <<<"$graphs" && fail "the demo agent is served next to declared agents: $graphs"
+grep -q 'Writes email after a review.' <<<"$search" || fail "description missing: $search"
+
+thread=$(curl -sf -X POST "$url/threads" -H 'content-type: application/json' -d '{}' |
+         sed -n 's/.*"thread_id":"\([^"]*\)".*/\1/p')
+[ -n "$thread" ] || fail "no thread id"
+run=$(curl -sf -X POST "$url/threads/$thread/runs/wait" -H 'content-type: application/json' \
+  -d '{"assistant_id": "mail", "input": {"messages": [{"role": "user", "content": "email bob"}]}}')
+grep -q '"description":"Email bob@example.com?"' <<<"$run" || fail "mail did not pause: $run"
+run=$(curl -sf -X POST "$url/threads/$thread/runs/wait" -H 'content-type: application/json' \
+  -d '{"assistant_id": "mail", "command": {"resume": {"decisions": [{"type": "approve"}]}}}')
+grep -q 'Done: ' <<<"$run" || fail "approved run did not finish: $run"
+kill "$pid"; wait "$pid" || true; pid=""
+
+# A mistake: the server exits non-zero, names the file and the path, and never listens.
+cat >"$dir/conf/bad.json" <<'JSON'
+{"agents": {"mail": {"tools": ["send_email"],
+  "interrupt_on": {"send_email": {"when": {"arg": "to", "startswith": "a"}}}}}}
+JSON
+if "$bin" serve --config "$dir/conf/bad.json" --port 0 --db "$dir/bad.db" >"$dir/out" 2>"$dir/err"; then
+  fail "a bad config was served"
+fi
+grep -q "bad.json: agents.mail.interrupt_on.send_email.when: unknown key 'startswith'" "$dir/err" ||
+  fail "unexpected error: $(cat "$dir/err")"
+grep -q "listening" "$dir/out" && fail "the bad config was served"
+echo "serve --config: all checks passed"
