@@ -2,6 +2,7 @@
 # Runs the Agent Server integration tests: the official @langchain/langgraph-sdk client
 # (pinned in tests/integration/package-lock.json) drives a real `tollgate serve`.
 #   scripts/test-integration.sh [path/to/tollgate]     (default: build/src/main/tollgate)
+#   TOLLGATE_IT_FILES="a.test.mjs b.test.mjs" runs only those files (default: every *.test.mjs)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 binary="${1:-${TOLLGATE_BIN:-$root/build/src/main/tollgate}}"
@@ -14,4 +15,5 @@ cd "$root/tests/integration"
 if [ ! -d node_modules/@langchain/langgraph-sdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-TOLLGATE_BIN="$binary" node --test --test-concurrency=1 ./*.test.mjs
+# shellcheck disable=SC2086 # the file list is split (and globbed) on purpose
+TOLLGATE_BIN="$binary" node --test --test-concurrency=1 ${TOLLGATE_IT_FILES:-./*.test.mjs}

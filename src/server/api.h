@@ -1,6 +1,7 @@
 // The HTTP API's route groups (AGENT_SERVER_API.md §1.3, §4, §8) and what they share.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,17 @@ ThreadRecord require_thread(ApiContext& context, const std::string& thread_id);
 void require_uuid(const std::string& value, const std::string& field);
 // A new idle thread record (not stored).
 ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata);
+
+// A head gate (LogStreamBody::Options::head_gate) for a run that may be refused before it
+// does anything (a resume the graph or the HITL middleware rejects): it holds the response
+// head until the run is decided — refused, ended, or past its first step. A refusal turns the
+// head into its HTTP error ({"detail": message}, or what `refused` builds); otherwise
+// `accepted` may rewrite the head (e.g. into a plain JSON answer; empty: keep the stream).
+using HeadRewrite = std::function<void(HttpResponse& head)>;
+using RefusalRewrite = std::function<HttpResponse(int status, const std::string& message)>;
+std::function<bool(HttpResponse&)> refusal_gate(const std::shared_ptr<EventLog>& log,
+                                                HeadRewrite accepted = {},
+                                                RefusalRewrite refused = {});
 
 // Field readers: each throws HttpError(400) naming the field when the type is wrong.
 Json require_object_body(const HttpRequest& request);

@@ -40,6 +40,38 @@ ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadat
   return t;
 }
 
+namespace {
+
+// Whether the run's log shows that the run got past the point where it can be refused: an
+// event other than the run's metadata and the bookkeeping of a task that may still fail.
+bool progressed(const EventLog& log) {
+  bool closed = false;
+  for (const LogEntryPtr& entry : log.read(1, 64, &closed)) {
+    const std::string mode = entry->event.substr(0, entry->event.find('|'));
+    if (mode != "tasks" && mode != "checkpoints" && mode != "debug") return true;
+  }
+  return closed;
+}
+
+}  // namespace
+
+std::function<bool(HttpResponse&)> refusal_gate(const std::shared_ptr<EventLog>& log,
+                                                HeadRewrite accepted, RefusalRewrite refused) {
+  std::weak_ptr<EventLog> weak = log;
+  return [weak, accepted = std::move(accepted), refused = std::move(refused)](HttpResponse& head) {
+    auto l = weak.lock();
+    if (l && !progressed(*l)) return false;
+    // Read after the events: a refusal is recorded before its error event and the close.
+    if (auto rejection = l ? l->rejection() : std::nullopt) {
+      head = refused ? refused(rejection->first, rejection->second)
+                     : HttpResponse::error(rejection->first, rejection->second);
+      return true;
+    }
+    if (accepted) accepted(head);
+    return true;
+  };
+}
+
 Json require_object_body(const HttpRequest& request) {
   Json body = request.json_body();
   if (!body.is_object()) throw HttpError(400, "Request body must be a JSON object");

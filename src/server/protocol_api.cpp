@@ -9,11 +9,19 @@
 namespace tollgate::server {
 namespace {
 
-// A protocol error: answered with HTTP 200 and {"type":"error", ...}.
+// A protocol error: answered with {"type":"error", ...}, with HTTP 200 like the reference
+// server, except a resume that cannot apply (nothing paused, an unknown interrupt id: 409).
 struct ProtocolError {
   std::string code;
   std::string message;
+  int http_status = 200;
 };
+
+HttpResponse protocol_error(const Json& id, const std::string& code, const std::string& message,
+                            int http_status = 200) {
+  return HttpResponse::json({{"type", "error"}, {"id", id}, {"error", code}, {"message", message}},
+                            http_status);
+}
 
 Json pending_interrupt_ids(const ThreadRecord& thread) {
   Json ids = Json::array();
@@ -86,12 +94,12 @@ Json run_start(ApiContext& context, const std::string& thread_id, const Json& pa
   return Json{{"run_id", run.run_id}};
 }
 
-Json input_respond(ApiContext& context, const std::string& thread_id, const Json& params) {
+RunRecord input_respond(ApiContext& context, const std::string& thread_id, const Json& params) {
   auto thread = context.store.get_thread(thread_id);
   Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
   if (!thread || pending.empty()) {
     throw ProtocolError{"invalid_argument",
-                        "input.respond can only be used while the run is interrupted."};
+                        "input.respond can only be used while the run is interrupted.", 409};
   }
   Json resume = Json::object();
   auto add = [&](const Json& response) {
@@ -101,7 +109,7 @@ Json input_respond(ApiContext& context, const std::string& thread_id, const Json
     }
     std::string id = response["interrupt_id"].get<std::string>();
     if (std::find(pending.begin(), pending.end(), Json(id)) == pending.end()) {
-      throw ProtocolError{"no_such_interrupt", "No pending interrupt with id " + id};
+      throw ProtocolError{"no_such_interrupt", "No pending interrupt with id " + id, 409};
     }
     resume[id] = response.value("response", Json());
   };
@@ -127,8 +135,26 @@ Json input_respond(ApiContext& context, const std::string& thread_id, const Json
   if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
   if (params.contains("metadata") && params["metadata"].is_object())
     r.metadata = params["metadata"];
-  context.runs.submit(r);
-  return Json::object();
+  return context.runs.submit(r);
+}
+
+// The answer to input.respond, once its run is decided: success, or the refusal of the
+// response (e.g. a decision the HITL middleware rejects: 422 with its message) while the
+// thread stays paused.
+HttpResponse respond_response(ApiContext& context, const RunRecord& run, HttpResponse success,
+                              const Json& id) {
+  std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
+  LogStreamBody::Options options;
+  options.head_gate = refusal_gate(
+      log, [success](HttpResponse& head) { head = success; },
+      [id](int status, const std::string& message) {
+        return protocol_error(id, "invalid_argument", message, status);
+      });
+  options.filter = [](const LogEntry&) { return false; };
+  options.heartbeats = false;
+  HttpResponse response;
+  response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+  return response;
 }
 
 Json state_get(ApiContext& context, const std::string& thread_id, const Json& params) {
@@ -177,33 +203,29 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     try {
       // The seq the command was applied at: events of a run it starts come after it.
       const std::int64_t applied_through = ctx->streams.current_seq(thread_id);
-      Json result;
-      if (method == "run.start") {
-        result = run_start(*ctx, thread_id, params);
-      } else if (method == "input.respond") {
-        result = input_respond(*ctx, thread_id, params);
-      } else if (method == "state.get") {
-        result = state_get(*ctx, thread_id, params);
-      } else {
-        throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};
+      auto success = [&](const Json& result) {
+        return HttpResponse::json(
+            {{"type", "success"},
+             {"id", id},
+             {"result", result},
+             {"meta", {{"thread_id", thread_id}, {"applied_through_seq", applied_through}}}});
+      };
+      if (method == "run.start") return success(run_start(*ctx, thread_id, params));
+      if (method == "input.respond") {
+        RunRecord run = input_respond(*ctx, thread_id, params);
+        return respond_response(*ctx, run, success(Json::object()), id);
       }
-      return HttpResponse::json(
-          {{"type", "success"},
-           {"id", id},
-           {"result", result},
-           {"meta", {{"thread_id", thread_id}, {"applied_through_seq", applied_through}}}});
+      if (method == "state.get") return success(state_get(*ctx, thread_id, params));
+      throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};
     } catch (const ProtocolError& e) {
-      return HttpResponse::json(
-          {{"type", "error"}, {"id", id}, {"error", e.code}, {"message", e.message}});
+      return protocol_error(id, e.code, e.message, e.http_status);
     } catch (const HttpError& e) {
       std::string code = e.status() == 404   ? "invalid_argument"
                          : e.status() == 409 ? "invalid_argument"
                                              : "unknown_error";
-      return HttpResponse::json(
-          {{"type", "error"}, {"id", id}, {"error", code}, {"message", e.what()}});
+      return protocol_error(id, code, e.what());
     } catch (const Error& e) {
-      return HttpResponse::json(
-          {{"type", "error"}, {"id", id}, {"error", "unknown_error"}, {"message", e.what()}});
+      return protocol_error(id, "unknown_error", e.what());
     }
   });
 
@@ -211,6 +233,11 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     const std::string thread_id = request.params[0];
     require_uuid(thread_id, "thread_id");
     Json body = require_object_body(request);
+    for (const auto& [key, value] : body.items()) {
+      if (key != "channels" && key != "namespaces" && key != "depth" && key != "since") {
+        throw HttpError(400, key + ": unknown field; expected channels, namespaces, depth, since");
+      }
+    }
     StreamFilter filter;
     if (!body.contains("channels") || !body["channels"].is_array()) {
       throw HttpError(400, "channels: required (a list of channel names)");

@@ -1,5 +1,7 @@
 #include "server/run_events.h"
 
+#include <algorithm>
+
 #include "server/ids.h"
 #include "server/wire_format.h"
 
@@ -29,6 +31,35 @@ std::vector<std::string> split_ns(const std::string& text) {
 
 bool has_interrupt_key(const Json& data) {
   return data.is_object() && data.contains("__interrupt__");
+}
+
+// Adds a streamed chunk to the message accumulated so far: text appended, tool call chunks
+// merged by index (their argument fragments appended), other fields taken from the chunk.
+void accumulate(Json& message, const Json& chunk) {
+  for (auto it = chunk.begin(); it != chunk.end(); ++it) {
+    if (it.key() == "content" && it->is_string() && message["content"].is_string()) {
+      message["content"] = message["content"].get<std::string>() + it->get<std::string>();
+    } else if (it.key() == "tool_call_chunks" && it->is_array()) {
+      Json& calls = message["tool_call_chunks"];
+      if (!calls.is_array()) calls = Json::array();
+      for (const Json& part : *it) {
+        auto same = std::find_if(calls.begin(), calls.end(), [&](const Json& call) {
+          return call.value("index", -1) == part.value("index", -2);
+        });
+        if (same == calls.end()) {
+          calls.push_back(part);
+          continue;
+        }
+        const std::string args = part.value("args", std::string());
+        if (!args.empty()) (*same)["args"] = same->value("args", std::string()) + args;
+        for (const char* key : {"id", "name"}) {
+          if (part.contains(key) && !part[key].is_null()) (*same)[key] = part[key];
+        }
+      }
+    } else if (!it->is_null()) {
+      message[it.key()] = *it;
+    }
+  }
 }
 
 }  // namespace
@@ -90,6 +121,7 @@ void RunEvents::on_event(const StreamEvent& event) {
     case StreamMode::kValues: {
       if (root && has_interrupt_key(event.data)) root_interrupt_values_seen_ = true;
       if (legacy_wants("values") && legacy_visible) legacy("values" + suffix, event.data);
+      if (root && legacy_wants("messages")) legacy_complete(event.data);
       if (event.data.is_object()) {
         Json values = event.data;
         values.erase("__interrupt__");
@@ -128,9 +160,10 @@ void RunEvents::on_event(const StreamEvent& event) {
       metadata["run_id"] = record_.run_id;
       metadata["graph_id"] = graph_id_;
       metadata["assistant_id"] = record_.assistant_id;
-      if (legacy_visible && (legacy_wants("messages-tuple") || legacy_wants("messages"))) {
+      if (legacy_visible && legacy_wants("messages-tuple")) {
         legacy("messages" + suffix, Json::array({chunk, metadata}));
       }
+      if (legacy_visible && legacy_wants("messages")) legacy_partial(suffix, chunk, metadata);
       std::vector<std::string> message_ns = event.ns;
       if (metadata["langgraph_checkpoint_ns"].is_string()) {
         message_ns = split_ns(metadata["langgraph_checkpoint_ns"].get<std::string>());
@@ -173,6 +206,43 @@ void RunEvents::on_event(const StreamEvent& event) {
       if (legacy_wants("debug") && legacy_visible) legacy("debug" + suffix, event.data);
       break;
   }
+}
+
+void RunEvents::legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata) {
+  if (!chunk.is_object() || !chunk.contains("id") || !chunk["id"].is_string()) return;
+  const std::string id = chunk["id"].get<std::string>();
+  auto [it, fresh] = partial_messages_.try_emplace(id, chunk);
+  if (fresh) {
+    legacy("messages/metadata" + suffix, Json{{id, {{"metadata", metadata}}}});
+  } else {
+    accumulate(it->second, chunk);
+  }
+  legacy("messages/partial" + suffix, Json::array({it->second}));
+}
+
+void RunEvents::legacy_complete(const Json& values) {
+  if (!completed_seeded_) {
+    // Messages the thread had before this run are not news.
+    completed_seeded_ = true;
+    auto thread = store_.get_thread(record_.thread_id);
+    if (thread && thread->values.is_object() && thread->values.contains("messages") &&
+        thread->values["messages"].is_array()) {
+      for (const Json& m : thread->values["messages"]) {
+        if (m.is_object() && m.contains("id") && m["id"].is_string())
+          completed_messages_.insert(m["id"].get<std::string>());
+      }
+    }
+  }
+  if (!values.is_object() || !values.contains("messages") || !values["messages"].is_array()) return;
+  Json fresh = Json::array();
+  for (const Json& m : values["messages"]) {
+    if (!m.is_object() || !m.contains("id") || !m["id"].is_string()) continue;
+    const std::string id = m["id"].get<std::string>();
+    if (!completed_messages_.insert(id).second) continue;
+    partial_messages_.erase(id);
+    fresh.push_back(m);
+  }
+  if (!fresh.empty()) legacy("messages/complete", fresh);
 }
 
 void RunEvents::v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts) {

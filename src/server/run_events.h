@@ -36,6 +36,10 @@ class RunEvents {
 
  private:
   void legacy(const std::string& name, const Json& data);
+  // Legacy `messages` mode: messages/metadata + cumulative messages/partial per streamed
+  // message, messages/complete for each message new in the root values.
+  void legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata);
+  void legacy_complete(const Json& values);
   void v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
           const std::string& node = "");
   void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
@@ -56,6 +60,9 @@ class RunEvents {
   bool root_interrupt_update_seen_ = false;
   bool root_interrupt_values_seen_ = false;
   std::set<std::string> v2_interrupts_sent_;
+  std::map<std::string, Json> partial_messages_;  // legacy `messages` mode, by message id
+  std::set<std::string> completed_messages_;      // ids known complete (seeded from the thread)
+  bool completed_seeded_ = false;
 
   // A message being streamed on the v2 channel, by message id.
   struct OpenMessage {

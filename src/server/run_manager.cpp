@@ -39,6 +39,23 @@ std::string error_name(ErrorCode code) {
   return "Error";
 }
 
+// The id of the thread's latest checkpoint ("" when it has none).
+std::string latest_checkpoint(const CompiledGraph& graph, const std::string& thread_id) {
+  RunConfig latest;
+  latest.thread_id = thread_id;
+  return graph.get_state(latest).config.checkpoint_id;
+}
+
+// Whether the thread's latest checkpoint is still `checkpoint` (false if it cannot be read).
+bool still_at(const CompiledGraph& graph, const std::string& thread_id,
+              const std::string& checkpoint) {
+  try {
+    return latest_checkpoint(graph, thread_id) == checkpoint;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::vector<std::string> string_list(const Json& value) {
   std::vector<std::string> out;
   if (value.is_string()) out.push_back(value.get<std::string>());
@@ -435,6 +452,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   Json result = Json::object();
   std::optional<std::string> failure;
   bool rejected = false;
+  // The checkpoint this run starts from: where a rollback returns to, and how a refusal is
+  // told from a failure (a refused run leaves it the thread's latest checkpoint).
+  std::string base_checkpoint;
   try {
     if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
     RunConfig config;
@@ -469,10 +489,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
     config.cancel = run->cancel;
 
-    // Where a rollback returns to: the checkpoint this run starts from.
-    RunConfig latest;
-    latest.thread_id = record.thread_id;
-    std::string base_checkpoint = g->get_state(latest).config.checkpoint_id;
+    base_checkpoint = latest_checkpoint(*g, record.thread_id);
 
     Input input = Json();
     if (request.command) {
@@ -500,9 +517,10 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       const bool refusal = e.code() == ErrorCode::kConflict ||
                            e.code() == ErrorCode::kUnprocessable ||
                            e.code() == ErrorCode::kInvalidArgument;
-      if (refusal && !events.graph_emitted()) {
-        // Refused before anything happened (e.g. a resume with nothing to resume): the
-        // thread keeps its state and status; waiting requests answer with the error.
+      if (refusal && g != nullptr && still_at(*g, record.thread_id, base_checkpoint)) {
+        // Refused before anything was saved (a resume with nothing to resume, a decision the
+        // HITL middleware rejects): the thread keeps its state and status; requests waiting
+        // for the run answer with the error's status and message.
         rejected = true;
         run->log->set_rejection(http_status(e.code()), e.what());
       } else {
@@ -525,7 +543,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     std::lock_guard lock(mutex_);
     rolled_back = run->rollback;
   }
-  if (rolled_back) {
+  if (rolled_back || rejected) {
+    // A refused run never happened: the request that asked for it gets the error instead.
     store_.delete_run(record.run_id);
   } else {
     store_.put_run(record);

@@ -36,8 +36,7 @@ struct ParsedRun {
   std::string on_completion;
 };
 
-ParsedRun parse_run(ApiContext& context, const HttpRequest& http) {
-  Json body = require_object_body(http);
+ParsedRun parse_run(ApiContext& context, const Json& body) {
   ParsedRun parsed;
   RunRequest& r = parsed.request;
   auto assistant_id = optional_string(body, "assistant_id");
@@ -159,28 +158,37 @@ HttpResponse stream_response(ApiContext& context, const RunRecord& run, bool sta
   if (parsed.on_disconnect == "cancel") {
     options.on_disconnect = [ctx, run_id] { ctx->runs.cancel(run_id, false); };
   }
-  if (parsed.request.command) {
-    // A resume may be refused before it does anything: hold the head until the run shows
-    // progress, so a refusal is answered with its HTTP status.
-    std::weak_ptr<EventLog> weak = log;
-    options.head_gate = [weak](HttpResponse& head) {
-      auto l = weak.lock();
-      if (!l) return true;
-      if (auto rejection = l->rejection()) {
-        HttpResponse error = HttpResponse::error(rejection->first, rejection->second);
-        head.status = error.status;
-        head.body = std::move(error.body);
-        head.content_type = error.content_type;
-        head.stream.reset();
-        return true;
-      }
-      return l->size() >= 2 || l->closed();
-    };
-  }
+  // A resume may be refused before it does anything: hold the head until that is decided, so
+  // a refusal is answered with its HTTP status.
+  if (parsed.request.command) options.head_gate = refusal_gate(log);
   HttpResponse response;
   response.content_type = "text/event-stream";
   response.add_header("Content-Location", run_path(run, stateless));
   if (!stateless) response.add_header("Location", run_path(run, false) + "/stream");
+  response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
+  return response;
+}
+
+// The new run (a background run). A resume is answered once it is decided, so that a
+// refused one gets its HTTP error instead of a run that fails later.
+HttpResponse created_response(ApiContext& context, const RunRecord& run, bool stateless,
+                              const ParsedRun& parsed) {
+  const std::string location = run_path(run, stateless);
+  auto answer = [location](const RunRecord& current) {
+    HttpResponse response = HttpResponse::json(run_to_json(current));
+    response.add_header("Content-Location", location);
+    return response;
+  };
+  if (!parsed.request.command) return answer(run);
+  std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
+  LogStreamBody::Options options;
+  ApiContext* ctx = &context;
+  options.head_gate = refusal_gate(log, [ctx, run, answer](HttpResponse& head) {
+    head = answer(ctx->store.get_run(run.run_id).value_or(run));
+  });
+  options.filter = [](const LogEntry&) { return false; };
+  options.heartbeats = false;
+  HttpResponse response;
   response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
   return response;
 }
@@ -242,41 +250,56 @@ void add_run_routes(Router& router, ApiContext& context) {
   ApiContext* ctx = &context;
 
   router.add("POST", "/threads/:thread_id/runs/stream", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, request.params[0]);
     return stream_response(*ctx, run, false, parsed);
   });
 
   router.add("POST", "/runs/stream", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, "");
     return stream_response(*ctx, run, true, parsed);
   });
 
   router.add("POST", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, request.params[0]);
-    HttpResponse response = HttpResponse::json(run_to_json(run));
-    response.add_header("Content-Location", run_path(run, false));
-    return response;
+    return created_response(*ctx, run, false, parsed);
   });
 
   router.add("POST", "/runs", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, "");
-    HttpResponse response = HttpResponse::json(run_to_json(run));
-    response.add_header("Content-Location", run_path(run, true));
-    return response;
+    return created_response(*ctx, run, true, parsed);
+  });
+
+  router.add("POST", "/runs/batch", [ctx](HttpRequest& request) {
+    Json body = request.json_body();
+    if (!body.is_array()) throw HttpError(400, "Request body must be a JSON array of runs");
+    // Every run is checked before any starts, so a bad one starts none.
+    std::vector<ParsedRun> batch;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      if (!body[i].is_object())
+        throw HttpError(400, "[" + std::to_string(i) + "]: must be an object");
+      try {
+        batch.push_back(parse_run(*ctx, body[i]));
+      } catch (const HttpError& e) {
+        throw HttpError(e.status(), "[" + std::to_string(i) + "]." + e.what());
+      }
+    }
+    Json runs = Json::array();
+    for (ParsedRun& parsed : batch) runs.push_back(run_to_json(start_run(*ctx, parsed, "")));
+    return HttpResponse::json(runs);
   });
 
   router.add("POST", "/threads/:thread_id/runs/wait", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, request.params[0]);
     return wait_response(*ctx, run, run_path(run, false), parsed.on_disconnect == "cancel");
   });
 
   router.add("POST", "/runs/wait", [ctx](HttpRequest& request) {
-    ParsedRun parsed = parse_run(*ctx, request);
+    ParsedRun parsed = parse_run(*ctx, require_object_body(request));
     RunRecord run = start_run(*ctx, parsed, "");
     return wait_response(*ctx, run, run_path(run, true), parsed.on_disconnect == "cancel");
   });

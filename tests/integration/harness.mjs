@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { before, after } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 
 const BINARY = process.env.TOLLGATE_BIN;
@@ -55,6 +56,16 @@ export class ServerProcess {
     await this.kill("SIGTERM");
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+// Starts `server` before the file's tests (handing its SDK client to `onClient`) and stops it
+// after them.
+export function serveForFile(server, onClient = () => {}) {
+  before(async () => {
+    await server.start();
+    onClient(server.client());
+  });
+  after(() => server.stop());
 }
 
 export async function collect(stream) {

@@ -1,15 +1,11 @@
 // The legacy REST + SSE protocol driven by @langchain/langgraph-sdk's Client.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ServerProcess, collect, humanInput, waitForStatus } from "./harness.mjs";
+import { ServerProcess, serveForFile, collect, humanInput, waitForStatus } from "./harness.mjs";
 
 const server = new ServerProcess();
 let client;
-before(async () => {
-  await server.start();
-  client = server.client();
-});
-after(() => server.stop());
+serveForFile(server, (c) => (client = c));
 
 async function runToInterrupt(threadId, extra = {}) {
   return collect(
@@ -138,4 +134,40 @@ test("subgraph interrupts reach the root and show their namespace with stream_su
   await waitForStatus(client, thread.thread_id, "interrupted");
   const done = await collect(client.runs.stream(thread.thread_id, "hitl_sub", { command: { resume: "yes" } }));
   assert.equal(done.at(-1).data.decision, "yes");
+});
+
+test("the legacy messages mode streams metadata, cumulative partials and complete messages", async () => {
+  const thread = await client.threads.create();
+  const events = await collect(
+    client.runs.stream(thread.thread_id, "hitl", { input: humanInput("please delete /tmp/x"), streamMode: ["messages"] }),
+  );
+  assert.ok(!events.some((e) => e.event === "messages"), "no messages-tuple events");
+  const partials = events.filter((e) => e.event === "messages/partial").map((e) => e.data[0]);
+  assert.ok(partials.length >= 2);
+  for (let i = 1; i < partials.length; i++) {
+    assert.ok(partials[i].content.startsWith(partials[i - 1].content), "partials are cumulative");
+  }
+  assert.equal(partials.at(-1).content, "Approve?");
+  const metadata = events.find((e) => e.event === "messages/metadata");
+  assert.ok(events.indexOf(metadata) < events.findIndex((e) => e.event === "messages/partial"));
+  assert.equal(metadata.data[partials[0].id].metadata.langgraph_node, "agent");
+  const complete = events.filter((e) => e.event === "messages/complete").flatMap((e) => e.data);
+  assert.equal(complete[0].type, "human");
+  assert.equal(complete[0].content, "please delete /tmp/x");
+  const streamed = complete.find((m) => m.id === partials[0].id);
+  assert.equal(streamed.content, "Approve?");
+  assert.equal(new Set(complete.map((m) => m.id)).size, complete.length, "each message completes once");
+});
+
+test("a resume in messages mode completes only the messages new in that run", async () => {
+  const thread = await client.threads.create();
+  await client.runs.wait(thread.thread_id, "hitl", { input: humanInput("please delete /tmp/x") });
+  const events = await collect(
+    client.runs.stream(thread.thread_id, "hitl", { command: { resume: "approve" }, streamMode: ["messages"] }),
+  );
+  const complete = events.filter((e) => e.event === "messages/complete").flatMap((e) => e.data);
+  assert.deepEqual(
+    complete.map((m) => m.content),
+    ["decision=approve", "Done. Human said: approve"],
+  );
 });

@@ -1,11 +1,10 @@
 // Durability: kill -9 while a thread is paused, restart, and resume on both protocols.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ServerProcess, collect, humanInput, waitForStatus } from "./harness.mjs";
+import { ServerProcess, serveForFile, collect, humanInput, waitForStatus } from "./harness.mjs";
 
 const server = new ServerProcess();
-before(() => server.start());
-after(() => server.stop());
+serveForFile(server);
 
 test("a thread paused before kill -9 is still interrupted after restart and resumes (legacy)", async () => {
   let client = server.client();

@@ -1,15 +1,11 @@
 // Cancellation, multitask strategies and bad input, through the SDK Client and raw fetch.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ServerProcess, collect, humanInput, waitForStatus } from "./harness.mjs";
+import { ServerProcess, serveForFile, collect, humanInput, waitForStatus } from "./harness.mjs";
 
 const server = new ServerProcess();
 let client;
-before(async () => {
-  await server.start();
-  client = server.client();
-});
-after(() => server.stop());
+serveForFile(server, (c) => (client = c));
 
 async function waitForRun(threadId, runId, status) {
   for (let i = 0; i < 500; i++) {
@@ -162,4 +158,24 @@ test("thread search, count, patch and copy", async () => {
   const copy = await client.threads.copy(thread.thread_id);
   assert.notEqual(copy.thread_id, thread.thread_id);
   assert.equal(copy.metadata.owner, "grace");
+});
+
+test("runs.createBatch starts stateless background runs and answers with them", async () => {
+  const runs = await client.runs.createBatch([
+    { assistantId: "sleepy", input: { seconds: 0 } },
+    { assistantId: "sleepy", input: { seconds: 0 } },
+  ]);
+  assert.equal(runs.length, 2);
+  assert.notEqual(runs[0].run_id, runs[1].run_id);
+  for (const run of runs) assert.ok(["pending", "running", "success"].includes(run.status));
+});
+
+test("a batch with one bad run starts none and names the bad one", async () => {
+  const before = (await client.threads.search({ limit: 1000 })).length;
+  await assert.rejects(
+    client.runs.createBatch([{ assistantId: "sleepy", input: { seconds: 0 } }, { assistantId: "sleepy", multitask_strategy: "bogus" }]),
+    (e) => e.status === 400 && /\[1\]\.multitask_strategy/.test(e.message),
+  );
+  // (stateless threads of earlier tests may be going away meanwhile, never new ones coming)
+  assert.ok((await client.threads.search({ limit: 1000 })).length <= before);
 });

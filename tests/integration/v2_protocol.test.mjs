@@ -1,17 +1,13 @@
 // The v2 thread protocol: commands and the long-lived event stream, through raw HTTP as
 // the @langchain/react transport sends them.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { ServerProcess, waitForStatus } from "./harness.mjs";
+import { ServerProcess, serveForFile, waitForStatus } from "./harness.mjs";
 
 const server = new ServerProcess();
 let client;
-before(async () => {
-  await server.start();
-  client = server.client();
-});
-after(() => server.stop());
+serveForFile(server, (c) => (client = c));
 
 async function command(threadId, body) {
   const response = await fetch(`${server.url}/threads/${threadId}/commands`, {
@@ -97,20 +93,6 @@ test("input.respond resumes the paused thread and the stream ends the run with c
   const events = await readEvents(response, (es) => es.some(isTerminal));
   assert.equal(events.find(isTerminal).params.data.event, "completed");
   assert.equal((await client.threads.getState(threadId)).values.decision, "approve");
-});
-
-test("input.respond for an unknown interrupt id is no_such_interrupt", async () => {
-  const threadId = randomUUID();
-  await command(threadId, { id: 1, method: "run.start", params: { assistant_id: "hitl", input: { messages: [] } } });
-  await waitForStatus(client, threadId, "interrupted");
-  const answer = await command(threadId, {
-    id: 2,
-    method: "input.respond",
-    params: { namespace: [], interrupt_id: "0123456789abcdef0123456789abcdef", response: "x" },
-  });
-  assert.equal(answer.type, "error");
-  assert.equal(answer.error, "no_such_interrupt");
-  assert.equal((await client.threads.get(threadId)).status, "interrupted");
 });
 
 test("state.get returns values and the checkpoint", async () => {

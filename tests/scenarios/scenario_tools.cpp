@@ -6,9 +6,13 @@
 
 namespace tollgate::scenarios {
 
+ExecutionLog::ExecutionLog(std::function<void(const Json&)> on_record)
+    : on_record_(std::move(on_record)) {}
+
 void ExecutionLog::record(const std::string& tool, const Json& args) {
   std::lock_guard lock(mutex_);
   entries_.push_back(Json{{"tool", tool}, {"args", args}});
+  if (on_record_) on_record_(entries_.back());
 }
 
 Json ExecutionLog::entries() const {

@@ -2,6 +2,7 @@
 // and each execution is recorded so a scenario can assert exactly which tools ran.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,11 +17,16 @@ namespace tollgate::scenarios {
 // Executions of the scenario tools, in completion order. Thread-safe (parallel tool calls).
 class ExecutionLog {
  public:
+  ExecutionLog() = default;
+  // `on_record` also receives each entry as it is recorded (e.g. to append it to a file).
+  explicit ExecutionLog(std::function<void(const Json&)> on_record);
+
   void record(const std::string& tool, const Json& args);
   Json entries() const;  // [{"tool","args"}]
 
  private:
-  mutable std::mutex mutex_;  // guards entries_
+  std::function<void(const Json&)> on_record_;
+  mutable std::mutex mutex_;  // guards entries_ and calls to on_record_
   Json entries_ = Json::array();
 };
 

@@ -523,13 +523,13 @@ TEST_F(ServerApiTest, V2RunStartCreatesTheThreadAndInputRespondResumes) {
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
 }
 
-TEST_F(ServerApiTest, V2InputRespondOnAnIdleThreadIsAProtocolError) {
+TEST_F(ServerApiTest, V2InputRespondOnAnIdleThreadIsAConflictWithAProtocolError) {
   std::string thread = new_thread();
   auto response = call("POST", "/threads/" + thread + "/commands",
                        {{"id", 4},
                         {"method", "input.respond"},
                         {"params", {{"interrupt_id", "x"}, {"response", 1}}}});
-  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.status, 409);
   EXPECT_EQ(response.json()["type"], "error");
   EXPECT_EQ(response.json()["error"], "invalid_argument");
   EXPECT_EQ(response.json()["message"],
