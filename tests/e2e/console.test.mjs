@@ -82,9 +82,15 @@ const card = (page, i = 0) => page.getByTestId("action-card").nth(i);
 const button = (scope, name) => scope.getByRole("button", { name, exact: true });
 const finalAnswer = (page, re = /^All done\./) => page.getByTestId("msg-ai").getByText(re).waitFor();
 
+/** The thread's status once no run is busy on it (a run may still be closing after its last event). */
 async function threadStatus(threadId) {
-  const r = await fetch(`${env.api}/threads/${threadId}`);
-  return (await r.json()).status;
+  const until = Date.now() + T;
+  for (;;) {
+    const r = await fetch(`${env.api}/threads/${threadId}`);
+    const { status } = await r.json();
+    if (status !== "busy" || Date.now() > until) return status;
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }
 
 test("approve runs the tool and the agent finishes", async () => {
