@@ -80,3 +80,33 @@ test("legacy useStream: a thread paused before kill -9 loads after restart and r
   unmount();
   cleanup();
 });
+
+test("legacy useStream: a decision the server refuses shows its message as the error; the interrupt stays answerable", async () => {
+  const { result, unmount } = mount("agent");
+  await act(async () => {
+    result.current.stream.submit({ messages: [{ type: "human", content: "please delete notes.txt" }] });
+  });
+  await eventually(
+    () => !result.current.stream.isLoading && result.current.stream.interrupt?.value?.action_requests?.[0]?.name === "delete_file",
+    describe(result),
+  );
+  const interruptId = result.current.stream.interrupt.id;
+  await act(async () => {
+    result.current.stream.submit(null, { command: { resume: { decisions: [{ type: "respond", message: "no" }] } } });
+  });
+  await eventually(() => !result.current.stream.isLoading && result.current.stream.error !== undefined, describe(result));
+  assert.match(String(result.current.stream.error), /422.*Decision type 'respond' is not allowed for tool 'delete_file'/);
+  await eventually(() => result.current.stream.interrupt?.id === interruptId, describe(result));
+
+  await act(async () => {
+    result.current.stream.submit(null, { command: { resume: { decisions: [{ type: "approve" }] } } });
+  });
+  await eventually(
+    () => !result.current.stream.isLoading && result.current.stream.interrupt === undefined && result.current.stream.messages.at(-1)?.type === "ai",
+    describe(result),
+  );
+  assert.equal(result.current.stream.error, undefined);
+  assert.equal(result.current.stream.messages.find((m) => m.type === "tool").name, "delete_file");
+  unmount();
+  cleanup();
+});

@@ -81,3 +81,31 @@ test("@langchain/react useStream: a thread paused before kill -9 hydrates after 
   unmount();
   cleanup();
 });
+
+test("@langchain/react useStream: a decision the server refuses rejects respond() with its message; the interrupt stays answerable", async () => {
+  const { result, unmount } = mount("agent");
+  await act(async () => {
+    await result.current.stream.submit({ messages: [{ type: "human", content: "please delete notes.txt" }] });
+  });
+  await eventually(() => result.current.stream.interrupt?.value?.action_requests?.[0]?.name === "delete_file", describe(result));
+  const interruptId = result.current.stream.interrupt.id;
+  let refusal;
+  await act(async () => {
+    refusal = await result.current.stream.respond({ decisions: [{ type: "respond", message: "no" }] }).catch((e) => e);
+  });
+  assert.ok(refusal instanceof Error, "respond() rejects");
+  assert.match(refusal.message, /Decision type 'respond' is not allowed for tool 'delete_file'/);
+  await eventually(() => !result.current.stream.isLoading && result.current.stream.interrupt?.id === interruptId, describe(result));
+
+  await act(async () => {
+    await result.current.stream.respond({ decisions: [{ type: "approve" }] }, { interruptId });
+  });
+  await eventually(
+    () => !result.current.stream.isLoading && result.current.stream.interrupts.length === 0 && result.current.stream.messages.at(-1)?.type === "ai",
+    describe(result),
+  );
+  const tool = result.current.stream.messages.find((m) => m.type === "tool");
+  assert.equal(tool.name, "delete_file");
+  unmount();
+  cleanup();
+});
