@@ -55,7 +55,8 @@ async function say(page, text) {
   const box = page.locator("#composer-input");
   await box.fill(text);
   await box.press("Enter");
-  await page.getByText(text, { exact: true }).first().waitFor();
+  // In the conversation (the side bar, hidden at phone width, may list the thread first).
+  await page.getByTestId("msg-human").getByText(text, { exact: true }).last().waitFor();
 }
 
 /** Sends a message and waits for the run to pause with `n` action cards. */
