@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   auto paused = agent->invoke(Json{{"messages", {human_message("email bob@example.com about the launch")}}}, thread);
   std::cout << "review requested: " << paused.interrupts.at(0).value.dump(2) << "\n";
 
-  auto done = agent->invoke(Command{.resume = Json{{"decisions", {{{"type", "approve"}}}}}}, thread);
+  Command approve;
+  approve.resume = Json{{"decisions", {{{"type", "approve"}}}}};
+  auto done = agent->invoke(approve, thread);
   std::cout << "agent: " << message_text(done.values["messages"].back()) << "\n";
 }

@@ -11,6 +11,7 @@
 //   weather_review --db weather.db --thread t1 cancel "Never mind, I'll look outside."
 #include <cctype>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -30,6 +31,21 @@ namespace {
 // The tool: a fake weather service, deterministic so the example's output is stable.
 std::string weather_search(const std::string& city) {
   return "It's sunny in " + city + ", 21°C.";
+}
+
+// Commands (like the other option structs here) are filled member by member: a designated
+// initializer that leaves members out draws -Wmissing-field-initializers under -Wextra.
+Command go_to(const std::string& node, std::optional<Json> update = std::nullopt) {
+  Command command;
+  command.goto_nodes = {node};
+  command.update = std::move(update);
+  return command;
+}
+
+Command resume_with(Json answer) {
+  Command command;
+  command.resume = std::move(answer);
+  return command;
 }
 
 // A scripted stand-in for an LLM: asks for the weather tool on a question, answers from the
@@ -73,17 +89,17 @@ std::shared_ptr<tollgate::CompiledGraph> build_graph(std::shared_ptr<tollgate::S
     const Json& call = ai["tool_calls"].back();
     Json review = runtime.interrupt({{"question", "Is this correct?"}, {"tool_call", call}});
     const std::string action = review.value("action", "");
-    if (action == "continue") return Command{.goto_nodes = {"run_tool"}};
+    if (action == "continue") return go_to("run_tool");
     if (action == "update") {
       Json updated = ai;  // same id: add_messages replaces the model's message in place
       updated["tool_calls"].back()["args"] = review.at("data");
-      return Command{.update = Json{{"messages", Json::array({updated})}}, .goto_nodes = {"run_tool"}};
+      return go_to("run_tool", Json{{"messages", Json::array({updated})}});
     }
     if (action == "cancel") {
       // Drop the proposed call and hand the reviewer's note to the model as a new message.
       Json note = {{"type", "human"}, {"content", review.value("data", "Cancelled.")}};
-      return Command{.update = Json{{"messages", Json::array({Json{{"type", "remove"}, {"id", ai["id"]}}, note})}},
-                     .goto_nodes = {"call_llm"}};
+      return go_to("call_llm",
+                   Json{{"messages", Json::array({Json{{"type", "remove"}, {"id", ai["id"]}}, note})}});
     }
     throw tollgate::Error::Unprocessable("review action must be continue, update or cancel; got '" + action + "'");
   });
@@ -102,7 +118,9 @@ std::shared_ptr<tollgate::CompiledGraph> build_graph(std::shared_ptr<tollgate::S
     return std::string(tollgate::END);
   });
   graph.add_edge("run_tool", "call_llm");
-  return graph.compile({.checkpointer = std::move(saver)});
+  tollgate::CompileOptions options;
+  options.checkpointer = std::move(saver);
+  return graph.compile(options);
 }
 
 void print_result(const tollgate::RunResult& result) {
@@ -136,7 +154,8 @@ int main(int argc, char** argv) {
 
   try {
     auto graph = build_graph(tollgate::open_sqlite_saver(db));
-    tollgate::RunConfig config{.thread_id = thread};
+    tollgate::RunConfig config;
+    config.thread_id = thread;
     const std::string& verb = rest[0];
     if (verb == "ask" && rest.size() == 2) {
       Json input = {{"messages", Json::array({{{"type", "human"}, {"content", rest[1]}}})}};
@@ -145,11 +164,11 @@ int main(int argc, char** argv) {
       auto snapshot = graph->get_state(config);
       std::cout << snapshot.to_json().dump(2) << "\n";
     } else if (verb == "continue" && rest.size() == 1) {
-      print_result(graph->invoke(Command{.resume = Json{{"action", "continue"}}}, config));
+      print_result(graph->invoke(resume_with(Json{{"action", "continue"}}), config));
     } else if (verb == "update" && rest.size() == 2) {
-      print_result(graph->invoke(Command{.resume = Json{{"action", "update"}, {"data", {{"city", rest[1]}}}}}, config));
+      print_result(graph->invoke(resume_with(Json{{"action", "update"}, {"data", {{"city", rest[1]}}}}), config));
     } else if (verb == "cancel" && rest.size() == 2) {
-      print_result(graph->invoke(Command{.resume = Json{{"action", "cancel"}, {"data", rest[1]}}}, config));
+      print_result(graph->invoke(resume_with(Json{{"action", "cancel"}, {"data", rest[1]}}), config));
     } else {
       return usage();
     }
