@@ -48,6 +48,24 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
   const [draft, setDraft] = useState("");
   const [localError, setLocalError] = useState("");
   const endRef = useRef<HTMLDivElement>(null);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const contentRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+
+  // While the person is at the bottom of the conversation, it stays there as it grows (late
+  // tool steps, pending cards, a title line), except while they type in a field in it.
+  useEffect(() => {
+    const box = scrollRef.current;
+    const content = contentRef.current;
+    if (!box || !content || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => {
+      const active = document.activeElement;
+      const editing = !!active && box.contains(active) && /^(TEXTAREA|INPUT|SELECT)$/.test(active.tagName);
+      if (atBottom.current && !editing) box.scrollTop = box.scrollHeight;
+    });
+    observer.observe(content);
+    return () => observer.disconnect();
+  }, []);
 
   const interruptKey = (stream.interrupts ?? []).map((i) => i.id ?? i.when ?? "?").join(",");
   const loadThread = useCallback(async () => {
@@ -85,8 +103,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
     return fromHook.map((i) => (i.when === "breakpoint" ? { value: null, breakpoint: true } : { id: i.id, value: i.value }));
   }, [stream.isLoading, stream.interrupts, thread, threadId]);
 
-  // Keep the newest message and the pending cards in view (the cards appear only once the
-  // thread has been read, after the stream ended).
+  // A new message or new pending cards bring the view to the end.
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: "end" });
   }, [stream.messages?.length, interruptKey, pending.length]);
@@ -120,28 +137,37 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
 
   return (
     <div className="chat">
-      <div className="scroll">
-        {stream.messages?.length ? (
-          <MessageList messages={stream.messages} streaming={stream.isLoading} />
-        ) : (
-          <p className="empty muted">
-            {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}
-          </p>
-        )}
-        {stream.isLoading && (
-          <p className="status muted" role="status">
-            The agent is working…
-          </p>
-        )}
-        {pending.map((p, i) => (
-          <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
-        ))}
-        {error && (
-          <div className="alert" role="alert" data-testid="error">
-            {error}
-          </div>
-        )}
-        <div ref={endRef} />
+      <div
+        className="scroll"
+        ref={scrollRef}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+        }}
+      >
+        <div className="scroll-content" ref={contentRef}>
+          {stream.messages?.length ? (
+            <MessageList messages={stream.messages} streaming={stream.isLoading} />
+          ) : (
+            <p className="empty muted">
+              {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}
+            </p>
+          )}
+          {stream.isLoading && (
+            <p className="status muted" role="status">
+              The agent is working…
+            </p>
+          )}
+          {pending.map((p, i) => (
+            <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
+          ))}
+          {error && (
+            <div className="alert" role="alert" data-testid="error">
+              {error}
+            </div>
+          )}
+          <div ref={endRef} />
+        </div>
       </div>
       <form
         className="composer"
