@@ -24,7 +24,8 @@ namespace tollgate::bench {
 // ------------------------------------------------------------------------------ options
 
 std::string usage() {
-  return "usage: tollgate_bench --workload chain|steps|hitl_cycle|fanout|long_thread\n"
+  return "usage: tollgate_bench --workload chain|steps|hitl_cycle|fanout|long_thread|\n"
+         "                  hitl_agent|hitl_agent_thread\n"
          "         [--saver none|memory|sqlite] [--n N] [--reps R] [--warmup W] [--cycles C]\n"
          "         [--durability sync|async|exit] [--payload B] [--datadir DIR]\n"
          "         [--sizes 10,100,1000] [--window TURNS] [--budget SECONDS] [--keep]\n";
@@ -245,6 +246,13 @@ std::uint64_t SaverHandle::file_bytes() const {
   struct stat info {};
   if (::stat(file_.c_str(), &info) != 0) return 0;
   return static_cast<std::uint64_t>(info.st_size);
+}
+
+void require_saver(const Options& options) {
+  if (options.saver == "none") {
+    throw Error::InvalidArgument("--saver: " + options.workload +
+                                 " needs a checkpointer (memory or sqlite)");
+  }
 }
 
 CompileOptions compile_options(const SaverHandle& handle) {

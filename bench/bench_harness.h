@@ -107,6 +107,8 @@ class SaverHandle {
   std::function<SaverStats()> stats_;
 };
 
+// Throws Error(kInvalidArgument) naming --saver when the workload has no checkpointer.
+void require_saver(const Options& options);
 // Compile options with the handle's saver as the checkpointer.
 CompileOptions compile_options(const SaverHandle& handle);
 // A Command answering the single pending interrupt.

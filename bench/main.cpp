@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
       {"steps", run_steps},
       {"hitl_cycle", run_hitl_cycle},
       {"fanout", run_fanout},
-      {"long_thread", run_long_thread}};
+      {"long_thread", run_long_thread},
+      {"hitl_agent", run_hitl_agent},
+      {"hitl_agent_thread", run_hitl_agent_thread}};
   try {
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {

@@ -17,6 +17,7 @@ NEOGRAPH = {
     ("chain", "none"): "9.2 µs",
     ("hitl_cycle", "memory"): "7,800/s",
     ("hitl_cycle", "sqlite"): "640/s",
+    ("hitl_agent", "memory"): "4,300/s (ToolGate cycle)",
 }
 
 
@@ -87,6 +88,38 @@ def peer_long_thread_bytes_per_turn(rows, saver):
     return out
 
 
+def agent_rows(ours, peer, row):
+    """W2 agent-level: create_agent + HumanInTheLoop vs the peer's createAgent +
+    humanInTheLoopMiddleware (its hitl_cycle workload, approve)."""
+    label = "W2 agent HITL cycle"
+    for saver in ("memory", "sqlite"):
+        o = find(ours, "hitl_agent", saver)
+        p = find(peer, "hitl_cycle_approve", saver)
+        if not o and not p:
+            continue
+        size = f"{(o or p)['n']} threads"
+        neo = NEOGRAPH.get(("hitl_agent", saver))
+        aim = "aim ≥ 100× peer" + (", ≥ 8,600/s (2× NeoGraph)" if saver == "memory" else "")
+        row(label, saver, size, "cycles/s", o and o.get("ops_per_s"), p and p.get("ops_per_s"), True,
+            f"{aim}; NeoGraph {neo}" if neo else aim)
+        row(label, saver, size, "cycle p50 ms", o and o.get("p50_ms"), p and p.get("cycle_p50_ms"),
+            False)
+        row(label, saver, size, "CPU ms per cycle", o and o.get("cpu_ms_per_op"),
+            p and p.get("cpu_ms_per_op"), False)
+        if o and o.get("checkpoints_per_cycle") is not None:
+            row(label, saver, size, "checkpoints per cycle", o.get("checkpoints_per_cycle"),
+                p and p.get("checkpoints_per_cycle"), False)
+    for saver in ("memory", "sqlite"):
+        series = sorted((r for r in ours if r.get("workload") == "hitl_agent_thread"
+                         and r.get("saver") == saver), key=lambda r: r["n"])
+        for r in series:
+            size = f"after {r['n']:,} cycles"
+            row(label + ", one thread", saver, size, "cycle p50 ms", r.get("p50_ms"), None, False,
+                "aim: flat as the thread grows")
+            row(label + ", one thread", saver, size, "CPU ms per cycle", r.get("cpu_ms_per_op"), None,
+                False)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -150,6 +183,8 @@ def main():
             row(f"W2 fanout P={branches} (peer W4)", saver, branches, "CPU ms per cycle",
                 o and o.get("cpu_ms_per_op"), p and p.get("cpu_ms_per_op"), False)
 
+    agent_rows(ours, peer, row)
+
     for saver in ("memory", "sqlite"):
         ours_rows = {r["n"]: r for r in ours if r.get("workload") == "long_thread" and r.get("saver") == saver}
         peer_rows = {r["n"]: r for r in peer if r.get("workload") == "long_thread" and r.get("saver") == saver
@@ -175,8 +210,6 @@ def main():
                     f"{fmt_bytes(o['file_bytes_per_turn'])} | - | - | |")
 
     add("")
-    add("Agent-level W2 (createAgent + humanInTheLoopMiddleware) and HTTP cycles: not measured yet "
-        "(see bench/README.md).")
     loads = [r.get("load1") for r in ours + peer if r.get("load1") is not None]
     if loads:
         add(f"Machine load (1-min load average during the runs): {min(loads):.1f}–{max(loads):.1f} "

@@ -78,9 +78,19 @@ else
   ours --workload long_thread --saver memory --sizes 10,100,500,1000,10000 --budget 90
   ours --workload long_thread --saver sqlite --sizes 10,100,500,1000,10000 --budget 90
 fi
-# Agent-level W2 (createAgent + HumanInTheLoop middleware, peer: --workload hitl_cycle) and
-# HTTP cycles against the JS agent server (shared/peers/agent-server) come here once the agent
-# and server modules exist.
+# Agent-level W2: create_agent + HumanInTheLoop (peer: --workload hitl_cycle), on fresh
+# threads and on one thread after 1, 100, 1,000 prior cycles.
+if [ "$quick" = 1 ]; then
+  ours --workload hitl_agent --saver memory --n 300 --reps 3
+  ours --workload hitl_agent --saver sqlite --n 100 --reps 3
+  ours --workload hitl_agent_thread --saver memory --sizes 1,100 --window 25
+else
+  ours --workload hitl_agent --saver memory --n 1000 --reps 5
+  ours --workload hitl_agent --saver sqlite --n 300 --reps 5
+  for s in memory sqlite; do
+    ours --workload hitl_agent_thread --saver "$s" --sizes 1,100,1000 --window 50
+  done
+fi
 
 # ------------------------------------------------------------------ the peer (LangGraph.js)
 peer_dir="$here/.peers/langgraphjs"
@@ -112,7 +122,13 @@ if [ "$peer" = 1 ]; then
       peer_run --workload long_thread --saver memory --n 500
       peer_run --workload long_thread --saver sqlite --n 500
     fi
-    # Agent-level W2 peer rows go here (node bench.mjs --workload hitl_cycle --saver ...).
+    # Agent-level W2: createAgent + humanInTheLoopMiddleware, approve.
+    if [ "$quick" = 1 ]; then
+      peer_run --workload hitl_cycle --saver memory --n 30
+    else
+      peer_run --workload hitl_cycle --saver memory --n 200
+      peer_run --workload hitl_cycle --saver sqlite --n 100
+    fi
   else
     log "peer unavailable: reporting our figures only"
   fi

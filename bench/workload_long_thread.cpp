@@ -73,9 +73,7 @@ struct Turn {
 }  // namespace
 
 void run_long_thread(const Options& options) {
-  if (options.saver == "none") {
-    throw Error::InvalidArgument("--saver: long_thread needs a checkpointer (memory or sqlite)");
-  }
+  require_saver(options);
   std::vector<long> sizes = options.sizes;
   if (sizes.empty()) sizes = {10, 100, 1000, options.n.value_or(10000)};
   if (options.n) {
@@ -118,11 +116,16 @@ void run_long_thread(const Options& options) {
         {"content", "user turn " + std::to_string(turn) + ": " +
                         payload_text(static_cast<std::uint64_t>(turn) + 1000000, payload / 2)}};
     const auto t0 = Clock::now();
-    RunResult paused = graph->invoke(Json{{"messages", Json::array({std::move(human)})}}, config);
-    const auto t1 = Clock::now();
-    if (!paused.paused || paused.interrupts.size() != 1) {
-      throw Error::Internal("long_thread: expected one interrupt per turn");
+    {
+      // Checked and released before the resume: a result still held shares the message list
+      // with the thread's channel, and the resume's first append would then copy the list.
+      const RunResult paused =
+          graph->invoke(Json{{"messages", Json::array({std::move(human)})}}, config);
+      if (!paused.paused || paused.interrupts.size() != 1) {
+        throw Error::Internal("long_thread: expected one interrupt per turn");
+      }
     }
+    const auto t1 = Clock::now();
     RunResult done = graph->invoke(approve, config);
     const auto t2 = Clock::now();
     messages = done.values["messages"].size();

@@ -16,5 +16,9 @@ void run_hitl_cycle(const Options& options);
 void run_fanout(const Options& options);
 // W3: one thread grown turn by turn (4 messages per turn, one interrupt per turn).
 void run_long_thread(const Options& options);
+// W2 agent-level: create_agent + HumanInTheLoop cycles, one fresh thread per cycle.
+void run_hitl_agent(const Options& options);
+// W2 agent-level on ONE thread: per-cycle cost after --sizes prior cycles (default 1,100,1000).
+void run_hitl_agent_thread(const Options& options);
 
 }  // namespace tollgate::bench
