@@ -283,6 +283,7 @@ int SqliteStore::schema_version() {
 
 void SqliteStore::put_assistant(const AssistantRecord& a) {
   std::lock_guard lock(mutex_);
+  assistants_.erase(a.assistant_id);
   write_locked([&] {
     Statement s(db_, prepared_locked(sql("INSERT OR REPLACE INTO server_assistants (",
                                          kAssistantColumns, ") VALUES (?,?,?,?,?,?,?,?,?,?)")));
@@ -294,6 +295,15 @@ void SqliteStore::put_assistant(const AssistantRecord& a) {
 
 std::optional<AssistantRecord> SqliteStore::get_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
+  auto cached = assistants_.find(assistant_id);
+  if (cached != assistants_.end()) return cached->second;
+  if (assistants_.size() >= kMaxCachedAssistants) assistants_.clear();
+  std::optional<AssistantRecord> found = read_assistant_locked(assistant_id);
+  assistants_.emplace(assistant_id, found);
+  return found;
+}
+
+std::optional<AssistantRecord> SqliteStore::read_assistant_locked(const std::string& assistant_id) {
   Statement s(db_, prepared_locked(sql("SELECT ", kAssistantColumns,
                                        " FROM server_assistants WHERE assistant_id = ?")));
   s.bind(1, assistant_id);
@@ -312,6 +322,7 @@ std::vector<AssistantRecord> SqliteStore::list_assistants() {
 
 void SqliteStore::delete_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
+  assistants_.erase(assistant_id);
   write_locked([&] {
     Statement(db_, prepared_locked("DELETE FROM server_assistants WHERE assistant_id = ?"))
         .bind(1, assistant_id)

@@ -8,6 +8,9 @@
 // run_events/thread_events read, at kMaxPendingEvents rows, and on destruction. A run emits
 // dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
 // can lose is the events of runs still in flight, which restart recovery ends anyway.
+//
+// Assistants are read through a small cache (every run looks its assistant up several
+// times); it assumes this store is the only writer of the file's assistants.
 #pragma once
 
 #include <functional>
@@ -26,8 +29,8 @@ namespace tollgate::server {
 
 inline constexpr int kServerSchemaVersion = 1;
 
-// Thread-safety: one connection, serialised by a mutex (guards db_, the prepared statements
-// and the queued events).
+// Thread-safety: one connection, serialised by a mutex (guards db_, the prepared statements,
+// the queued events and the assistants cache).
 class SqliteStore : public ServerStore {
  public:
   // Opens (creating if needed) and migrates. Throws Error(kUnavailable) on failure.
@@ -65,8 +68,10 @@ class SqliteStore : public ServerStore {
     LogEntry entry;
   };
   static constexpr std::size_t kMaxPendingEvents = 256;
+  static constexpr std::size_t kMaxCachedAssistants = 1024;
 
   void migrate();
+  std::optional<AssistantRecord> read_assistant_locked(const std::string& assistant_id);
   // The statement for `sql`, prepared once and kept for the connection's life.
   sqlite3_stmt* prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.
@@ -78,6 +83,8 @@ class SqliteStore : public ServerStore {
   sqlite3* db_ = nullptr;
   std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
   std::vector<PendingEvent> pending_events_;
+  // Assistant id -> the record, or nullopt for an id known to be absent.
+  std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
 };
 
 }  // namespace tollgate::server

@@ -148,5 +148,63 @@ TEST_F(SqliteStoreTest, AssistantsRoundTrip) {
   EXPECT_EQ(store_->list_assistants().size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, AssistantReadsSeeTheLatestPutAndDelete) {
+  EXPECT_FALSE(store_->get_assistant("a1"));
+  AssistantRecord a;
+  a.assistant_id = "a1";
+  a.graph_id = "hitl";
+  a.name = "first";
+  store_->put_assistant(a);
+  ASSERT_TRUE(store_->get_assistant("a1"));
+  a.name = "second";
+  store_->put_assistant(a);
+  EXPECT_EQ(store_->get_assistant("a1")->name, "second");
+  store_->delete_assistant("a1");
+  EXPECT_FALSE(store_->get_assistant("a1"));
+}
+
+// Rows in the file as another connection sees them (not through the store's own reads).
+std::int64_t rows_in_file(const std::filesystem::path& path, const char* table) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* statement = nullptr;
+  sqlite3_prepare_v2(db, (std::string("SELECT count(*) FROM ") + table).c_str(), -1, &statement,
+                     nullptr);
+  std::int64_t count =
+      sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1;
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return count;
+}
+
+TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
+  LogEntry e;
+  e.seq = 1;
+  e.event = "values";
+  e.data = "{}";
+  store_->append_run_event("r1", e);
+  store_->append_thread_event("t1", e);
+  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 0);
+  RunRecord run;
+  run.run_id = "r1";
+  run.thread_id = "t1";
+  run.assistant_id = "a";
+  store_->put_run(run);
+  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
+  EXPECT_EQ(rows_in_file(path_, "server_run_events"), 1);
+}
+
+TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
+  LogEntry e;
+  e.seq = 1;
+  e.event = "values";
+  e.data = "{}";
+  store_->append_thread_event("t1", e);
+  store_.reset();
+  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
+  store_ = std::make_unique<SqliteStore>(path_.string());
+  EXPECT_EQ(store_->thread_events("t1").size(), 1u);
+}
+
 }  // namespace
 }  // namespace tollgate::server
