@@ -65,7 +65,8 @@ RunRequest protocol_run(const std::string& thread_id, const std::string& assista
   return r;
 }
 
-Json run_start(ApiContext& context, const std::string& thread_id, const Json& params) {
+// Starts the run; a run.start with input on a paused thread is a resume.
+RunRecord run_start(ApiContext& context, const std::string& thread_id, const Json& params) {
   auto assistant_id = params.value("assistant_id", Json());
   if (!assistant_id.is_string()) throw ProtocolError{"invalid_argument", "assistant_id: required"};
   auto assistant = find_assistant(context, assistant_id.get<std::string>());
@@ -90,8 +91,7 @@ Json run_start(ApiContext& context, const std::string& thread_id, const Json& pa
       r.config["configurable"]["checkpoint_id"].is_string()) {
     r.checkpoint_id = r.config["configurable"]["checkpoint_id"].get<std::string>();
   }
-  RunRecord run = context.runs.submit(r);
-  return Json{{"run_id", run.run_id}};
+  return context.runs.submit(r);
 }
 
 RunRecord input_respond(ApiContext& context, const std::string& thread_id, const Json& params) {
@@ -138,11 +138,12 @@ RunRecord input_respond(ApiContext& context, const std::string& thread_id, const
   return context.runs.submit(r);
 }
 
-// The answer to input.respond, once its run is decided: success, or the refusal of the
-// response (e.g. a decision the HITL middleware rejects: 422 with its message) while the
-// thread stays paused.
-HttpResponse respond_response(ApiContext& context, const RunRecord& run, HttpResponse success,
-                              const Json& id) {
+// The answer to a command that resumes a paused thread, once its run is decided: success, or
+// the refusal of the response (e.g. a decision the HITL middleware rejects: 422 with its
+// message) while the thread stays paused. Other runs are answered at once.
+HttpResponse resume_response(ApiContext& context, const RunRecord& run, HttpResponse success,
+                             const Json& id) {
+  if (!run.kwargs.contains("command") || run.kwargs["command"].is_null()) return success;
   std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
   LogStreamBody::Options options;
   options.head_gate = refusal_gate(
@@ -210,10 +211,13 @@ void add_protocol_routes(Router& router, ApiContext& context) {
              {"result", result},
              {"meta", {{"thread_id", thread_id}, {"applied_through_seq", applied_through}}}});
       };
-      if (method == "run.start") return success(run_start(*ctx, thread_id, params));
+      if (method == "run.start") {
+        RunRecord run = run_start(*ctx, thread_id, params);
+        return resume_response(*ctx, run, success(Json{{"run_id", run.run_id}}), id);
+      }
       if (method == "input.respond") {
         RunRecord run = input_respond(*ctx, thread_id, params);
-        return respond_response(*ctx, run, success(Json::object()), id);
+        return resume_response(*ctx, run, success(Json::object()), id);
       }
       if (method == "state.get") return success(state_get(*ctx, thread_id, params));
       throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};

@@ -126,6 +126,23 @@ test("a rejected decision on v2 input.respond is a 422 protocol error with the m
   await waitForStatus(client, threadId, "idle");
 });
 
+test("v2 run.start with input on a paused thread resumes it, and a rejected decision there is a 422", async () => {
+  const { threadId, interrupt } = await pausedThread();
+  const refused = await command(threadId, { id: 3, method: "run.start", params: { assistant_id: "agent", input: badDecision } });
+  assert.equal(refused.status, 422);
+  assert.equal(refused.body.type, "error");
+  assert.match(refused.body.message, NOT_ALLOWED);
+  await assertStillPaused(threadId, interrupt, 1);
+  const accepted = await command(threadId, {
+    id: 4,
+    method: "run.start",
+    params: { assistant_id: "agent", input: { decisions: [{ type: "approve" }] } },
+  });
+  assert.equal(accepted.status, 200);
+  assert.ok(accepted.body.result.run_id);
+  await waitForStatus(client, threadId, "idle");
+});
+
 test("v2 input.respond for an unknown interrupt id is a 409 and changes nothing", async () => {
   const { threadId, interrupt } = await pausedThread();
   const refused = await command(threadId, {
