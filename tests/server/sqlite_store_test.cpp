@@ -177,11 +177,16 @@ std::int64_t rows_in_file(const std::filesystem::path& path, const char* table) 
   return count;
 }
 
-TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
+LogEntry values_event() {
   LogEntry e;
   e.seq = 1;
   e.event = "values";
   e.data = "{}";
+  return e;
+}
+
+TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
+  LogEntry e = values_event();
   store_->append_run_event("r1", e);
   store_->append_thread_event("t1", e);
   EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 0);
@@ -195,10 +200,7 @@ TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
 }
 
 TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
-  LogEntry e;
-  e.seq = 1;
-  e.event = "values";
-  e.data = "{}";
+  LogEntry e = values_event();
   store_->append_thread_event("t1", e);
   store_.reset();
   EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
