@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `tollgate serve --config`: two declared agents are listed by /assistants/search and a scripted
-# one pauses on its gated tool over HTTP; a config with a mistake stops the server before it
-# serves anything, naming the file and the JSON path.
+# `tollgate serve --config`: without "agents" the demo agent is served; two declared agents are
+# listed by /assistants/search and a scripted one pauses on its gated tool over HTTP; a config
+# with a mistake stops the server before it serves anything, naming the file and the JSON path.
 set -euo pipefail
 bin="$1"
 dir="$(mktemp -d)"
@@ -28,22 +28,39 @@ cat >"$dir/conf/tollgate.json" <<'JSON'
 JSON
 mkdir -p "$dir/conf/state"
 
+# start_server ARGS...: runs `tollgate serve ARGS --port 0` from $dir and sets $pid and $url.
+start_server() {
+  (cd "$dir" && exec "$bin" serve "$@" --port 0 >"$dir/out" 2>"$dir/err") &
+  pid=$!
+  local port=""
+  for _ in $(seq 1 200); do
+    port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$dir/out" 2>/dev/null || true)
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "server exited"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "server did not start"
+  url="http://127.0.0.1:$port"
+}
+stop_server() { kill "$pid"; wait "$pid" || true; pid=""; }
+graph_ids() {
+  curl -sf -X POST "$url/assistants/search" -H 'content-type: application/json' -d '{"limit": 100}' |
+    grep -o '"graph_id":"[a-z_]*"' | sort -u | tr '\n' ' '
+}
+
+# Without "agents" the file only sets the server up, and the demo agent is served.
+echo '{"db": "plain.db", "workdir": "plain-demo"}' >"$dir/conf/plain.json"
+start_server --config conf/plain.json
+grep -q '"graph_id":"agent"' <<<"$(graph_ids)" || fail "demo agent not served without agents"
+[ -f "$dir/conf/plain.db" ] || fail "db was not created next to the config file"
+stop_server
+
 # The server runs from another folder: relative paths in the file are the file's folder's.
-(cd "$dir" && exec "$bin" serve --config conf/tollgate.json --port 0 >"$dir/out" 2>"$dir/err") &
-pid=$!
-port=""
-for _ in $(seq 1 200); do
-  port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$dir/out" 2>/dev/null || true)
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2>/dev/null || fail "server exited"
-  sleep 0.1
-done
-[ -n "$port" ] || fail "server did not start"
-url="http://127.0.0.1:$port"
+start_server --config conf/tollgate.json
 [ -f "$dir/conf/state/tollgate.db" ] || fail "db was not created next to the config file"
 
 search=$(curl -sf -X POST "$url/assistants/search" -H 'content-type: application/json' -d '{"limit": 100}')
-graphs=$(grep -o '"graph_id":"[a-z_]*"' <<<"$search" | sort -u | tr '\n' ' ')
+graphs=$(graph_ids)
 grep -q '"graph_id":"mail"' <<<"$graphs" || fail "mail not listed: $search"
 grep -q '"graph_id":"weather"' <<<"$graphs" || fail "weather not listed: $search"
 grep -q '"graph_id":"agent"' <<<"$graphs" && fail "the demo agent is served next to declared agents: $graphs"
@@ -58,7 +75,7 @@ grep -q '"description":"Email bob@example.com?"' <<<"$run" || fail "mail did not
 run=$(curl -sf -X POST "$url/threads/$thread/runs/wait" -H 'content-type: application/json' \
   -d '{"assistant_id": "mail", "command": {"resume": {"decisions": [{"type": "approve"}]}}}')
 grep -q 'Done: ' <<<"$run" || fail "approved run did not finish: $run"
-kill "$pid"; wait "$pid" || true; pid=""
+stop_server
 
 # A mistake: the server exits non-zero, names the file and the path, and never listens.
 cat >"$dir/conf/bad.json" <<'JSON'
