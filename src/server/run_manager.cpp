@@ -543,8 +543,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     std::lock_guard lock(mutex_);
     rolled_back = run->rollback;
   }
-  if (rolled_back || rejected) {
-    // A refused run never happened: the request that asked for it gets the error instead.
+  // A refused resume never happened: the request that asked for it was held until now and
+  // gets the error instead of the run. (Other runs were already announced to their client.)
+  if (rolled_back || (rejected && request.command)) {
     store_.delete_run(record.run_id);
   } else {
     store_.put_run(record);
