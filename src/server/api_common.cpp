@@ -42,12 +42,20 @@ ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadat
 
 namespace {
 
+// A `tasks` event that reports a task finished without error.
+bool task_succeeded(const LogEntry& entry) {
+  const Json data = Json::parse(entry.data, nullptr, false);
+  return data.is_object() && data.contains("result") &&
+         (!data.contains("error") || data["error"].is_null());
+}
+
 // Whether the run's log shows that the run got past the point where it can be refused: an
 // event other than the run's metadata and the bookkeeping of a task that may still fail.
 bool progressed(const EventLog& log) {
   bool closed = false;
   for (const LogEntryPtr& entry : log.read(1, 64, &closed)) {
     const std::string mode = entry->event.substr(0, entry->event.find('|'));
+    if (mode == "tasks" && task_succeeded(*entry)) return true;
     if (mode != "tasks" && mode != "checkpoints" && mode != "debug") return true;
   }
   return closed;

@@ -219,3 +219,23 @@ test("an oversized resume is a 413 and leaves the thread paused", async () => {
   assert.equal(response.status, 413);
   await assertStillPaused(threadId, interrupt, 1);
 });
+
+test("an accepted resume streamed in tasks mode alone streams its task events", async () => {
+  const { threadId } = await pausedThread();
+  const events = await collect(
+    client.runs.stream(threadId, "agent", { command: { resume: { decisions: [{ type: "approve" }] } }, streamMode: ["tasks"] }),
+  );
+  assert.equal(events[0].event, "metadata");
+  const results = events.filter((e) => e.event === "tasks" && "result" in e.data);
+  assert.ok(results.some((e) => e.data.name === "tools"), JSON.stringify(events.map((e) => e.data?.name)));
+  await waitForStatus(client, threadId, "idle");
+});
+
+test("a rejected decision streamed in tasks mode alone is still a 422", async () => {
+  const { threadId, interrupt } = await pausedThread();
+  await assert.rejects(collect(client.runs.stream(threadId, "agent", { command: { resume: badDecision }, streamMode: ["tasks"] })), (e) => {
+    assert.equal(e.status, 422);
+    return true;
+  });
+  await assertStillPaused(threadId, interrupt, 1);
+});
