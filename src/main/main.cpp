@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tollgate::cli::add_serve_command(app);
   tollgate::cli::add_chat_command(app);
+  tollgate::cli::add_audit_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,4 +13,7 @@ void add_serve_command(CLI::App& app);
 // `tollgate chat`: a terminal conversation with the demo tools under a review policy.
 void add_chat_command(CLI::App& app);
 
+// `tollgate audit`: the review audit log a server keeps in its database.
+void add_audit_command(CLI::App& app);
+
 }  // namespace tollgate::cli

@@ -15,11 +15,14 @@
 
 namespace tollgate::server {
 
+class AuditLog;
+
 struct ApiContext {
   ServerStore& store;
   RunManager& runs;
   ThreadStreams& streams;
   std::shared_ptr<Saver> saver;
+  AuditLog* audit = nullptr;  // the review audit log (GET /audit); null: none kept
 };
 
 void add_meta_routes(Router& router, ApiContext& context);
@@ -27,6 +30,7 @@ void add_assistant_routes(Router& router, ApiContext& context);
 void add_thread_routes(Router& router, ApiContext& context);
 void add_run_routes(Router& router, ApiContext& context);
 void add_protocol_routes(Router& router, ApiContext& context);
+void add_audit_routes(Router& router, ApiContext& context);
 
 // ------------------------------------------------------------------ shared by the routes
 

@@ -455,6 +455,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   // The checkpoint this run starts from: where a rollback returns to, and how a refusal is
   // told from a failure (a refused run leaves it the thread's latest checkpoint).
   std::string base_checkpoint;
+  std::optional<std::int64_t> audit_id;
   try {
     if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
     RunConfig config;
@@ -490,6 +491,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     config.cancel = run->cancel;
 
     base_checkpoint = latest_checkpoint(*g, record.thread_id);
+    audit_id = audit_decision(record, request, graph_id, base_checkpoint);
 
     Input input = Json();
     if (request.command) {
@@ -537,6 +539,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     result = Json{{"__error__", {{"error", "Error"}, {"message", e.what()}}}};
   }
 
+  settle_decision(audit_id, record, rejected, result);
   record.updated_at = now_millis();
   bool rolled_back;
   {

@@ -23,6 +23,8 @@
 
 namespace tollgate::server {
 
+class AuditLog;
+
 // A validated request to start a run. Stored in the run's kwargs, so a pending run survives
 // a restart.
 struct RunRequest {
@@ -86,6 +88,10 @@ class RunManager {
   const CompiledGraph* graph(const std::string& graph_id) const;
   const GraphMap& graphs() const { return graphs_; }
 
+  // Records every decision (a run resuming a thread) in `log` before the run applies it, and
+  // its outcome afterwards. Call before start(); `log` must outlive the manager.
+  void set_audit_log(AuditLog* log) { audit_ = log; }
+
   // Re-reads the thread's state from its checkpoints and stores values, interrupts and
   // status (interrupted if anything is pending, busy if runs are active, else idle, or
   // error when `error` is given).
@@ -101,6 +107,12 @@ class RunManager {
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
   bool thread_active_locked(const std::string& thread_id) const;
+  // The audit entry of the decision `request` carries (nullopt: it carries none, or no log).
+  std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
+                                             const std::string& graph_id,
+                                             const std::string& checkpoint_id);
+  void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
+                       bool refused, const Json& result);
   void refresh_thread_state(const std::string& thread_id, const std::string& graph_id,
                             const std::optional<std::string>& error, bool active);
 
@@ -108,6 +120,7 @@ class RunManager {
   ThreadStreams& streams_;
   GraphMap graphs_;
   std::size_t worker_count_;
+  AuditLog* audit_ = nullptr;
   std::vector<std::thread> workers_;
 
   std::mutex mutex_;

@@ -5,6 +5,7 @@
 
 #include "server/static_files.h"
 #include "server/api.h"
+#include "server/audit_log.h"
 #include "server/http_server.h"
 #include "server/ids.h"
 #include "server/run_manager.h"
@@ -29,6 +30,7 @@ struct Server::Impl {
   ServerOptions options;
   GraphRegistry registry;
   std::unique_ptr<server::SqliteStore> store;
+  std::unique_ptr<server::AuditLog> audit;
   std::unique_ptr<server::ThreadStreams> streams;
   std::unique_ptr<server::RunManager> runs;
   std::unique_ptr<server::ApiContext> api;
@@ -70,6 +72,8 @@ void Server::start() {
   if (!s.options.checkpointer) throw Error::InvalidArgument("checkpointer: required");
   s.store = std::make_unique<server::SqliteStore>(s.options.db_path);
   s.streams = std::make_unique<server::ThreadStreams>(*s.store);
+  s.audit = std::make_unique<server::AuditLog>(s.options.db_path);
+  s.audit->settle_lost("the server stopped before the run carrying this decision ended");
   server::GraphMap graphs;
   for (const auto& [graph_id, entry] : s.registry.entries()) {
     auto graph = entry.factory(s.options.checkpointer);
@@ -81,12 +85,14 @@ void Server::start() {
   s.runs = std::make_unique<server::RunManager>(*s.store, *s.streams, std::move(graphs),
                                                 s.options.run_workers);
   s.api = std::make_unique<server::ApiContext>(
-      server::ApiContext{*s.store, *s.runs, *s.streams, s.options.checkpointer});
+      server::ApiContext{*s.store, *s.runs, *s.streams, s.options.checkpointer, s.audit.get()});
+  s.runs->set_audit_log(s.audit.get());
   server::add_meta_routes(s.router, *s.api);
   server::add_assistant_routes(s.router, *s.api);
   server::add_thread_routes(s.router, *s.api);
   server::add_run_routes(s.router, *s.api);
   server::add_protocol_routes(s.router, *s.api);
+  server::add_audit_routes(s.router, *s.api);
   if (!s.options.console_dir.empty()) {
     s.router.set_get_fallback(server::make_console_handler(s.options.console_dir));
   }

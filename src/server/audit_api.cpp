@@ -1,0 +1,48 @@
+// Route: GET /audit — the review audit log (a Tollgate extension; see server/audit_log.h).
+//   ?thread_id=<uuid>  only that thread's decisions
+//   ?limit=<1..1000>   default 100
+//   ?before=<audit_id> entries older than this one (paging, newest first)
+#include <charconv>
+
+#include "server/api.h"
+#include "server/audit_log.h"
+
+namespace tollgate::server {
+namespace {
+
+std::int64_t query_integer(const HttpRequest& request, const std::string& name, std::int64_t low,
+                           std::int64_t high, std::int64_t fallback) {
+  auto text = request.query_value(name);
+  if (!text) return fallback;
+  std::int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end || value < low || value > high) {
+    throw HttpError(400, name + ": must be an integer from " + std::to_string(low) + " to " +
+                             std::to_string(high));
+  }
+  return value;
+}
+
+}  // namespace
+
+void add_audit_routes(Router& router, ApiContext& context) {
+  ApiContext* ctx = &context;
+  router.add("GET", "/audit", [ctx](HttpRequest& request) {
+    if (ctx->audit == nullptr) throw HttpError(404, "This server keeps no audit log");
+    AuditQuery query;
+    if (auto thread_id = request.query_value("thread_id")) {
+      require_uuid(*thread_id, "thread_id");
+      query.thread_id = *thread_id;
+    }
+    query.limit = static_cast<std::size_t>(query_integer(request, "limit", 1, 1000, 100));
+    if (request.query_value("before")) {
+      query.before_id = query_integer(request, "before", 1, INT64_MAX, 0);
+    }
+    Json out = Json::array();
+    for (const AuditEntry& entry : ctx->audit->list(query)) out.push_back(entry.to_json());
+    return HttpResponse::json(out);
+  });
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,53 @@
+// RunManager's part of the review audit log: a run that resumes a thread carries a person's
+// decision; it is recorded before the graph sees it and settled once the run ends.
+#include <iostream>
+
+#include "server/audit_log.h"
+#include "server/run_manager.h"
+
+namespace tollgate::server {
+
+std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
+                                                       const RunRequest& request,
+                                                       const std::string& graph_id,
+                                                       const std::string& checkpoint_id) {
+  if (audit_ == nullptr || !request.command || !request.command->is_object() ||
+      !request.command->contains("resume")) {
+    return std::nullopt;
+  }
+  AuditEntry entry;
+  entry.thread_id = record.thread_id;
+  entry.run_id = record.run_id;
+  entry.assistant_id = record.assistant_id;
+  entry.graph_id = graph_id;
+  entry.checkpoint_id = checkpoint_id;
+  if (auto thread = store_.get_thread(record.thread_id);
+      thread && thread->status == "interrupted" && thread->interrupts.is_object()) {
+    entry.shown = thread->interrupts;
+  }
+  entry.decided = (*request.command)["resume"];
+  // Throws when the entry cannot be stored: the decision is then not applied.
+  return audit_->append(entry);
+}
+
+void RunManager::settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
+                                 bool refused, const Json& result) {
+  if (!audit_id || audit_ == nullptr) return;
+  std::string message;
+  if (auto error = result.find("__error__"); error != result.end() && error->is_object()) {
+    message = error->value("message", "");
+  }
+  const char* outcome = refused                          ? "refused"
+                        : record.status == "success"     ? "applied"
+                        : record.status == "interrupted" ? "cancelled"
+                                                         : "failed";
+  try {
+    audit_->settle(*audit_id, outcome, message);
+  } catch (const std::exception& e) {
+    // The entry stays pending and is marked lost at the next start; say so now.
+    std::cerr << "tollgate: audit entry " << *audit_id << " of run " << record.run_id
+              << " could not be settled as " << outcome << ": " << e.what() << std::endl;
+  }
+}
+
+}  // namespace tollgate::server
