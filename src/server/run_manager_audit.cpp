@@ -4,6 +4,7 @@
 
 #include "server/audit_log.h"
 #include "server/run_manager.h"
+#include "server/wire_format.h"
 
 namespace tollgate::server {
 
@@ -21,9 +22,13 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
   entry.assistant_id = record.assistant_id;
   entry.graph_id = graph_id;
   entry.checkpoint_id = checkpoint_id;
-  if (auto thread = store_.get_thread(record.thread_id);
-      thread && thread->status == "interrupted" && thread->interrupts.is_object()) {
-    entry.shown = thread->interrupts;
+  // What was pending: read from the checkpoint the decision answers (the thread record may
+  // already say busy).
+  if (const CompiledGraph* g = graph(graph_id); g != nullptr) {
+    RunConfig config;
+    config.thread_id = record.thread_id;
+    config.checkpoint_id = checkpoint_id;
+    entry.shown = interrupts_by_task(g->get_state(config));
   }
   entry.decided = (*request.command)["resume"];
   // Throws when the entry cannot be stored: the decision is then not applied.
