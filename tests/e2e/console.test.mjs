@@ -82,6 +82,8 @@ const threadOf = (page) => decodeURIComponent(page.url().split("#/t/")[1]);
 const card = (page, i = 0) => page.getByTestId("action-card").nth(i);
 const button = (scope, name) => scope.getByRole("button", { name, exact: true });
 const finalAnswer = (page, re = /^All done\./) => page.getByTestId("msg-ai").getByText(re).waitFor();
+/** No action card is left (the last one goes once the run's final state has arrived). */
+const noCards = (page) => page.getByTestId("action-card").first().waitFor({ state: "detached" });
 
 /** The thread's status once no run is busy on it (a run may still be closing after its last event). */
 async function threadStatus(threadId) {
@@ -106,7 +108,7 @@ test("approve runs the tool and the agent finishes", async () => {
   await button(c, "Approve").click();
   await finalAnswer(page);
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.emailed("alice@example.com"));
-  assert.equal(await page.getByTestId("action-card").count(), 0);
+  await noCards(page);
   assert.equal(await threadStatus(threadOf(page)), "idle");
   await page.context().close();
 });
@@ -212,7 +214,7 @@ test("a paused thread shows its pending card and how long it waits after a reloa
   await finalAnswer(other);
   await page.reload();
   await finalAnswer(page);
-  assert.equal(await page.getByTestId("action-card").count(), 0);
+  await noCards(page);
   await other.context().close();
   await page.context().close();
 });
@@ -275,7 +277,7 @@ test("a tool that fails is shown as a failed step and the agent goes on", { skip
   assert.equal(await step.getAttribute("data-tool"), "read_file");
   assert.match(await step.getAttribute("class"), /step-error/);
   assert.match(await step.innerText(), /no-such-file\.txt/);
-  assert.equal(await page.getByTestId("action-card").count(), 0);
+  await noCards(page);
   await page.context().close();
 });
 
@@ -407,5 +409,30 @@ test("a decision the server refuses (422) shows the server's message and the car
   await button(card(page), "Approve").click();
   await finalAnswer(page);
   assert.equal(await page.getByTestId("error").count(), 0);
+  await page.context().close();
+});
+
+test("the audit log lists each decision with what was pending and its outcome, refused ones too", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await pauseWith(page, "delete the old file");
+  const threadId = threadOf(page);
+  await page.route(/\/runs\/stream$/, async (route) => {
+    const body = JSON.parse(route.request().postData() ?? "{}");
+    if (body.command?.resume) body.command.resume = { decisions: [{ type: "respond", message: "done by hand" }] };
+    await route.continue({ postData: JSON.stringify(body) });
+  });
+  await button(card(page), "Approve").click();
+  await page.getByTestId("error").waitFor();
+  await page.unroute(/\/runs\/stream$/);
+  await button(card(page), "Approve").click();
+  await finalAnswer(page);
+
+  await page.getByTestId("audit-link").click();
+  const entries = page.getByTestId("audit-entry").filter({ hasText: threadId.slice(-8) });
+  await entries.nth(1).waitFor();
+  assert.equal(await entries.nth(0).getAttribute("data-outcome"), "applied");
+  assert.match(await entries.nth(0).innerText(), /delete_file[\s\S]*decided: approve/);
+  assert.equal(await entries.nth(1).getAttribute("data-outcome"), "refused");
+  assert.match(await entries.nth(1).innerText(), /decided: respond "done by hand"[\s\S]*not allowed/);
   await page.context().close();
 });

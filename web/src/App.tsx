@@ -5,12 +5,14 @@ import type { Assistant, Thread } from "@langchain/langgraph-sdk";
 import { describeError, makeClient, resolveApiUrl, since, threadTitle } from "./api";
 import { Chat } from "./components/Chat";
 import { Inbox } from "./components/Inbox";
+import { AuditLog } from "./components/AuditLog";
 
-type Route = { view: "inbox" } | { view: "thread"; threadId: string | null };
+type Route = { view: "inbox" } | { view: "audit" } | { view: "thread"; threadId: string | null };
 
 function parseHash(): Route {
   const h = window.location.hash.replace(/^#\/?/, "");
   if (h === "inbox") return { view: "inbox" };
+  if (h === "audit") return { view: "audit" };
   const m = h.match(/^t\/(.+)$/);
   return { view: "thread", threadId: m ? decodeURIComponent(m[1]) : null };
 }
@@ -132,6 +134,9 @@ export function App() {
             {inbox.length}
           </span>
         </a>
+        <a href="#/audit" className={`nav-link${route.view === "audit" ? " active" : ""}`} onClick={() => setNavOpen(false)} data-testid="audit-link">
+          Audit log
+        </a>
         <h2 className="side-title">Recent threads</h2>
         <ul className="thread-list">
           {threads.map((t) => (
@@ -164,6 +169,8 @@ export function App() {
         )}
         {route.view === "inbox" ? (
           <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} />
+        ) : route.view === "audit" ? (
+          <AuditLog key={chatSession} apiUrl={apiUrl} onOpen={openThread} />
         ) : (
           <>
             <div className="chat-head">
