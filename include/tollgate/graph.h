@@ -51,11 +51,18 @@ class StateSchema {
   StateSchema& append(std::string key);
   StateSchema& add_messages(std::string key);
   StateSchema& reducer(std::string key, Reducer reducer, std::optional<Json> initial = std::nullopt);
+  // Marks a declared key private (LangChain's PrivateStateAttr), e.g. a middleware's routing or
+  // bookkeeping key: nodes and routers read and write it and it is checkpointed like any key,
+  // but it is left out of the graph's output (invoke's values, the values/updates/checkpoints
+  // streams, get_state().values) and ignored when it appears in graph input. Declare the key
+  // first; throws Error(kInvalidArgument) naming an undeclared key.
+  StateSchema& make_private(std::string_view key);
 
   struct Channel {
     ChannelKind kind = ChannelKind::kLastValue;
     Reducer reducer;
     std::optional<Json> initial;
+    bool is_private = false;  // see make_private
   };
   const std::map<std::string, Channel, std::less<>>& channels() const { return channels_; }
 

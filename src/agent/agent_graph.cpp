@@ -61,35 +61,60 @@ struct AgentCore {
   std::string loop_entry;
   std::string exit;  // a node name or END
 
-  Json call_model(const State& state, Runtime& runtime) const {
-    ModelCallRequest request;
-    request.messages = state["messages"].is_array() ? state["messages"] : Json::array();
-    request.system_prompt = options.system_prompt;
-    request.tools = tool_specs;
-    request.options = options.model_options;
-    request.state = &state;
-    request.runtime = &runtime;
-
-    ModelCallHandler handler = [this](const ModelCallRequest& r) {
-      ChatRequest chat;
-      chat.messages = Json::array();
-      if (!r.system_prompt.empty()) chat.messages.push_back(system_message(r.system_prompt));
-      for (const auto& m : r.messages) chat.messages.push_back(m);
-      chat.tools = r.tools;
-      chat.options = r.options;
-      Runtime* rt = r.runtime;
-      const TokenCallback on_chunk = [rt](const Json& chunk) {
-        if (rt != nullptr) rt->emit_message(chunk);
-      };
-      return options.model->invoke(chat, &on_chunk);
-    };
-    for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
-      if (((*it)->hooks() & AgentMiddleware::kWrapModelCall) == 0) continue;
-      handler = [m = *it, next = std::move(handler)](const ModelCallRequest& r) {
-        return m->wrap_model_call(r, next);
-      };
+  // The model's request: the system prompt (if any) and then `messages`.
+  static ChatRequest chat_request(const std::string& system_prompt, const Json& messages,
+                                  const std::vector<ToolSpec>& tools, const Json& model_options) {
+    ChatRequest chat;
+    chat.messages = Json::array();
+    auto& items = chat.messages.get_ref<Json::array_t&>();
+    items.reserve(messages.size() + 1);
+    if (!system_prompt.empty()) items.push_back(system_message(system_prompt));
+    if (messages.is_array()) {
+      const auto& source = messages.get_ref<const Json::array_t&>();
+      items.insert(items.end(), source.begin(), source.end());
     }
-    Json reply = handler(request);
+    chat.tools = tools;
+    chat.options = model_options;
+    return chat;
+  }
+
+  Json invoke_model(const ChatRequest& chat, Runtime* runtime) const {
+    const TokenCallback on_chunk = [runtime](const Json& chunk) {
+      if (runtime != nullptr) runtime->emit_message(chunk);
+    };
+    return options.model->invoke(chat, &on_chunk);
+  }
+
+  Json call_model(const State& state, Runtime& runtime) const {
+    const bool wrapped = std::any_of(
+        options.middleware.begin(), options.middleware.end(),
+        [](const Middleware& m) { return (m->hooks() & AgentMiddleware::kWrapModelCall) != 0; });
+    Json reply;
+    if (!wrapped) {
+      // No wrapper can change the request: the history is copied once, into the model's.
+      reply = invoke_model(
+          chat_request(options.system_prompt, state["messages"], tool_specs, options.model_options),
+          &runtime);
+    } else {
+      ModelCallRequest request;
+      request.messages = state["messages"].is_array() ? state["messages"] : Json::array();
+      request.system_prompt = options.system_prompt;
+      request.tools = tool_specs;
+      request.options = options.model_options;
+      request.state = &state;
+      request.runtime = &runtime;
+      ModelCallHandler handler = [this](const ModelCallRequest& r) {
+        return invoke_model(chat_request(r.system_prompt, r.messages, r.tools, r.options),
+                            r.runtime);
+      };
+      for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
+        if (((*it)->hooks() & AgentMiddleware::kWrapModelCall) == 0) continue;
+        handler = [m = *it, next = std::move(handler)](const ModelCallRequest& r) {
+          return m->wrap_model_call(r, next);
+        };
+      }
+      reply = handler(request);
+    }
     if (message_type(reply) != "ai") {
       throw Error::Internal("the model returned a message of type '" + message_type(reply) +
                             "', expected an AI message");
@@ -251,7 +276,7 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
 
   StateSchema schema;
   schema.add_messages("messages");
-  schema.last_value(kJumpToKey);
+  schema.last_value(kJumpToKey).make_private(kJumpToKey);
   for (const auto& m : opts.middleware) m->extend_state(schema);
   StateGraph graph(schema);
 

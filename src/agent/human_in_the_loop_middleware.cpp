@@ -20,7 +20,7 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
   std::string name() const override { return "HumanInTheLoopMiddleware"; }
   unsigned hooks() const override { return kAfterModel | kWrapToolCall; }
   void extend_state(StateSchema& schema) const override {
-    schema.last_value(kEditedKey, Json::object());
+    schema.last_value(kEditedKey, Json::object()).make_private(kEditedKey);
   }
 
   std::optional<HookResult> after_model(const HookContext& ctx) const override {

@@ -9,6 +9,7 @@
 
 namespace tollgate {
 
+using checkpoint_internal::encoded_size;
 using checkpoint_internal::StoredValue;
 using checkpoint_internal::StoredValues;
 using checkpoint_internal::ValueRef;
@@ -38,13 +39,14 @@ struct NamespaceStore {
 };
 using ThreadStore = std::map<std::string, NamespaceStore, std::less<>>;  // by namespace
 
-std::uint64_t encoded_size(const Json& value) {
-  return Json::to_msgpack(value).size();
-}
-
-JsonPtr load_value(const NamespaceStore& store, const std::string& channel, const ValueRef& ref) {
+// `memo` (optional): values rebuilt earlier in the same listing; `memo_prefix` names the
+// thread, namespace and channel in it.
+JsonPtr load_value(const NamespaceStore& store, const std::string& channel, const ValueRef& ref,
+                   checkpoint_internal::ValueMemo* memo = nullptr,
+                   std::string_view memo_prefix = {}) {
   return checkpoint_internal::reconstruct_value(
-      ref, [&](const std::string& writer_id) -> const StoredValue& {
+      ref,
+      [&](const std::string& writer_id) -> const StoredValue& {
         auto checkpoint = store.checkpoints.find(writer_id);
         if (checkpoint != store.checkpoints.end()) {
           auto value = checkpoint->second.values.find(channel);
@@ -52,12 +54,14 @@ JsonPtr load_value(const NamespaceStore& store, const std::string& channel, cons
         }
         throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
                               writer_id + " is missing");
-      });
+      },
+      memo, memo_prefix);
 }
 
 CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
                            const NamespaceStore& store, const StoredCheckpoint& stored,
-                           const GetOptions& options) {
+                           const GetOptions& options,
+                           checkpoint_internal::ValueMemo* memo = nullptr) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{thread_id, ns, stored.header.id};
   tuple.checkpoint = stored.header;
@@ -67,8 +71,11 @@ CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
   if (!options.reuse_values_of.empty() && options.reuse_values_of == stored.header.id) {
     tuple.values_reused = true;
   } else {
+    std::string prefix;
     for (const auto& [channel, ref] : stored.refs) {
-      tuple.checkpoint.channel_values.emplace(channel, load_value(store, channel, ref));
+      if (memo != nullptr) prefix = thread_id + '\0' + ns + '\0' + channel + '\0';
+      tuple.checkpoint.channel_values.emplace(channel,
+                                              load_value(store, channel, ref, memo, prefix));
     }
   }
   auto writes = store.writes.find(stored.header.id);
@@ -153,8 +160,10 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
   if (query.limit && matches.size() > *query.limit) matches.resize(*query.limit);
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(matches.size());
+  checkpoint_internal::ValueMemo memo;  // checkpoints of a history share their values
   for (const Match& match : matches) {
-    tuples.push_back(make_tuple(*match.thread_id, *match.ns, *match.store, *match.checkpoint, {}));
+    tuples.push_back(
+        make_tuple(*match.thread_id, *match.ns, *match.store, *match.checkpoint, {}, &memo));
   }
   return tuples;
 }
@@ -173,8 +182,8 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
       parent.versions = &it->second.header.channel_versions;
     }
   }
-  checkpoint_internal::ValuePlan plan =
-      checkpoint_internal::plan_values(checkpoint, parent, new_versions, deltas);
+  checkpoint_internal::ValuePlan plan = checkpoint_internal::plan_values(
+      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kSizeOnly);
 
   StoredCheckpoint stored;
   stored.parent_id = config.checkpoint_id == checkpoint.id ? "" : config.checkpoint_id;
@@ -187,9 +196,8 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   stored.metadata = metadata;
   stored.refs = std::move(plan.refs);
   SaverStats& stats = state_->stats;
-  for (auto& [channel, value] : plan.stored) {
+  for (const auto& [channel, value] : plan.stored) {
     (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
-    value.encoded = {};  // only persistent savers need the encoding
   }
   stored.values = std::move(plan.stored);
   const std::uint64_t metadata_bytes = encoded_size(metadata);

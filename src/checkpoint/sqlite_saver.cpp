@@ -123,7 +123,10 @@ struct SqliteSaver::Impl {
 
   // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
   // one call so that a history listing decodes each stored value once.
-  using DecodedValues = std::map<std::string, StoredValue, std::less<>>;
+  struct DecodedValues {
+    std::map<std::string, StoredValue, std::less<>> stored;
+    checkpoint_internal::ValueMemo rebuilt;  // values rebuilt from them, by the same keys
+  };
 
   JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
                      DecodedValues& decoded);
@@ -169,12 +172,14 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
   bool range_fetched = false;
   std::string key = row.thread_id + '\0' + row.ns + '\0' + channel + '\0';
   const std::size_t key_prefix = key.size();
+  const std::string memo_prefix = key;
   return checkpoint_internal::reconstruct_value(
-      ref, [&](const std::string& writer_id) -> const StoredValue& {
+      ref,
+      [&](const std::string& writer_id) -> const StoredValue& {
         key.resize(key_prefix);
         key += writer_id;
-        auto done = decoded.find(key);
-        if (done != decoded.end()) return done->second;
+        auto done = decoded.stored.find(key);
+        if (done != decoded.stored.end()) return done->second;
         if (!range_fetched) {
           fetch(ref.full_id, ref.writer_id);
           range_fetched = true;
@@ -194,8 +199,9 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
                           make_json_ptr(checkpoint_internal::decode_value(it->second.bytes.data(),
                                                                           it->second.bytes.size())),
                           {}};
-        return decoded.emplace(key, std::move(value)).first->second;
-      });
+        return decoded.stored.emplace(key, std::move(value)).first->second;
+      },
+      &decoded.rebuilt, memo_prefix);
 }
 
 CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options,

@@ -1,5 +1,7 @@
 #include "checkpoint/value_store.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "tollgate/error.h"
@@ -24,10 +26,100 @@ bool delta_applies(const ListDelta& delta, const ValueRef& base, const Json& val
          delta.keep + delta.appended.size() == value.size();
 }
 
+// A MessagePack output that only counts the bytes written to it.
+class CountingOutput final : public nlohmann::detail::output_adapter_protocol<std::uint8_t> {
+ public:
+  explicit CountingOutput(std::uint64_t& count) : count_(count) {}
+  void write_character(std::uint8_t /*c*/) override { ++count_; }
+  void write_characters(const std::uint8_t* /*s*/, std::size_t length) override {
+    count_ += length;
+  }
+
+ private:
+  std::uint64_t& count_;
+};
+
+// MessagePack sizes as nlohmann's writer produces them (smallest header for a length).
+std::uint64_t length_header(std::size_t length, std::size_t fix_limit, bool has_8_bit_form) {
+  if (length <= fix_limit) return 1;
+  if (has_8_bit_form && length <= 0xFF) return 2;
+  if (length <= 0xFFFF) return 3;
+  return 5;
+}
+
+std::uint64_t unsigned_size(std::uint64_t n) {
+  if (n < 128) return 1;
+  if (n <= 0xFF) return 2;
+  if (n <= 0xFFFF) return 3;
+  if (n <= 0xFFFFFFFFULL) return 5;
+  return 9;
+}
+
+std::uint64_t integer_size(std::int64_t n) {
+  if (n >= 0) return unsigned_size(static_cast<std::uint64_t>(n));
+  if (n >= -32) return 1;
+  if (n >= INT8_MIN) return 2;
+  if (n >= INT16_MIN) return 3;
+  if (n >= INT32_MIN) return 5;
+  return 9;
+}
+
+std::uint64_t float_size(double n) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wfloat-equal"
+  const bool fits_float = n >= static_cast<double>(std::numeric_limits<float>::lowest()) &&
+                          n <= static_cast<double>(std::numeric_limits<float>::max()) &&
+                          static_cast<double>(static_cast<float>(n)) == n;
+#pragma GCC diagnostic pop
+  return fits_float ? 5 : 9;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_value(const Json& value) {
   return Json::to_msgpack(value);
+}
+
+std::uint64_t encoded_size(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+    case Json::value_t::boolean:
+      return 1;
+    case Json::value_t::discarded:
+      return 0;
+    case Json::value_t::number_integer:
+      return integer_size(value.get<std::int64_t>());
+    case Json::value_t::number_unsigned:
+      return unsigned_size(value.get<std::uint64_t>());
+    case Json::value_t::number_float:
+      return float_size(value.get<double>());
+    case Json::value_t::string: {
+      const std::size_t length = value.get_ref<const Json::string_t&>().size();
+      return length_header(length, 31, true) + length;
+    }
+    case Json::value_t::array: {
+      const auto& items = value.get_ref<const Json::array_t&>();
+      std::uint64_t size = length_header(items.size(), 15, false);
+      for (const Json& item : items) size += encoded_size(item);
+      return size;
+    }
+    case Json::value_t::object: {
+      const auto& members = value.get_ref<const Json::object_t&>();
+      std::uint64_t size = length_header(members.size(), 15, false);
+      for (const auto& [key, member] : members) {
+        size += length_header(key.size(), 31, true) + key.size() + encoded_size(member);
+      }
+      return size;
+    }
+    case Json::value_t::binary:
+      break;
+  }
+  // Binary values (ext/bin forms): count what the writer writes.
+  std::uint64_t count = 0;
+  nlohmann::detail::binary_writer<Json, std::uint8_t> writer(
+      std::make_shared<CountingOutput>(count));
+  writer.write_msgpack(value);
+  return count;
 }
 
 Json decode_value(const std::uint8_t* data, std::size_t size) {
@@ -39,8 +131,20 @@ Json decode_value(const std::uint8_t* data, std::size_t size) {
 }
 
 ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
-                      const ChannelVersions& new_versions, const ChannelDeltas& deltas) {
+                      const ChannelVersions& new_versions, const ChannelDeltas& deltas,
+                      Encoding encoding) {
   ValuePlan plan;
+  // The encoding (kept) and its size.
+  auto encode = [encoding](const Json& value) {
+    std::pair<std::vector<std::uint8_t>, std::uint64_t> result;
+    if (encoding == Encoding::kKeep) {
+      result.first = encode_value(value);
+      result.second = result.first.size();
+    } else {
+      result.second = encoded_size(value);
+    }
+    return result;
+  };
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
     const ValueRef* parent_ref = nullptr;
     if (parent.refs != nullptr) {
@@ -58,8 +162,7 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     auto delta_it = deltas.find(channel);
     const bool has_delta = delta_it != deltas.end();
     if (has_delta && parent_ref != nullptr && delta_applies(delta_it->second, *parent_ref, value)) {
-      std::vector<std::uint8_t> encoded = encode_value(delta_it->second.appended);
-      const std::uint64_t bytes = encoded.size();
+      auto [encoded, bytes] = encode(delta_it->second.appended);
       if (parent_ref->chain_bytes + bytes <= parent_ref->full_bytes) {
         ValueRef ref{checkpoint.id, parent_ref->full_id, value.size(),
                      parent_ref->chain_bytes + bytes, parent_ref->full_bytes};
@@ -74,8 +177,7 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
 
     // A full value. The caller may append in place to a delta channel's list, so copy it.
     JsonPtr payload = has_delta || !value_ptr ? make_json_ptr(value) : value_ptr;
-    std::vector<std::uint8_t> encoded = encode_value(*payload);
-    const std::uint64_t bytes = encoded.size();
+    auto [encoded, bytes] = encode(*payload);
     plan.bytes += bytes;
     plan.refs.emplace(channel, ValueRef{checkpoint.id, checkpoint.id,
                                         value.is_array() ? value.size() : 0, 0, bytes});
@@ -84,18 +186,39 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
   return plan;
 }
 
-JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup) {
+JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, ValueMemo* memo,
+                          std::string_view memo_prefix) {
+  std::string key;
+  auto remembered = [&](const std::string& writer_id) -> JsonPtr {
+    if (memo == nullptr) return nullptr;
+    key.assign(memo_prefix);
+    key += writer_id;
+    auto it = memo->values.find(key);
+    return it == memo->values.end() ? nullptr : it->second;
+  };
+  auto remember = [&](JsonPtr value) {
+    if (memo != nullptr) {
+      key.assign(memo_prefix);
+      key += ref.writer_id;
+      memo->values.insert_or_assign(key, value);
+    }
+    return value;
+  };
+  if (JsonPtr known = remembered(ref.writer_id)) return known;
   const StoredValue* stored = &lookup(ref.writer_id);
-  if (!stored->is_delta) return stored->payload;
+  if (!stored->is_delta) return remember(stored->payload);
   std::vector<const StoredValue*> chain;
+  JsonPtr base;  // a value already rebuilt that the chain extends, if any
   while (stored->is_delta) {
     if (chain.size() >= kMaxChainLength) {
       throw Error::Internal("stored value chain of checkpoint " + ref.writer_id + " has a cycle");
     }
     chain.push_back(stored);
+    if ((base = remembered(stored->base_id))) break;
     stored = &lookup(stored->base_id);
   }
-  Json result = stored->payload && stored->payload->is_array() ? *stored->payload : Json::array();
+  const JsonPtr& start = base ? base : stored->payload;
+  Json result = start && start->is_array() ? *start : Json::array();
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const StoredValue& delta = **it;
     if (delta.keep > result.size() || !delta.payload || !delta.payload->is_array()) {
@@ -105,7 +228,7 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup) 
     result.erase(result.begin() + static_cast<std::ptrdiff_t>(delta.keep), result.end());
     for (const Json& item : *delta.payload) result.push_back(item);
   }
-  return make_json_ptr(std::move(result));
+  return remember(make_json_ptr(std::move(result)));
 }
 
 Json refs_to_json(const ValueRefs& refs) {

@@ -58,21 +58,38 @@ struct ParentValues {
   const ChannelVersions* versions = nullptr;
 };
 
+// Whether plan_values keeps each stored value's MessagePack encoding (persistent savers) or
+// only its size (the memory saver: no encoding is built at all).
+enum class Encoding { kKeep, kSizeOnly };
+
 // Decides how each channel of `checkpoint` is stored. Values of channels given in `deltas`
 // are always copied (the caller may keep appending in place to the list it passed); other
 // full values share the caller's JsonPtr.
 ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
-                      const ChannelVersions& new_versions, const ChannelDeltas& deltas);
+                      const ChannelVersions& new_versions, const ChannelDeltas& deltas,
+                      Encoding encoding = Encoding::kKeep);
 
 // Looks up the value stored by checkpoint `writer_id` for the channel being rebuilt.
 // Throws Error(kInternal) when it is missing (a damaged store).
 using StoredValueLookup = std::function<const StoredValue&(const std::string& writer_id)>;
 
+// Values already rebuilt during one read of many checkpoints (a history listing), by a key
+// the caller forms as <its prefix for thread, namespace and channel> + writer id. Checkpoints
+// that share a stored value then share one rebuilt value, and a delta chain is extended from
+// the nearest value already rebuilt instead of from its full value.
+struct ValueMemo {
+  std::map<std::string, JsonPtr, std::less<>> values;
+};
+
 // Rebuilds the value `ref` points at. A full value is returned shared, without a copy.
-JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup);
+// With `memo`, rebuilt values are looked up and remembered under memo_prefix + writer id.
+JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup,
+                          ValueMemo* memo = nullptr, std::string_view memo_prefix = {});
 
 // The MessagePack encoding used for stored values and writes (keeps binary values).
 std::vector<std::uint8_t> encode_value(const Json& value);
+// The size of encode_value(value), counted without building the encoding.
+std::uint64_t encoded_size(const Json& value);
 Json decode_value(const std::uint8_t* data, std::size_t size);
 
 // ValueRefs as JSON ({channel: [writer_id, full_id, length, chain_bytes, full_bytes]}).

@@ -78,6 +78,7 @@ struct ChannelSpec {
   bool is_state = false;        // a state key (shown in values), not a runtime channel
   bool triggers_node = false;   // some node is triggered by it
   JsonPtr initial;              // a last-value key's default, set on a new thread
+  bool is_private = false;      // a state key left out of output values and input
 };
 
 }  // namespace graph_internal

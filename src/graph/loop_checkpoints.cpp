@@ -110,29 +110,67 @@ void PregelLoop::new_thread() {
   }
 }
 
-Checkpoint PregelLoop::make_checkpoint() const {
-  Checkpoint checkpoint;
+namespace {
+
+// Sets map[key] = value without allocating when the key is already there.
+template <typename Map, typename Value>
+void put_entry(Map& map, const std::string& key, Value&& value) {
+  if (auto it = map.find(key); it != map.end()) {
+    it->second = std::forward<Value>(value);
+  } else {
+    map.emplace(key, std::forward<Value>(value));
+  }
+}
+
+template <typename Map>
+void erase_entry(Map& map, const std::string& key) {
+  if (auto it = map.find(key); it != map.end()) map.erase(it);
+}
+
+}  // namespace
+
+const Checkpoint& PregelLoop::make_checkpoint() {
+  Checkpoint& checkpoint = header_;
   checkpoint.id = checkpoint_id_;
   checkpoint.ts = created_at_;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    const int index = static_cast<int>(i);
+    const std::string& name = channel_name(static_cast<int>(i));
     // Not only available channels: a join barrier that has seen some of its sources holds
     // state without being available.
     if (JsonPtr value = slots_[i].channel->checkpoint()) {
-      checkpoint.channel_values.emplace(channel_name(index), std::move(value));
+      put_entry(checkpoint.channel_values, name, std::move(value));
+    } else {
+      erase_entry(checkpoint.channel_values, name);
     }
-    if (slots_[i].version > 0) checkpoint.channel_versions[channel_name(index)] = slots_[i].version;
+    if (slots_[i].version > 0) {
+      put_entry(checkpoint.channel_versions, name, slots_[i].version);
+    } else {
+      erase_entry(checkpoint.channel_versions, name);
+    }
   }
   for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
     const auto& triggers = graph_.nodes[n].triggers;
+    const std::string& node = graph_.nodes[n].name;
+    auto seen = checkpoint.versions_seen.find(node);
     for (std::size_t j = 0; j < triggers.size(); ++j) {
+      const std::string& channel = channel_name(triggers[j]);
       if (seen_[n][j] > 0) {
-        checkpoint.versions_seen[graph_.nodes[n].name][channel_name(triggers[j])] = seen_[n][j];
+        if (seen == checkpoint.versions_seen.end()) {
+          seen = checkpoint.versions_seen.emplace(node, ChannelVersions{}).first;
+        }
+        put_entry(seen->second, channel, seen_[n][j]);
+      } else if (seen != checkpoint.versions_seen.end()) {
+        erase_entry(seen->second, channel);
       }
+    }
+    if (seen != checkpoint.versions_seen.end() && seen->second.empty()) {
+      checkpoint.versions_seen.erase(seen);
     }
   }
   if (!interrupt_seen_.empty()) {
-    checkpoint.versions_seen[std::string(kInterruptSeenKey)] = interrupt_seen_;
+    put_entry(checkpoint.versions_seen, std::string(kInterruptSeenKey), interrupt_seen_);
+  } else {
+    erase_entry(checkpoint.versions_seen, std::string(kInterruptSeenKey));
   }
   checkpoint.updated_channels = updated_channels_;
   return checkpoint;
@@ -161,7 +199,7 @@ void PregelLoop::save_checkpoint(const char* source) {
 }
 
 void PregelLoop::put_current_checkpoint() {
-  Checkpoint checkpoint = make_checkpoint();
+  const Checkpoint& checkpoint = make_checkpoint();
   ChannelVersions new_versions;
   ChannelDeltas deltas;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -175,14 +213,16 @@ void PregelLoop::put_current_checkpoint() {
   parent_config_ = last_saved_id_.empty() ? std::nullopt : std::optional(parent);
   if (config_.durability == Durability::kAsync) {
     if (!async_saves_) async_saves_ = std::make_unique<AsyncSaves>(graph_.pool);
-    async_saves_->submit([saver = saver_, parent, checkpoint = std::move(checkpoint),
-                          metadata = metadata_, new_versions = std::move(new_versions),
-                          deltas = std::move(deltas)] {
+    async_saves_->submit([saver = saver_, parent, checkpoint = checkpoint, metadata = metadata_,
+                          new_versions = std::move(new_versions), deltas = std::move(deltas)] {
       saver->put(parent, checkpoint, metadata, new_versions, deltas);
     });
   } else {
     saver_->put(parent, checkpoint, metadata_, new_versions, deltas);
   }
+  // Let go of the values (keeping the map's entries): a list channel edits its list in place
+  // only while nobody else holds it.
+  for (auto& entry : header_.channel_values) entry.second.reset();
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (!changed_since_save_[i]) continue;
     slots_[i].channel->mark_saved();
@@ -337,7 +377,7 @@ StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pend
     snapshot.tasks.push_back(std::move(info));
   }
   if (apply_pending_writes) apply_for_output(tasks_);
-  snapshot.values = state_view();
+  snapshot.values = output_view();
   snapshot.config = tuple.config;
   snapshot.metadata = tuple.metadata;
   snapshot.created_at = tuple.checkpoint.ts;

@@ -74,19 +74,39 @@ int PregelLoop::channel_for_key(std::string_view key) {
   return index;
 }
 
-State PregelLoop::state_view() const {
+bool PregelLoop::is_output_channel(int index) const {
+  const auto position = static_cast<std::size_t>(index);
+  return position >= base_channels() ||
+         (graph_.channels[position].is_state && !graph_.channels[position].is_private);
+}
+
+State PregelLoop::view(bool output_only) const {
   std::map<std::string, JsonPtr, std::less<>> values;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (!is_state_channel(static_cast<int>(i))) continue;
+    const int index = static_cast<int>(i);
+    if (!(output_only ? is_output_channel(index) : is_state_channel(index))) continue;
     if (JsonPtr value = slots_[i].channel->get()) {
-      values.emplace_hint(values.end(), channel_name(static_cast<int>(i)), std::move(value));
+      values.emplace_hint(values.end(), channel_name(index), std::move(value));
     }
   }
   return State(std::move(values));
 }
 
 Json PregelLoop::values_json() const {
-  return state_view().to_json();
+  return output_view().to_json();
+}
+
+const Json& PregelLoop::public_input(const Json& input, Json& storage) const {
+  const Json* result = &input;
+  for (const auto& spec : graph_.channels) {
+    if (!spec.is_private || !result->contains(spec.name)) continue;
+    if (result == &input) {
+      storage = input;
+      result = &storage;
+    }
+    storage.erase(spec.name);
+  }
+  return *result;
 }
 
 // ---------------------------------------------------------------------------------- run
@@ -142,7 +162,8 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     Task start;
     start.synthetic = true;
     start.node = 0;
-    start.writes.push_back(Write{graph_.start_channel, *input, {}});
+    Json storage;
+    start.writes.push_back(Write{graph_.start_channel, public_input(*input, storage), {}});
     tasks.push_back(std::move(start));
     apply_writes(tasks, discarded);
     step_ += 1;
@@ -622,9 +643,9 @@ RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
     // channels then no longer match the checkpoint, so only the values are cached.
     if (saver_ && has_checkpoint_) stash_values(false);
     apply_for_output(tasks_);
-    result.values = state_view();
+    result.values = output_view();
   } else {
-    result.values = state_view();
+    result.values = output_view();
     if (saver_ && has_checkpoint_) stash_values(true);
   }
   result.paused = paused;

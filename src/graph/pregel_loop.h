@@ -120,8 +120,17 @@ class PregelLoop {
   bool is_state_channel(int index) const;
   int find_channel(std::string_view name) const;
   int channel_for_key(std::string_view key);  // creates a last-value channel if needed
-  State state_view() const;
-  Json values_json() const;
+  // A state key shown in output (not private, see StateSchema::make_private).
+  bool is_output_channel(int index) const;
+  State view(bool output_only) const;
+  // Every state key: what nodes and routers see.
+  State state_view() const { return view(false); }
+  // The output keys: what invoke, the streams and get_state show.
+  State output_view() const { return view(true); }
+  Json values_json() const;  // output_view() as one object
+  // `input` without its private keys (they are ignored in input); `input` itself when it
+  // has none.
+  const Json& public_input(const Json& input, Json& storage) const;
 
   // Checkpoints.
   bool load(const std::string& checkpoint_id, bool use_cache);
@@ -129,7 +138,9 @@ class PregelLoop {
                const std::map<std::string, JsonPtr, std::less<>>* values,
                bool channels_adopted = false);
   void new_thread();
-  Checkpoint make_checkpoint() const;
+  // The checkpoint of the current state, kept in `header_` and updated in place: a save
+  // only rewrites the entries that changed instead of rebuilding every map.
+  const Checkpoint& make_checkpoint();
   Json make_metadata(const char* source) const;
   void save_checkpoint(const char* source);
   void put_current_checkpoint();
@@ -181,6 +192,7 @@ class PregelLoop {
   std::string created_at_;
   Json metadata_ = Json::object();
   std::optional<CheckpointConfig> parent_config_;
+  Checkpoint header_;  // see make_checkpoint()
   bool saved_ = false;
   std::string last_saved_id_;
 

@@ -28,6 +28,16 @@ StateSchema& StateSchema::reducer(std::string key, Reducer reducer, std::optiona
   return *this;
 }
 
+StateSchema& StateSchema::make_private(std::string_view key) {
+  auto it = channels_.find(key);
+  if (it == channels_.end()) {
+    throw Error::InvalidArgument("make_private: state key '" + std::string(key) +
+                                 "' is not declared in the schema");
+  }
+  it->second.is_private = true;
+  return *this;
+}
+
 // ----------------------------------------------------------------------------------- State
 
 namespace {

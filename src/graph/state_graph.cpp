@@ -199,6 +199,7 @@ std::shared_ptr<CompiledGraph> StateGraph::compile(CompileOptions options) const
               "'join:' belong to the runtime");
     }
     const int index = add_channel(key, make_state_channel(key, spec), true);
+    impl->channels[static_cast<std::size_t>(index)].is_private = spec.is_private;
     if (spec.kind == ChannelKind::kLastValue && spec.initial) {
       impl->channels[static_cast<std::size_t>(index)].initial = make_json_ptr(*spec.initial);
     }

@@ -323,7 +323,7 @@ void PregelLoop::emit_task_result(Task& task) {
     for (const auto& write : task.writes) {
       if (write.channel < 0) {
         update[write.key] = write.value;
-      } else if (is_state_channel(write.channel)) {
+      } else if (is_output_channel(write.channel)) {
         update[channel_name(write.channel)] = write.value;
       }
     }

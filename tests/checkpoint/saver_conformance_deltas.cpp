@@ -46,6 +46,22 @@ TEST_P(SaverConformanceTest, ACheckpointDeepInALongHistoryReconstructsExactly) {
   EXPECT_EQ(*listed[0].checkpoint.channel_values.at("messages"), prefix(thread.messages(), 1500));
 }
 
+TEST_P(SaverConformanceTest, ListSharesOneListAmongCheckpointsThatDidNotChangeIt) {
+  MessageThread thread(*saver_, "t");
+  for (int i = 0; i < 20; ++i) thread.append(message(i));
+  thread.touch();
+  thread.touch();
+  ListQuery query;
+  query.thread_id = "t";
+  query.limit = 3;
+  const auto listed = saver_->list(query);
+  ASSERT_EQ(listed.size(), 3u);
+  const JsonPtr& newest = listed[0].checkpoint.channel_values.at("messages");
+  EXPECT_EQ(*newest, thread.messages());
+  EXPECT_EQ(listed[1].checkpoint.channel_values.at("messages").get(), newest.get());
+  EXPECT_EQ(listed[2].checkpoint.channel_values.at("messages").get(), newest.get());
+}
+
 TEST_P(SaverConformanceTest, ForkReconstructsBothBranches) {
   MessageThread main(*saver_, "t");
   std::vector<CheckpointConfig> configs;

@@ -83,6 +83,7 @@ class MessageThread final {
     parent_ = parent;
     messages_ = make_json_ptr(messages);
     version_ = 1000000 + next_step;
+    messages_version_ = version_;
     step_ = next_step;
   }
 
@@ -92,34 +93,52 @@ class MessageThread final {
     Json& list = const_cast<Json&>(*messages_);
     list.erase(list.begin() + static_cast<std::ptrdiff_t>(keep), list.end());
     list.push_back(item);
+    ++version_;
+    messages_version_ = version_;
+    Checkpoint checkpoint = next_checkpoint();
+    checkpoint.versions_seen["agent"]["messages"] = version_ - 1;
+    return put(checkpoint, ChannelVersions{{"messages", version_}, {"step", version_}},
+               ChannelDeltas{{"messages", ListDelta{keep, Json::array({item})}}});
+  }
+
+  CheckpointConfig append(const Json& item) {
+    return step(messages_ ? messages_->size() : 0, item);
+  }
+
+  // A step that changes only "step": the messages keep the parent's stored value.
+  CheckpointConfig touch() {
+    ++version_;
+    return put(next_checkpoint(), ChannelVersions{{"step", version_}}, {});
+  }
+  const Json& messages() const { return *messages_; }
+
+ private:
+  // The next checkpoint: the messages at messages_version_, "step" at version_.
+  Checkpoint next_checkpoint() const {
     Checkpoint checkpoint;
     checkpoint.id = new_checkpoint_id(step_);
     checkpoint.ts = utc_timestamp();
     checkpoint.channel_values.emplace("messages", messages_);
     checkpoint.channel_values.emplace("step", make_json_ptr(step_));
-    ++version_;
-    checkpoint.channel_versions = {{"messages", version_}, {"step", version_}};
-    checkpoint.versions_seen["agent"]["messages"] = version_ - 1;
-    ChannelVersions new_versions{{"messages", version_}, {"step", version_}};
-    ChannelDeltas deltas{{"messages", ListDelta{keep, Json::array({item})}}};
+    checkpoint.channel_versions = {{"messages", messages_version_}, {"step", version_}};
+    return checkpoint;
+  }
+
+  CheckpointConfig put(const Checkpoint& checkpoint, const ChannelVersions& new_versions,
+                       const ChannelDeltas& deltas) {
     parent_ = saver_.put(parent_, checkpoint, Json{{"source", "loop"}, {"step", step_}},
                          new_versions, deltas);
     ++step_;
     return parent_;
   }
 
-  CheckpointConfig append(const Json& item) {
-    return step(messages_ ? messages_->size() : 0, item);
-  }
-  const Json& messages() const { return *messages_; }
-
- private:
   Saver& saver_;
   std::string thread_id_;
   CheckpointConfig parent_{thread_id_, "", ""};
   JsonPtr messages_ = make_json_ptr(Json::array());
   std::int64_t step_ = 0;
   ChannelVersion version_ = 0;
+  ChannelVersion messages_version_ = 0;  // the messages' version at the last step()
 };
 
 }  // namespace tollgate::testing

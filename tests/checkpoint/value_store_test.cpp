@@ -93,5 +93,20 @@ TEST(ValueStoreTest, ValuesOfDeltaChannelsAreCopiedOthersShared) {
   EXPECT_EQ(plan.stored.at("other").payload.get(), checkpoint.channel_values.at("other").get());
 }
 
+TEST(EncodedSize, CountsExactlyWhatTheEncoderWrites) {
+  const std::string long_text(300, 'x');
+  const std::vector<Json> values = {
+      nullptr, true, 0, 127, 128, 255, 256, 65535, 65536, 4294967295LL, 4294967296LL, -1, -32,
+      -33, -128, -129, -32768, -32769, -2147483648LL, -2147483649LL, 0.5, 0.1, 1e300,
+      std::uint64_t{18446744073709551615ULL}, "", std::string(31, 'a'), std::string(32, 'a'),
+      long_text, std::string(70000, 'b'), Json::array(), Json(std::vector<int>(15, 1)),
+      Json(std::vector<int>(16, 1)), Json(std::vector<int>(70000, 2)), Json::object(),
+      Json{{"messages", {message(1), message(2)}}, {long_text, {{"k", nullptr}}}},
+      Json::binary({1, 2, 3}), Json::binary({1, 2, 3}, 7)};
+  for (const Json& value : values) {
+    EXPECT_EQ(encoded_size(value), encode_value(value).size()) << value.dump().substr(0, 80);
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::checkpoint_internal
