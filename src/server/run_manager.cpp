@@ -524,6 +524,13 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         // HITL middleware rejects): the thread keeps its state and status; requests waiting
         // for the run answer with the error's status and message.
         rejected = true;
+        // The thread reads as paused again before the refusal is answered, so a client that
+        // got the 422 never sees it busy.
+        try {
+          refresh_thread(record.thread_id, graph_id, std::nullopt);
+        } catch (const std::exception&) {
+          // Refreshed again once the run is finished.
+        }
         run->log->set_rejection(http_status(e.code()), e.what());
       } else {
         failure = e.what();
@@ -559,13 +566,27 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       store_.delete_thread(record.thread_id);
       streams_.forget(record.thread_id);
     } else {
+      // The thread's record is final before the run's result is published, so a client
+      // answered by /runs/wait or /join reads the thread as it is now, never still busy.
+      bool others_active = false;
       {
         std::lock_guard lock(mutex_);
-        active_.erase(record.run_id);  // so the thread's status no longer counts this run
-        finished_order_.push_back(record.run_id);
-        finished_[record.run_id] = Finished{run->log, result};
+        for (const auto& [id, other] : active_) {
+          if (id != record.run_id && other->record.thread_id == record.thread_id) {
+            others_active = true;
+          }
+        }
       }
-      refresh_thread(record.thread_id, graph_id, rejected ? std::nullopt : failure);
+      try {
+        refresh_thread_state(record.thread_id, graph_id, rejected ? std::nullopt : failure,
+                             others_active);
+      } catch (const std::exception&) {
+        // The run's own outcome is recorded; a failed refresh shows up on the next read.
+      }
+      std::lock_guard lock(mutex_);
+      active_.erase(record.run_id);
+      finished_order_.push_back(record.run_id);
+      finished_[record.run_id] = Finished{run->log, result};
     }
   } catch (const std::exception&) {
     // The run's own outcome is recorded; a failed refresh shows up on the next read.
