@@ -56,17 +56,22 @@ CREATE TABLE IF NOT EXISTS users (
 CREATE TABLE IF NOT EXISTS orders (
   id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
   item TEXT NOT NULL, amount_cents INTEGER NOT NULL, status TEXT NOT NULL);
-INSERT OR IGNORE INTO users VALUES
+CREATE TABLE IF NOT EXISTS demo_seeded (at TEXT NOT NULL);
+INSERT OR IGNORE INTO users SELECT * FROM (VALUES
   (1, 'Ada Lovelace', 'ada@example.com', 'London'),
   (2, 'Grace Hopper', 'grace@example.com', 'New York'),
   (3, 'Alan Turing', 'alan@example.com', 'Manchester'),
-  (4, 'Katherine Johnson', 'katherine@example.com', 'Hampton');
-INSERT OR IGNORE INTO orders VALUES
+  (4, 'Katherine Johnson', 'katherine@example.com', 'Hampton'))
+  WHERE NOT EXISTS (SELECT 1 FROM demo_seeded);
+INSERT OR IGNORE INTO orders SELECT * FROM (VALUES
   (1, 1, 'Analytical engine manual', 4200, 'shipped'),
   (2, 2, 'Compiler handbook', 3150, 'pending'),
   (3, 2, 'Moth specimen frame', 1299, 'shipped'),
   (4, 3, 'Enigma rotor set', 8900, 'cancelled'),
-  (5, 4, 'Orbital mechanics tables', 2500, 'pending');
+  (5, 4, 'Orbital mechanics tables', 2500, 'pending'))
+  WHERE NOT EXISTS (SELECT 1 FROM demo_seeded);
+INSERT INTO demo_seeded SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now')
+  WHERE NOT EXISTS (SELECT 1 FROM demo_seeded);
 COMMIT;
 )sql";
 
@@ -235,6 +240,17 @@ fs::path resolve_in_sandbox(const fs::path& sandbox, const std::string& path) {
   return real;
 }
 
+namespace {
+
+// A file inside the sandbox that exists; throws kNotFound naming `path` otherwise.
+fs::path existing_file(const fs::path& sandbox, const std::string& path) {
+  fs::path file = resolve_in_sandbox(sandbox, path);
+  if (!fs::is_regular_file(file)) throw Error::NotFound("no such file in the sandbox: " + path);
+  return file;
+}
+
+}  // namespace
+
 std::vector<Tool> DemoEnvironment::tools() const {
   const fs::path box = sandbox();
   const fs::path database_path = database();
@@ -269,9 +285,7 @@ std::vector<Tool> DemoEnvironment::tools() const {
                      schema_of({{"path", "Path relative to the sandbox"}}),
                      [box](const Json& args, const ToolContext&) -> Json {
                        const std::string path = string_arg(args, "path");
-                       const fs::path file = resolve_in_sandbox(box, path);
-                       if (!fs::is_regular_file(file))
-                         throw Error::NotFound("no such file in the sandbox: " + path);
+                       const fs::path file = existing_file(box, path);
                        if (fs::file_size(file) > kMaxFileBytes)
                          throw Error::InvalidArgument("file is larger than 64 KiB: " + path);
                        return read_text(file);
@@ -294,10 +308,7 @@ std::vector<Tool> DemoEnvironment::tools() const {
                      schema_of({{"path", "Path relative to the sandbox"}}),
                      [box](const Json& args, const ToolContext&) -> Json {
                        const std::string path = string_arg(args, "path");
-                       const fs::path file = resolve_in_sandbox(box, path);
-                       if (!fs::is_regular_file(file))
-                         throw Error::NotFound("no such file in the sandbox: " + path);
-                       fs::remove(file);
+                       fs::remove(existing_file(box, path));
                        return "Deleted " + path + ".";
                      });
   tools.emplace_back("execute_sql",

@@ -143,6 +143,15 @@ TEST_F(DemoToolsTest, ExecuteSqlWriteChangesRows) {
   EXPECT_EQ(content(result), "OK: 1 row(s) changed.");
 }
 
+TEST_F(DemoToolsTest, DeletedDemoRowsStayDeletedWhenTheEnvironmentOpensAgain) {
+  call("execute_sql", {{"query", "DELETE FROM orders WHERE status = 'cancelled'"}});
+  env_ = std::make_unique<DemoEnvironment>(root_);
+  tools_ = env_->tools();
+  const Json result =
+      call("execute_sql", {{"query", "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'"}});
+  EXPECT_EQ(Json::parse(content(result))["rows"], Json::parse("[[0]]")) << result.dump();
+}
+
 TEST_F(DemoToolsTest, ExecuteSqlReportsSqlErrors) {
   const Json result = call("execute_sql", {{"query", "SELEKT 1"}});
   EXPECT_TRUE(is_error(result));
