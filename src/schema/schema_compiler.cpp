@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/hex.h"
 #include "schema/compiled_schema.h"
 #include "tollgate/error.h"
 
@@ -30,12 +31,7 @@ std::string escape_pointer_token(std::string_view token) {
   return out;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using core::hex_value;
 
 // "%25" -> "%": $ref values are URI fragments.
 std::string percent_decode(std::string_view text) {

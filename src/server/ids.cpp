@@ -9,6 +9,8 @@
 #include <mutex>
 #include <random>
 
+#include "core/hex.h"
+
 namespace tollgate::server {
 namespace {
 
@@ -25,12 +27,7 @@ std::string format_uuid(const std::array<unsigned char, 16>& bytes) {
   return out;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using core::hex_value;
 
 // Guards the generator and the last (millis, counter) pair that keeps ids ordered.
 std::mutex uuid7_mutex;

@@ -162,6 +162,16 @@ RunRecord read_run(const Statement& s) {
   return r;
 }
 
+// A stored stream event: seq, event, data, event_id (the first four columns of both event tables).
+LogEntry log_entry_of(const Statement& s) {
+  LogEntry e;
+  e.seq = s.integer(0);
+  e.event = s.text(1);
+  e.data = s.text(2);
+  e.id = s.text(3);
+  return e;
+}
+
 constexpr const char* kAssistantColumns =
     "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, "
     "updated_at";
@@ -455,14 +465,7 @@ std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
                                    "WHERE run_id = ? ORDER BY seq"));
   s.bind(1, run_id);
   std::vector<LogEntry> out;
-  while (s.step()) {
-    LogEntry e;
-    e.seq = s.integer(0);
-    e.event = s.text(1);
-    e.data = s.text(2);
-    e.id = s.text(3);
-    out.push_back(std::move(e));
-  }
+  while (s.step()) out.push_back(log_entry_of(s));
   return out;
 }
 
@@ -480,11 +483,7 @@ std::vector<LogEntry> SqliteStore::thread_events(const std::string& thread_id) {
   s.bind(1, thread_id);
   std::vector<LogEntry> out;
   while (s.step()) {
-    LogEntry e;
-    e.seq = s.integer(0);
-    e.event = s.text(1);
-    e.data = s.text(2);
-    e.id = s.text(3);
+    LogEntry e = log_entry_of(s);
     e.channel = s.text(4);
     e.ns = s.json(5).get<std::vector<std::string>>();
     out.push_back(std::move(e));
