@@ -183,6 +183,14 @@ bool RunManager::thread_active_locked(const std::string& thread_id) const {
   return false;
 }
 
+bool RunManager::other_runs_active(const RunRecord& run) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, other] : active_) {
+    if (id != run.run_id && other->record.thread_id == run.thread_id) return true;
+  }
+  return false;
+}
+
 bool RunManager::thread_active(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   return thread_active_locked(thread_id);
@@ -527,7 +535,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         // The thread reads as paused again before the refusal is answered, so a client that
         // got the 422 never sees it busy.
         try {
-          refresh_thread(record.thread_id, graph_id, std::nullopt);
+          refresh_thread_state(record.thread_id, graph_id, std::nullopt,
+                               other_runs_active(record));
         } catch (const std::exception&) {
           // Refreshed again once the run is finished.
         }
@@ -568,18 +577,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     } else {
       // The thread's record is final before the run's result is published, so a client
       // answered by /runs/wait or /join reads the thread as it is now, never still busy.
-      bool others_active = false;
-      {
-        std::lock_guard lock(mutex_);
-        for (const auto& [id, other] : active_) {
-          if (id != record.run_id && other->record.thread_id == record.thread_id) {
-            others_active = true;
-          }
-        }
-      }
       try {
         refresh_thread_state(record.thread_id, graph_id, rejected ? std::nullopt : failure,
-                             others_active);
+                             other_runs_active(record));
       } catch (const std::exception&) {
         // The run's own outcome is recorded; a failed refresh shows up on the next read.
       }

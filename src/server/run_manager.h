@@ -107,6 +107,8 @@ class RunManager {
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
   bool thread_active_locked(const std::string& thread_id) const;
+  // True when another run than `run` is active on its thread (its status stays busy).
+  bool other_runs_active(const RunRecord& run);
   // The audit entry of the decision `request` carries (nullopt: it carries none, or no log).
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
                                              const std::string& graph_id,
