@@ -532,13 +532,15 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         // HITL middleware rejects): the thread keeps its state and status; requests waiting
         // for the run answer with the error's status and message.
         rejected = true;
-        // The thread reads as paused again before the refusal is answered, so a client that
-        // got the 422 never sees it busy.
+        // Before the refusal is answered, the thread reads as it was and a refused resume is
+        // gone from the run list, so the client that got the 409/422 sees neither the run nor
+        // a busy thread. (Both are done again once the run is finished; events recorded until
+        // then are deleted with it.)
         try {
           refresh_thread_state(record.thread_id, graph_id, std::nullopt,
                                other_runs_active(record));
+          if (request.command) store_.delete_run(record.run_id);
         } catch (const std::exception&) {
-          // Refreshed again once the run is finished.
         }
         run->log->set_rejection(http_status(e.code()), e.what());
       } else {
