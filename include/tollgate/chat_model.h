@@ -11,6 +11,9 @@
 #pragma once
 
 #include <chrono>
+#include <compare>
+#include <cstddef>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,10 +32,87 @@ struct ToolSpec {
   Json parameters = Json::object();
 };
 
+// The conversation a model is asked to continue, read like a JSON array of message dicts: an
+// optional first message (the agent's system prompt) followed by a shared, immutable list. Copying
+// one copies two pointers, never the messages, so an agent hands a thread's whole history to its
+// model without copying it: a model call costs the same after 4,000 messages as after 4.
+// Build one from a JSON array (implicitly) or from a shared list (`JsonPtr`).
+class ChatMessages {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Json;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Json*;
+    using reference = const Json&;
+
+    const_iterator() = default;
+    const_iterator(const ChatMessages* owner, std::size_t index) : owner_(owner), index_(index) {}
+    reference operator*() const { return (*owner_)[index_]; }
+    pointer operator->() const { return &(*owner_)[index_]; }
+    reference operator[](difference_type n) const { return *(*this + n); }
+    const_iterator& operator++() { ++index_; return *this; }
+    const_iterator operator++(int) { const_iterator old = *this; ++index_; return old; }
+    const_iterator& operator--() { --index_; return *this; }
+    const_iterator operator--(int) { const_iterator old = *this; --index_; return old; }
+    const_iterator& operator+=(difference_type n) { index_ += static_cast<std::size_t>(n); return *this; }
+    const_iterator& operator-=(difference_type n) { index_ -= static_cast<std::size_t>(n); return *this; }
+    friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) {
+      return a.index_ == b.index_;
+    }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) {
+      return a.index_ <=> b.index_;
+    }
+
+   private:
+    const ChatMessages* owner_ = nullptr;
+    std::size_t index_ = 0;
+  };
+
+  ChatMessages();
+  // A JSON array of message dicts (null reads as empty). Throws kInvalidArgument for any other
+  // JSON value.
+  ChatMessages(Json messages);  // NOLINT(google-explicit-constructor): reads like a JSON array
+  // Shares `messages` (an array; null pointer or null value read as empty).
+  explicit ChatMessages(JsonPtr messages);
+  // `first` (e.g. a system message), then the messages of `rest`.
+  ChatMessages(JsonPtr first, const ChatMessages& rest);
+
+  std::size_t size() const noexcept { return (first_ ? 1 : 0) + items_->size(); }
+  bool empty() const noexcept { return size() == 0; }
+  const Json& operator[](std::size_t index) const {
+    if (first_) {
+      if (index == 0) return *first_;
+      --index;
+    }
+    return (*items_)[index];
+  }
+  const Json& at(std::size_t index) const;  // throws std::out_of_range
+  const Json& front() const { return (*this)[0]; }
+  const Json& back() const { return (*this)[size() - 1]; }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+
+  // A copy as one JSON array (for logging, tests, or a model that needs the whole value).
+  Json to_json() const;
+
+ private:
+  JsonPtr first_;                  // null when there is no first message
+  JsonPtr list_;                   // never null; an array
+  const Json::array_t* items_;     // list_'s elements
+};
+
 // One model call. `options` overrides the model's defaults for this call only; recognised keys:
 // "temperature" (number), "max_tokens" (integer), "stop" (array of strings).
 struct ChatRequest {
-  Json messages = Json::array();
+  ChatMessages messages;
   std::vector<ToolSpec> tools;
   Json options = Json::object();
 };

@@ -54,7 +54,9 @@ struct HookResult {
 };
 
 struct ModelCallRequest {
-  Json messages = Json::array();  // the conversation, without the system prompt
+  // The conversation, without the system prompt: the thread's history, shared, not copied. A
+  // wrapper that changes it assigns a new list (a JSON array converts).
+  ChatMessages messages;
   std::string system_prompt;      // sent first as a system message when not empty
   std::vector<ToolSpec> tools;
   Json options = Json::object();

@@ -61,17 +61,18 @@ struct AgentCore {
   std::string loop_entry;
   std::string exit;  // a node name or END
 
-  // The model's request: the system prompt (if any) and then `messages`.
-  static ChatRequest chat_request(const std::string& system_prompt, const Json& messages,
-                                  const std::vector<ToolSpec>& tools, const Json& model_options) {
+  JsonPtr system_message_;  // the system prompt as a message, built once; null without one
+
+  // The model's request: the system prompt (if any) and then `messages`, which stay shared.
+  ChatRequest chat_request(const std::string& system_prompt, const ChatMessages& messages,
+                           const std::vector<ToolSpec>& tools, const Json& model_options) const {
     ChatRequest chat;
-    chat.messages = Json::array();
-    auto& items = chat.messages.get_ref<Json::array_t&>();
-    items.reserve(messages.size() + 1);
-    if (!system_prompt.empty()) items.push_back(system_message(system_prompt));
-    if (messages.is_array()) {
-      const auto& source = messages.get_ref<const Json::array_t&>();
-      items.insert(items.end(), source.begin(), source.end());
+    if (system_prompt.empty()) {
+      chat.messages = messages;
+    } else if (system_message_ && system_prompt == options.system_prompt) {
+      chat.messages = ChatMessages(system_message_, messages);
+    } else {
+      chat.messages = ChatMessages(make_json_ptr(system_message(system_prompt)), messages);
     }
     chat.tools = tools;
     chat.options = model_options;
@@ -89,15 +90,17 @@ struct AgentCore {
     const bool wrapped = std::any_of(
         options.middleware.begin(), options.middleware.end(),
         [](const Middleware& m) { return (m->hooks() & AgentMiddleware::kWrapModelCall) != 0; });
+    JsonPtr history = state.value_ptr("messages");
+    ChatMessages messages =
+        history && history->is_array() ? ChatMessages(std::move(history)) : ChatMessages();
     Json reply;
     if (!wrapped) {
-      // No wrapper can change the request: the history is copied once, into the model's.
       reply = invoke_model(
-          chat_request(options.system_prompt, state["messages"], tool_specs, options.model_options),
+          chat_request(options.system_prompt, messages, tool_specs, options.model_options),
           &runtime);
     } else {
       ModelCallRequest request;
-      request.messages = state["messages"].is_array() ? state["messages"] : Json::array();
+      request.messages = std::move(messages);
       request.system_prompt = options.system_prompt;
       request.tools = tool_specs;
       request.options = options.model_options;
@@ -249,6 +252,9 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
   core->options = std::move(options);
   core->toolbox = make_agent_toolbox(core->options.tools);  // borrows; throws on duplicates
   core->tool_specs = tool_specs_of(core->options.tools);
+  if (!core->options.system_prompt.empty()) {
+    core->system_message_ = make_json_ptr(system_message(core->options.system_prompt));
+  }
   const AgentOptions& opts = core->options;
 
   bool wraps_tools = false;

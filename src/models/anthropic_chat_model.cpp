@@ -71,7 +71,6 @@ class AnthropicChatModel final : public ProviderChatModel {
 
  private:
   Json build_body(const ChatRequest& request, bool stream) const {
-    if (!request.messages.is_array()) throw Error::InvalidArgument("messages must be an array");
     std::string system;
     Json messages = Json::array();
     for (size_t i = 0; i < request.messages.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include "models/ai_message.h"
 #include "tollgate/chat_model.h"
@@ -24,12 +25,21 @@ struct PlannedCall {
 };
 
 // FNV-1a over the conversation: equal conversations get equal ids, different ones differ.
-std::string conversation_hash(const Json& messages) {
+// The bytes hashed are those of the conversation dumped as one JSON array.
+std::string conversation_hash(const ChatMessages& messages) {
   std::uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char c : messages.dump()) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
+  const auto feed = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      hash ^= c;
+      hash *= 1099511628211ULL;
+    }
+  };
+  feed("[");
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) feed(",");
+    feed(messages[i].dump());
   }
+  feed("]");
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
   return out;
@@ -98,7 +108,7 @@ class DemoChatModel final : public ChatModel {
   std::string name() const override { return kModelName; }
 
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
-    const Json& messages = request.messages;
+    const ChatMessages& messages = request.messages;
     std::set<std::string> tools;
     for (const auto& tool : request.tools) tools.insert(tool.name);
 
@@ -231,7 +241,7 @@ class DemoChatModel final : public ChatModel {
     return std::nullopt;
   }
 
-  static std::string summarise_tool_results(const Json& messages, size_t from) {
+  static std::string summarise_tool_results(const ChatMessages& messages, size_t from) {
     std::string text;
     for (size_t i = from; i < messages.size(); ++i) {
       const Json& m = messages[i];

@@ -80,7 +80,6 @@ class GeminiChatModel final : public ProviderChatModel {
 
  private:
   Json build_body(const ChatRequest& request) const {
-    if (!request.messages.is_array()) throw Error::InvalidArgument("messages must be an array");
     std::string system;
     Json contents = Json::array();
     std::map<std::string, std::string> tool_names;  // tool_call_id -> name, for functionResponse

@@ -31,7 +31,6 @@ class OllamaChatModel final : public ProviderChatModel {
 
  private:
   Json build_body(const ChatRequest& request, bool stream) const {
-    if (!request.messages.is_array()) throw Error::InvalidArgument("messages must be an array");
     Json messages = Json::array();
     std::map<std::string, std::string> tool_names;  // tool_call_id -> name
     for (size_t i = 0; i < request.messages.size(); ++i) {

@@ -90,7 +90,6 @@ class OpenAiChatModel final : public ProviderChatModel {
 
  private:
   Json build_body(const ChatRequest& request, bool stream) const {
-    if (!request.messages.is_array()) throw Error::InvalidArgument("messages must be an array");
     Json messages = Json::array();
     for (size_t i = 0; i < request.messages.size(); ++i) {
       messages.push_back(to_openai_message(request.messages[i], i));

@@ -220,8 +220,7 @@ std::string ScriptedConversationModel::name() const {
 }
 
 Json ScriptedConversationModel::invoke(const ChatRequest& request, const TokenCallback* on_chunk) {
-  const Json& messages = request.messages;
-  if (!messages.is_array()) throw Error::InvalidArgument("messages: must be an array");
+  const ChatMessages& messages = request.messages;
   size_t ai_total = 0;
   size_t ai_since_human = 0;
   std::optional<size_t> human_at;

@@ -160,6 +160,53 @@ TEST(CreateAgent, SystemPromptIsSentFirstButNotStored) {
   EXPECT_EQ(message_type(result.values["messages"][0]), "human");
 }
 
+// Records where the first history message lives, as the wrapper and the model see it.
+struct HistoryAddresses {
+  const Json* in_state = nullptr;
+  const Json* in_wrapper_request = nullptr;
+  const Json* in_model_request = nullptr;
+};
+
+class AddressRecordingWrapper : public AgentMiddleware {
+ public:
+  explicit AddressRecordingWrapper(std::shared_ptr<HistoryAddresses> seen) : seen_(std::move(seen)) {}
+  std::string name() const override { return "AddressRecordingWrapper"; }
+  unsigned hooks() const override { return kWrapModelCall; }
+  Json wrap_model_call(const ModelCallRequest& r, const ModelCallHandler& next) const override {
+    seen_->in_state = &(*r.state)["messages"][0];
+    seen_->in_wrapper_request = &r.messages[0];
+    return next(r);
+  }
+
+ private:
+  std::shared_ptr<HistoryAddresses> seen_;
+};
+
+class AddressRecordingModel : public ChatModel {
+ public:
+  explicit AddressRecordingModel(std::shared_ptr<HistoryAddresses> seen) : seen_(std::move(seen)) {}
+  Json invoke(const ChatRequest& request, const TokenCallback*) override {
+    seen_->in_model_request = &request.messages[1];  // [0] is the system prompt
+    return ai_message("hello", Json::array(), "ai-1");
+  }
+  std::string name() const override { return "test:address-recording"; }
+
+ private:
+  std::shared_ptr<HistoryAddresses> seen_;
+};
+
+TEST(CreateAgent, TheModelIsGivenTheThreadsHistoryNotACopy) {
+  auto seen = std::make_shared<HistoryAddresses>();
+  AgentOptions options;
+  options.model = std::make_shared<AddressRecordingModel>(seen);
+  options.system_prompt = "Be brief.";
+  options.middleware = {std::make_shared<AddressRecordingWrapper>(seen)};
+  create_agent(std::move(options))->invoke(input("hi"));
+  ASSERT_NE(seen->in_state, nullptr);
+  EXPECT_EQ(seen->in_wrapper_request, seen->in_state);
+  EXPECT_EQ(seen->in_model_request, seen->in_state);
+}
+
 TEST(CreateAgent, ToolsAreOfferedToTheModel) {
   auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("hello")});
   AgentOptions options;

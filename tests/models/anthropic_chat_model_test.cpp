@@ -34,7 +34,9 @@ TEST_F(AnthropicChatModelTest, SendsKeyVersionSystemPromptAndToolResultBlocks) {
   fixture.server.enqueue(ScriptedResponse::json(
       200, message_response(Json::array({{{"type", "text"}, {"text", "ok"}}}), "end_turn")));
   ChatRequest request = tool_round_trip_request();
-  request.messages[3]["status"] = "error";
+  Json history = request.messages.to_json();
+  history[3]["status"] = "error";
+  request.messages = std::move(history);
   model()->invoke(request);
 
   auto sent = fixture.server.requests().at(0);

@@ -30,7 +30,9 @@ TEST_F(GeminiChatModelTest, SendsKeyHeaderSystemInstructionAndFunctionResponses)
   fixture.server.enqueue(
       ScriptedResponse::json(200, candidate_response(Json::array({{{"text", "ok"}}}), "STOP")));
   ChatRequest request = tool_round_trip_request();
-  request.messages[3].erase("name");  // the name must be found from the earlier tool call
+  Json messages = request.messages.to_json();
+  messages[3].erase("name");  // the name must be found from the earlier tool call
+  request.messages = std::move(messages);
   model()->invoke(request);
 
   auto sent = fixture.server.requests().at(0);
@@ -82,8 +84,10 @@ TEST_F(GeminiChatModelTest, ThoughtSignaturesOfFunctionCallsAreSentBack) {
   ChatRequest request = user_request("weather in Kyiv");
   Json reply = m->invoke(request);
   const std::string id = reply["tool_calls"][0]["id"].get<std::string>();
-  request.messages.push_back(reply);
-  request.messages.push_back({{"type", "tool"}, {"tool_call_id", id}, {"content", "snow"}});
+  Json messages = request.messages.to_json();
+  messages.push_back(reply);
+  messages.push_back({{"type", "tool"}, {"tool_call_id", id}, {"content", "snow"}});
+  request.messages = std::move(messages);
   m->invoke(request);
 
   const Json sent = fixture.server.requests().at(1).json()["contents"][1]["parts"][0];

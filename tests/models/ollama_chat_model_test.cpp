@@ -21,7 +21,9 @@ TEST_F(OllamaChatModelTest, SendsToolRoleMessagesAndOptionsToApiChat) {
                                    {"message", {{"role", "assistant"}, {"content", "ok"}}},
                                    {"done", true}}));
   ChatRequest request = tool_round_trip_request();
-  request.messages[3].erase("name");
+  Json history = request.messages.to_json();
+  history[3].erase("name");
+  request.messages = std::move(history);
   request.options = {{"temperature", 0}, {"max_tokens", 64}};
   model()->invoke(request);
 

@@ -199,7 +199,7 @@ TEST_P(Scenario, BehavesAsSpecified) {
   if (spec_.contains("model_calls")) {
     const std::vector<ChatRequest> requests = scripted_->requests();
     Json seen = Json::array();
-    for (const auto& r : requests) seen.push_back(r.messages);
+    for (const auto& r : requests) seen.push_back(r.messages.to_json());
     EXPECT_EQ(mismatch(spec_["model_calls"], seen), "") << "model calls " << seen.dump(2);
   }
 }

@@ -45,7 +45,7 @@ class RecordingModel : public ChatModel {
   RecordingModel(std::shared_ptr<ChatModel> inner, std::shared_ptr<JsonLines> requests)
       : inner_(std::move(inner)), requests_(std::move(requests)) {}
   Json invoke(const ChatRequest& request, const TokenCallback* on_chunk) override {
-    requests_->append(request.messages);
+    requests_->append(request.messages.to_json());
     return inner_->invoke(request, on_chunk);
   }
   std::string name() const override { return inner_->name(); }
