@@ -183,7 +183,7 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
     }
   }
   checkpoint_internal::ValuePlan plan = checkpoint_internal::plan_values(
-      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kSizeOnly);
+      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact);
 
   StoredCheckpoint stored;
   stored.parent_id = config.checkpoint_id == checkpoint.id ? "" : config.checkpoint_id;

@@ -39,6 +39,13 @@ class CountingOutput final : public nlohmann::detail::output_adapter_protocol<st
   std::uint64_t& count_;
 };
 
+// A writer's output adapter that lives on the stack: an aliasing shared_ptr that owns nothing
+// (no control block is allocated); the writer must not outlive `output`.
+nlohmann::detail::output_adapter_t<std::uint8_t> unowned(
+    nlohmann::detail::output_adapter_protocol<std::uint8_t>& output) {
+  return {std::shared_ptr<void>(), &output};
+}
+
 // MessagePack sizes as nlohmann's writer produces them (smallest header for a length).
 std::uint64_t length_header(std::size_t length, std::size_t fix_limit, bool has_8_bit_form) {
   if (length <= fix_limit) return 1;
@@ -77,7 +84,12 @@ std::uint64_t float_size(double n) {
 }  // namespace
 
 std::vector<std::uint8_t> encode_value(const Json& value) {
-  return Json::to_msgpack(value);
+  std::vector<std::uint8_t> encoded;
+  encoded.reserve(encoded_size(value));
+  nlohmann::detail::output_vector_adapter<std::uint8_t> output(encoded);
+  nlohmann::detail::binary_writer<Json, std::uint8_t> writer(unowned(output));
+  writer.write_msgpack(value);
+  return encoded;
 }
 
 std::uint64_t encoded_size(const Json& value) {
@@ -116,8 +128,8 @@ std::uint64_t encoded_size(const Json& value) {
   }
   // Binary values (ext/bin forms): count what the writer writes.
   std::uint64_t count = 0;
-  nlohmann::detail::binary_writer<Json, std::uint8_t> writer(
-      std::make_shared<CountingOutput>(count));
+  CountingOutput output(count);
+  nlohmann::detail::binary_writer<Json, std::uint8_t> writer(unowned(output));
   writer.write_msgpack(value);
   return count;
 }
@@ -134,17 +146,6 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                       const ChannelVersions& new_versions, const ChannelDeltas& deltas,
                       Encoding encoding) {
   ValuePlan plan;
-  // The encoding (kept) and its size.
-  auto encode = [encoding](const Json& value) {
-    std::pair<std::vector<std::uint8_t>, std::uint64_t> result;
-    if (encoding == Encoding::kKeep) {
-      result.first = encode_value(value);
-      result.second = result.first.size();
-    } else {
-      result.second = encoded_size(value);
-    }
-    return result;
-  };
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
     const ValueRef* parent_ref = nullptr;
     if (parent.refs != nullptr) {
@@ -162,12 +163,12 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     auto delta_it = deltas.find(channel);
     const bool has_delta = delta_it != deltas.end();
     if (has_delta && parent_ref != nullptr && delta_applies(delta_it->second, *parent_ref, value)) {
-      auto [encoded, bytes] = encode(delta_it->second.appended);
+      const std::uint64_t bytes = encoded_size(delta_it->second.appended);
       if (parent_ref->chain_bytes + bytes <= parent_ref->full_bytes) {
         ValueRef ref{checkpoint.id, parent_ref->full_id, value.size(),
                      parent_ref->chain_bytes + bytes, parent_ref->full_bytes};
-        StoredValue stored{true, parent_ref->writer_id, delta_it->second.keep,
-                           make_json_ptr(delta_it->second.appended), std::move(encoded)};
+        StoredValue stored{true, parent_ref->writer_id, delta_it->second.keep, nullptr,
+                           encode_value(delta_it->second.appended)};
         plan.bytes += bytes;
         plan.refs.emplace(channel, std::move(ref));
         plan.stored.emplace(channel, std::move(stored));
@@ -175,15 +176,33 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
       }
     }
 
-    // A full value. The caller may append in place to a delta channel's list, so copy it.
-    JsonPtr payload = has_delta || !value_ptr ? make_json_ptr(value) : value_ptr;
-    auto [encoded, bytes] = encode(*payload);
+    // A full value. The caller may append in place to a delta channel's list: keep its
+    // encoding instead of sharing it.
+    StoredValue stored;
+    std::uint64_t bytes = 0;
+    if (has_delta || !value_ptr) {
+      stored.encoded = encode_value(value);
+      bytes = stored.encoded.size();
+    } else {
+      stored.payload = value_ptr;
+      if (encoding == Encoding::kKeep) {
+        stored.encoded = encode_value(value);
+        bytes = stored.encoded.size();
+      } else {
+        bytes = encoded_size(value);
+      }
+    }
     plan.bytes += bytes;
     plan.refs.emplace(channel, ValueRef{checkpoint.id, checkpoint.id,
                                         value.is_array() ? value.size() : 0, 0, bytes});
-    plan.stored.emplace(channel, StoredValue{false, "", 0, std::move(payload), std::move(encoded)});
+    plan.stored.emplace(channel, std::move(stored));
   }
   return plan;
+}
+
+JsonPtr stored_json(const StoredValue& value) {
+  if (value.payload) return value.payload;
+  return make_json_ptr(decode_value(value.encoded.data(), value.encoded.size()));
 }
 
 JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, ValueMemo* memo,
@@ -206,7 +225,7 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
   };
   if (JsonPtr known = remembered(ref.writer_id)) return known;
   const StoredValue* stored = &lookup(ref.writer_id);
-  if (!stored->is_delta) return remember(stored->payload);
+  if (!stored->is_delta) return remember(stored_json(*stored));
   std::vector<const StoredValue*> chain;
   JsonPtr base;  // a value already rebuilt that the chain extends, if any
   while (stored->is_delta) {
@@ -217,16 +236,28 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
     if ((base = remembered(stored->base_id))) break;
     stored = &lookup(stored->base_id);
   }
-  const JsonPtr& start = base ? base : stored->payload;
-  Json result = start && start->is_array() ? *start : Json::array();
+  Json result;
+  if (base || stored->payload) {
+    result = base ? *base : *stored->payload;
+  } else {
+    result = decode_value(stored->encoded.data(), stored->encoded.size());
+  }
+  if (!result.is_array()) result = Json::array();
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const StoredValue& delta = **it;
-    if (delta.keep > result.size() || !delta.payload || !delta.payload->is_array()) {
+    Json decoded;  // the delta's items when it holds only their encoding
+    if (!delta.payload) decoded = decode_value(delta.encoded.data(), delta.encoded.size());
+    const Json& items = delta.payload ? *delta.payload : decoded;
+    if (delta.keep > result.size() || !items.is_array()) {
       throw Error::Internal("stored delta of checkpoint " + ref.writer_id +
                             " does not fit its base value");
     }
     result.erase(result.begin() + static_cast<std::ptrdiff_t>(delta.keep), result.end());
-    for (const Json& item : *delta.payload) result.push_back(item);
+    if (delta.payload) {
+      for (const Json& item : items) result.push_back(item);
+    } else {
+      for (Json& item : decoded.get_ref<Json::array_t&>()) result.push_back(std::move(item));
+    }
   }
   return remember(make_json_ptr(std::move(result)));
 }

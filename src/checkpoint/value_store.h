@@ -36,13 +36,19 @@ struct ValueRef {
 using ValueRefs = std::map<std::string, ValueRef, std::less<>>;
 
 // One channel value as stored by its writer: the whole value or a delta on `base_id`'s value.
+// The value (the full value, or the appended items as a JSON array) is held as a shared
+// JsonPtr, as its MessagePack encoding, or both; at least one of them is set.
 struct StoredValue {
   bool is_delta = false;
   std::string base_id;                // delta only: writer id of the value this one extends
   std::size_t keep = 0;               // delta only: items of the base value kept
-  JsonPtr payload;                    // the full value, or the appended items (a JSON array)
-  std::vector<std::uint8_t> encoded;  // payload as MessagePack (what persistent savers store)
+  JsonPtr payload;                    // the value when shared with its producer (or decoded)
+  std::vector<std::uint8_t> encoded;  // the value as MessagePack (compact, owned)
 };
+using StoredValues = std::map<std::string, StoredValue, std::less<>>;
+
+// The value a StoredValue holds: its payload, or else its encoding decoded.
+JsonPtr stored_json(const StoredValue& value);
 using StoredValues = std::map<std::string, StoredValue, std::less<>>;
 
 // What put() must store for one checkpoint.
@@ -58,13 +64,15 @@ struct ParentValues {
   const ChannelVersions* versions = nullptr;
 };
 
-// Whether plan_values keeps each stored value's MessagePack encoding (persistent savers) or
-// only its size (the memory saver: no encoding is built at all).
-enum class Encoding { kKeep, kSizeOnly };
+// How plan_values holds the values it stores. Either way a value it would have to copy (a
+// delta channel's value or a delta's items: the caller may keep appending in place to the
+// list it passed) is kept only as its encoding, never as a copied JSON tree, and other full
+// values share the caller's JsonPtr.
+//   kKeep:    every stored value also carries its encoding (what persistent savers write).
+//   kCompact: shared values carry no encoding (the memory saver: only their size is counted).
+enum class Encoding { kKeep, kCompact };
 
-// Decides how each channel of `checkpoint` is stored. Values of channels given in `deltas`
-// are always copied (the caller may keep appending in place to the list it passed); other
-// full values share the caller's JsonPtr.
+// Decides how each channel of `checkpoint` is stored (see Encoding).
 ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                       const ChannelVersions& new_versions, const ChannelDeltas& deltas,
                       Encoding encoding = Encoding::kKeep);
@@ -86,7 +94,8 @@ struct ValueMemo {
 JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup,
                           ValueMemo* memo = nullptr, std::string_view memo_prefix = {});
 
-// The MessagePack encoding used for stored values and writes (keeps binary values).
+// The MessagePack encoding used for stored values and writes (keeps binary values). Built in
+// one allocation of exactly encoded_size(value) bytes.
 std::vector<std::uint8_t> encode_value(const Json& value);
 // The size of encode_value(value), counted without building the encoding.
 std::uint64_t encoded_size(const Json& value);

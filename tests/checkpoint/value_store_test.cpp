@@ -54,7 +54,7 @@ TEST(ValueStoreTest, AnAppendIsStoredAsADeltaOnItsParent) {
   ASSERT_TRUE(stored.is_delta);
   EXPECT_EQ(stored.base_id, chain.checkpoints[0].id);
   EXPECT_EQ(stored.keep, 1u);
-  EXPECT_EQ(*stored.payload, Json::array({message(1)}));
+  EXPECT_EQ(*stored_json(stored), Json::array({message(1)}));
 }
 
 TEST(ValueStoreTest, ReadCostStaysWithinTwiceTheValueSize) {
@@ -85,12 +85,29 @@ TEST(ValueStoreTest, ReconstructionFollowsTheChain) {
   EXPECT_EQ(*reconstruct_value(chain.plans[49].refs.at("messages"), lookup), first_fifty);
 }
 
-TEST(ValueStoreTest, ValuesOfDeltaChannelsAreCopiedOthersShared) {
+TEST(ValueStoreTest, ValuesOfDeltaChannelsAreKeptEncodedOthersShared) {
   Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
   ValuePlan plan = plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
                                {{"list", ListDelta{0, Json::array({1})}}});
-  EXPECT_NE(plan.stored.at("list").payload.get(), checkpoint.channel_values.at("list").get());
+  const StoredValue& list = plan.stored.at("list");
+  EXPECT_EQ(list.payload, nullptr);
+  EXPECT_EQ(decode_value(list.encoded.data(), list.encoded.size()), Json::array({1}));
   EXPECT_EQ(plan.stored.at("other").payload.get(), checkpoint.channel_values.at("other").get());
+}
+
+TEST(ValueStoreTest, CompactPlansEncodeOnlyWhatTheyCannotShare) {
+  Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
+  ValuePlan plan =
+      plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
+                  {{"list", ListDelta{0, Json::array({1})}}}, Encoding::kCompact);
+  EXPECT_TRUE(plan.stored.at("other").encoded.empty());
+  EXPECT_EQ(plan.stored.at("list").encoded, encode_value(Json::array({1})));
+  EXPECT_EQ(plan.bytes, encoded_size(Json::array({1})) + encoded_size(2));
+}
+
+TEST(ValueStoreTest, StoredJsonDecodesAnEncodedValue) {
+  StoredValue value{false, "", 0, nullptr, encode_value(Json{{"k", "v"}})};
+  EXPECT_EQ(*stored_json(value), (Json{{"k", "v"}}));
 }
 
 TEST(EncodedSize, CountsExactlyWhatTheEncoderWrites) {
