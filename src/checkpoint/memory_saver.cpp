@@ -18,12 +18,17 @@ using checkpoint_internal::ValueRefs;
 namespace {
 
 struct StoredWrite {
+  int idx = 0;  // the write's index in its task, or its special channel's fixed index
   std::string channel;
-  Json value;
-  std::string task_path;
+  std::vector<std::uint8_t> value;  // MessagePack: one compact buffer, not a JSON tree
 };
-using WriteKey = std::pair<std::string, int>;  // (task_id, idx): the order writes come back in
-using StoredWrites = std::map<WriteKey, StoredWrite>;
+// The writes of one task against one checkpoint, ordered by idx: (task id, idx) is the order
+// writes come back in.
+struct TaskWrites {
+  std::string task_path;
+  std::vector<StoredWrite> writes;
+};
+using StoredWrites = std::map<std::string, TaskWrites, std::less<>>;  // by task id
 
 struct StoredCheckpoint {
   std::string parent_id;
@@ -80,9 +85,12 @@ CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
   }
   auto writes = store.writes.find(stored.header.id);
   if (writes != store.writes.end()) {
-    tuple.pending_writes.reserve(writes->second.size());
-    for (const auto& [key, write] : writes->second) {
-      tuple.pending_writes.push_back(PendingWrite{key.first, write.channel, write.value});
+    for (const auto& [task_id, task] : writes->second) {
+      for (const StoredWrite& write : task.writes) {
+        tuple.pending_writes.push_back(PendingWrite{
+            task_id, write.channel,
+            checkpoint_internal::decode_value(write.value.data(), write.value.size())});
+      }
     }
   }
   return tuple;
@@ -215,14 +223,26 @@ void MemorySaver::put_writes(const CheckpointConfig& config,
   std::lock_guard lock(mutex_);
   StoredWrites& stored =
       state_->threads[config.thread_id][config.checkpoint_ns].writes[config.checkpoint_id];
+  auto task = stored.find(task_id);
+  if (task == stored.end()) task = stored.emplace(task_id, TaskWrites{task_path, {}}).first;
+  std::vector<StoredWrite>& task_writes = task->second.writes;
+  task_writes.reserve(task_writes.size() + writes.size());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const auto& [channel, value] = writes[i];
     const std::optional<int> special = special_write_index(channel);
-    WriteKey key{task_id, special.value_or(static_cast<int>(i))};
-    if (!special && stored.find(key) != stored.end()) continue;  // first write wins
-    stored.insert_or_assign(std::move(key), StoredWrite{channel, value, task_path});
+    const int idx = special.value_or(static_cast<int>(i));
+    auto at = std::lower_bound(task_writes.begin(), task_writes.end(), idx,
+                               [](const StoredWrite& write, int key) { return write.idx < key; });
+    const bool exists = at != task_writes.end() && at->idx == idx;
+    if (exists && !special) continue;  // first write wins
+    StoredWrite write{idx, channel, checkpoint_internal::encode_value(value)};
     state_->stats.writes_written += 1;
-    state_->stats.bytes_written += encoded_size(value);
+    state_->stats.bytes_written += write.value.size();
+    if (exists) {
+      *at = std::move(write);
+    } else {
+      task_writes.insert(at, std::move(write));
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "checkpoint/value_store.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -45,6 +46,75 @@ nlohmann::detail::output_adapter_t<std::uint8_t> unowned(
     nlohmann::detail::output_adapter_protocol<std::uint8_t>& output) {
   return {std::shared_ptr<void>(), &output};
 }
+
+// Builds the decoded value in place, moving every string and key the reader produced (the
+// reader's own DOM builder copies them, and from_msgpack copies the whole result once more).
+class DecodedDom {
+ public:
+  DecodedDom(Json& root, std::size_t input_size) : root_(root), input_size_(input_size) {}
+
+  bool null() { return add(Json()); }
+  bool boolean(bool value) { return add(Json(value)); }
+  bool number_integer(Json::number_integer_t value) { return add(Json(value)); }
+  bool number_unsigned(Json::number_unsigned_t value) { return add(Json(value)); }
+  bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
+    return add(Json(value));
+  }
+  bool string(Json::string_t& value) { return add(Json(std::move(value))); }
+  bool binary(Json::binary_t& value) { return add(Json(std::move(value))); }
+  bool start_object(std::size_t /*size*/) { return open(Json::value_t::object); }
+  bool key(Json::string_t& key) {
+    member_ = &(*open_.back())[std::move(key)];
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t size) {
+    open(Json::value_t::array);
+    // Every item takes at least one byte: a damaged length cannot reserve more than that.
+    if (size != static_cast<std::size_t>(-1)) {
+      open_.back()->get_ref<Json::array_t&>().reserve(std::min(size, input_size_));
+    }
+    return true;
+  }
+  bool end_array() { return close(); }
+  template <class Exception>
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& e) {
+    throw e;
+  }
+
+ private:
+  Json* place(Json&& value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      auto& items = parent.get_ref<Json::array_t&>();
+      items.push_back(std::move(value));
+      return &items.back();
+    }
+    *member_ = std::move(value);
+    return member_;
+  }
+  bool add(Json&& value) {
+    place(std::move(value));
+    return true;
+  }
+  bool open(Json::value_t type) {
+    open_.push_back(place(Json(type)));
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+
+  Json& root_;
+  std::size_t input_size_;
+  std::vector<Json*> open_;  // the arrays and objects being filled, innermost last
+  Json* member_ = nullptr;   // the object member the next value goes to
+};
 
 // MessagePack sizes as nlohmann's writer produces them (smallest header for a length).
 std::uint64_t length_header(std::size_t length, std::size_t fix_limit, bool has_8_bit_form) {
@@ -136,7 +206,10 @@ std::uint64_t encoded_size(const Json& value) {
 
 Json decode_value(const std::uint8_t* data, std::size_t size) {
   try {
-    return Json::from_msgpack(data, data + size);
+    Json value;
+    DecodedDom dom(value, size);
+    Json::sax_parse(data, data + size, &dom, Json::input_format_t::msgpack);
+    return value;
   } catch (const Json::exception& e) {
     throw Error::Internal(std::string("stored value is not valid MessagePack: ") + e.what());
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint/saver_test_util.h"
+#include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
 namespace {
@@ -97,9 +98,8 @@ TEST(ValueStoreTest, ValuesOfDeltaChannelsAreKeptEncodedOthersShared) {
 
 TEST(ValueStoreTest, CompactPlansEncodeOnlyWhatTheyCannotShare) {
   Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
-  ValuePlan plan =
-      plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
-                  {{"list", ListDelta{0, Json::array({1})}}}, Encoding::kCompact);
+  ValuePlan plan = plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
+                               {{"list", ListDelta{0, Json::array({1})}}}, Encoding::kCompact);
   EXPECT_TRUE(plan.stored.at("other").encoded.empty());
   EXPECT_EQ(plan.stored.at("list").encoded, encode_value(Json::array({1})));
   EXPECT_EQ(plan.bytes, encoded_size(Json::array({1})) + encoded_size(2));
@@ -110,19 +110,77 @@ TEST(ValueStoreTest, StoredJsonDecodesAnEncodedValue) {
   EXPECT_EQ(*stored_json(value), (Json{{"k", "v"}}));
 }
 
-TEST(EncodedSize, CountsExactlyWhatTheEncoderWrites) {
+// Values of every MessagePack form the encoder writes.
+std::vector<Json> values_of_every_form() {
   const std::string long_text(300, 'x');
-  const std::vector<Json> values = {
-      nullptr, true, 0, 127, 128, 255, 256, 65535, 65536, 4294967295LL, 4294967296LL, -1, -32,
-      -33, -128, -129, -32768, -32769, -2147483648LL, -2147483649LL, 0.5, 0.1, 1e300,
-      std::uint64_t{18446744073709551615ULL}, "", std::string(31, 'a'), std::string(32, 'a'),
-      long_text, std::string(70000, 'b'), Json::array(), Json(std::vector<int>(15, 1)),
-      Json(std::vector<int>(16, 1)), Json(std::vector<int>(70000, 2)), Json::object(),
-      Json{{"messages", {message(1), message(2)}}, {long_text, {{"k", nullptr}}}},
-      Json::binary({1, 2, 3}), Json::binary({1, 2, 3}, 7)};
-  for (const Json& value : values) {
+  return {nullptr,
+          true,
+          0,
+          127,
+          128,
+          255,
+          256,
+          65535,
+          65536,
+          4294967295LL,
+          4294967296LL,
+          -1,
+          -32,
+          -33,
+          -128,
+          -129,
+          -32768,
+          -32769,
+          -2147483648LL,
+          -2147483649LL,
+          0.5,
+          0.1,
+          1e300,
+          std::uint64_t{18446744073709551615ULL},
+          "",
+          std::string(31, 'a'),
+          std::string(32, 'a'),
+          long_text,
+          std::string(70000, 'b'),
+          Json::array(),
+          Json(std::vector<int>(15, 1)),
+          Json(std::vector<int>(16, 1)),
+          Json(std::vector<int>(70000, 2)),
+          Json::object(),
+          Json{{"messages", {message(1), message(2)}}, {long_text, {{"k", nullptr}}}},
+          Json::binary({1, 2, 3}),
+          Json::binary({1, 2, 3}, 7)};
+}
+
+TEST(EncodedSize, CountsExactlyWhatTheEncoderWrites) {
+  for (const Json& value : values_of_every_form()) {
     EXPECT_EQ(encoded_size(value), encode_value(value).size()) << value.dump().substr(0, 80);
   }
+}
+
+TEST(DecodeValue, RestoresEveryEncodedForm) {
+  for (const Json& value : values_of_every_form()) {
+    const std::vector<std::uint8_t> encoded = encode_value(value);
+    EXPECT_EQ(decode_value(encoded.data(), encoded.size()), value) << value.dump().substr(0, 80);
+  }
+}
+
+TEST(DecodeValue, RestoresNestedContainers) {
+  const Json value = {{"a", {{"b", Json::array({1, Json::object(), Json::array({"x"})})}}},
+                      {"c", Json::array({{{"d", nullptr}}, 2.5})}};
+  const std::vector<std::uint8_t> encoded = encode_value(value);
+  EXPECT_EQ(decode_value(encoded.data(), encoded.size()), value);
+}
+
+TEST(DecodeValue, RejectsATruncatedEncoding) {
+  std::vector<std::uint8_t> encoded = encode_value(Json::array({"text", 1, 2}));
+  encoded.pop_back();
+  EXPECT_THROW(decode_value(encoded.data(), encoded.size()), Error);
+}
+
+TEST(DecodeValue, RejectsADamagedArrayLength) {
+  const std::vector<std::uint8_t> encoded = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
+  EXPECT_THROW(decode_value(encoded.data(), encoded.size()), Error);
 }
 
 }  // namespace
