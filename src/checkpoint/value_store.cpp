@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -151,14 +152,125 @@ std::uint64_t float_size(double n) {
   return fits_float ? 5 : 9;
 }
 
+// Writes MessagePack byte for byte as nlohmann's writer does (smallest form of each length and
+// number), into a buffer sized by encoded_size; that writer allocates a JSON string for every
+// object key it writes, this one allocates nothing.
+class MessagePackWriter {
+ public:
+  explicit MessagePackWriter(std::uint8_t* out) : out_(out) {}
+
+  void write(const Json& value) {
+    switch (value.type()) {
+      case Json::value_t::null:
+        return byte(0xC0);
+      case Json::value_t::boolean:
+        return byte(value.get<bool>() ? 0xC3 : 0xC2);
+      case Json::value_t::number_integer: {
+        const std::int64_t n = value.get<std::int64_t>();
+        if (n >= 0) return write_unsigned(static_cast<std::uint64_t>(n));
+        return write_negative(n);
+      }
+      case Json::value_t::number_unsigned:
+        return write_unsigned(value.get<std::uint64_t>());
+      case Json::value_t::number_float:
+        return write_float(value.get<double>());
+      case Json::value_t::string:
+        return write_string(value.get_ref<const Json::string_t&>());
+      case Json::value_t::array: {
+        const auto& items = value.get_ref<const Json::array_t&>();
+        length(items.size(), 0x90, 15, 0, 0xDC, 0xDD);
+        for (const Json& item : items) write(item);
+        return;
+      }
+      case Json::value_t::object: {
+        const auto& members = value.get_ref<const Json::object_t&>();
+        length(members.size(), 0x80, 15, 0, 0xDE, 0xDF);
+        for (const auto& [key, member] : members) {
+          write_string(key);
+          write(member);
+        }
+        return;
+      }
+      case Json::value_t::binary:
+      case Json::value_t::discarded:
+        break;
+    }
+    // Binary values (ext/bin forms, rare): nlohmann's writer, straight into the buffer.
+    RawOutput output(out_);
+    nlohmann::detail::binary_writer<Json, std::uint8_t> writer(unowned(output));
+    writer.write_msgpack(value);
+  }
+
+ private:
+  // An output adapter that writes at a cursor into a buffer already sized for it.
+  class RawOutput final : public nlohmann::detail::output_adapter_protocol<std::uint8_t> {
+   public:
+    explicit RawOutput(std::uint8_t*& cursor) : cursor_(cursor) {}
+    void write_character(std::uint8_t c) override { *cursor_++ = c; }
+    void write_characters(const std::uint8_t* s, std::size_t length) override {
+      std::copy_n(s, length, cursor_);
+      cursor_ += length;
+    }
+
+   private:
+    std::uint8_t*& cursor_;
+  };
+
+  void byte(std::uint64_t b) { *out_++ = static_cast<std::uint8_t>(b); }
+  // A marker byte, then `n` big-endian in `bytes` bytes.
+  void marked(std::uint32_t marker, std::uint64_t n, int bytes) {
+    byte(marker);
+    for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) byte((n >> shift) & 0xFF);
+  }
+  // A length: in the fix form's low bits, else after the 8-, 16- or 32-bit form's marker
+  // (marker8 0: no 8-bit form).
+  void length(std::size_t n, std::uint32_t fix, std::size_t fix_limit, std::uint32_t marker8,
+              std::uint32_t marker16, std::uint32_t marker32) {
+    if (n <= fix_limit) return byte(fix | static_cast<std::uint32_t>(n));
+    if (marker8 != 0 && n <= 0xFF) return marked(marker8, n, 1);
+    if (n <= 0xFFFF) return marked(marker16, n, 2);
+    marked(marker32, n, 4);
+  }
+  void write_string(const std::string& text) {
+    length(text.size(), 0xA0, 31, 0xD9, 0xDA, 0xDB);
+    out_ = std::copy(text.begin(), text.end(), out_);
+  }
+  void write_unsigned(std::uint64_t n) {
+    if (n < 128) return byte(static_cast<std::uint32_t>(n));
+    if (n <= 0xFF) return marked(0xCC, n, 1);
+    if (n <= 0xFFFF) return marked(0xCD, n, 2);
+    if (n <= 0xFFFFFFFFULL) return marked(0xCE, n, 4);
+    marked(0xCF, n, 8);
+  }
+  void write_negative(std::int64_t n) {
+    const auto bits = static_cast<std::uint64_t>(n);  // two's complement
+    if (n >= -32) return byte(static_cast<std::uint32_t>(bits & 0xFF));
+    if (n >= INT8_MIN) return marked(0xD0, bits, 1);
+    if (n >= INT16_MIN) return marked(0xD1, bits, 2);
+    if (n >= INT32_MIN) return marked(0xD2, bits, 4);
+    marked(0xD3, bits, 8);
+  }
+  void write_float(double n) {
+    if (float_size(n) == 5) {
+      std::uint32_t bits = 0;
+      const auto narrow = static_cast<float>(n);
+      std::memcpy(&bits, &narrow, sizeof bits);
+      return marked(0xCA, bits, 4);
+    }
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &n, sizeof bits);
+    marked(0xCB, bits, 8);
+  }
+
+  std::uint8_t* out_;
+};
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_value(const Json& value) {
-  std::vector<std::uint8_t> encoded;
-  encoded.reserve(encoded_size(value));
-  nlohmann::detail::output_vector_adapter<std::uint8_t> output(encoded);
-  nlohmann::detail::binary_writer<Json, std::uint8_t> writer(unowned(output));
-  writer.write_msgpack(value);
+  std::vector<std::uint8_t> encoded(encoded_size(value));
+  MessagePackWriter writer(encoded.data());
+  writer.write(value);
   return encoded;
 }
 

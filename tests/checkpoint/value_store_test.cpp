@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "checkpoint/saver_test_util.h"
 #include "tollgate/error.h"
 
@@ -112,49 +117,40 @@ TEST(ValueStoreTest, StoredJsonDecodesAnEncodedValue) {
 
 // Values of every MessagePack form the encoder writes.
 std::vector<Json> values_of_every_form() {
+  std::vector<Json> values = {nullptr, true, false,         0.5,           0.1,
+                              1e300,   -2.5, Json::array(), Json::object()};
+  for (std::int64_t n : {0LL, 127LL, 128LL, 255LL, 256LL, 65535LL, 65536LL, 4294967295LL,
+                         4294967296LL, -1LL, -32LL, -33LL, -128LL, -129LL, -32768LL, -32769LL,
+                         -2147483648LL, -2147483649LL, std::numeric_limits<long long>::min()}) {
+    values.emplace_back(n);
+  }
+  for (std::uint64_t n : {std::uint64_t{200}, std::uint64_t{18446744073709551615ULL}}) {
+    values.emplace_back(n);
+  }
+  for (std::size_t length : {0, 31, 32, 255, 256, 65535, 65536, 70000}) {
+    values.emplace_back(std::string(length, 'a'));
+  }
+  for (std::size_t length : {15, 16, 65535, 65536})
+    values.emplace_back(std::vector<int>(length, 1));
+  Json wide = Json::object();
+  for (int i = 0; i < 16; ++i) wide["k" + std::to_string(i)] = i;
   const std::string long_text(300, 'x');
-  return {nullptr,
-          true,
-          0,
-          127,
-          128,
-          255,
-          256,
-          65535,
-          65536,
-          4294967295LL,
-          4294967296LL,
-          -1,
-          -32,
-          -33,
-          -128,
-          -129,
-          -32768,
-          -32769,
-          -2147483648LL,
-          -2147483649LL,
-          0.5,
-          0.1,
-          1e300,
-          std::uint64_t{18446744073709551615ULL},
-          "",
-          std::string(31, 'a'),
-          std::string(32, 'a'),
-          long_text,
-          std::string(70000, 'b'),
-          Json::array(),
-          Json(std::vector<int>(15, 1)),
-          Json(std::vector<int>(16, 1)),
-          Json(std::vector<int>(70000, 2)),
-          Json::object(),
-          Json{{"messages", {message(1), message(2)}}, {long_text, {{"k", nullptr}}}},
-          Json::binary({1, 2, 3}),
-          Json::binary({1, 2, 3}, 7)};
+  values.push_back(wide);
+  values.push_back(Json{{"messages", {message(1), message(2)}}, {long_text, {{"k", nullptr}}}});
+  values.push_back(Json::binary({1, 2, 3}));
+  values.push_back(Json::binary({1, 2, 3}, 7));
+  return values;
 }
 
 TEST(EncodedSize, CountsExactlyWhatTheEncoderWrites) {
   for (const Json& value : values_of_every_form()) {
     EXPECT_EQ(encoded_size(value), encode_value(value).size()) << value.dump().substr(0, 80);
+  }
+}
+
+TEST(EncodeValue, WritesWhatNlohmannsWriterWrites) {
+  for (const Json& value : values_of_every_form()) {
+    EXPECT_EQ(encode_value(value), Json::to_msgpack(value)) << value.dump().substr(0, 80);
   }
 }
 
