@@ -1,6 +1,10 @@
 #include "tollgate/memory_saver.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "checkpoint/saver_checks.h"
@@ -30,12 +34,177 @@ struct TaskWrites {
 };
 using StoredWrites = std::map<std::string, TaskWrites, std::less<>>;  // by task id
 
+// A stored checkpoint's header (all but its id and values), parent id and metadata, packed
+// in one buffer: one allocation instead of a node per channel version, node and metadata
+// member. Only get_tuple and list unpack it; put reads the parent's versions in place.
+// Layout (integers little-endian, a string is its u32 length and bytes):
+//   u32 offset of the metadata, parent id, ts, i64 v, versions, u32 node count and per node
+//   its name and versions, u32 count and the updated channels, metadata as MessagePack;
+//   versions are a u32 count and per channel its name and i64 version.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::uint8_t* out) : out_(out) {}  // nullptr: only count the bytes
+
+  void u32(std::size_t n) {
+    const auto value = static_cast<std::uint32_t>(n);
+    raw(&value, sizeof value);
+  }
+  void i64(std::int64_t n) { raw(&n, sizeof n); }
+  void str(std::string_view text) {
+    u32(text.size());
+    raw(text.data(), text.size());
+  }
+  void versions(const ChannelVersions& versions) {
+    u32(versions.size());
+    for (const auto& [channel, version] : versions) {
+      str(channel);
+      i64(version);
+    }
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  void raw(const void* data, std::size_t length) {
+    if (out_ != nullptr && length > 0) std::memcpy(out_ + size_, data, length);
+    size_ += length;
+  }
+  std::uint8_t* out_;
+  std::size_t size_ = 0;
+};
+
+class RecordReader {
+ public:
+  explicit RecordReader(const std::vector<std::uint8_t>& record)
+      : at_(record.data()), end_(record.data() + record.size()) {}
+
+  std::uint32_t u32() {
+    std::uint32_t n = 0;
+    raw(&n, sizeof n);
+    return n;
+  }
+  std::int64_t i64() {
+    std::int64_t n = 0;
+    raw(&n, sizeof n);
+    return n;
+  }
+  std::string_view str() {
+    const std::uint32_t length = u32();
+    need(length);
+    std::string_view text(reinterpret_cast<const char*>(at_), length);
+    at_ += length;
+    return text;
+  }
+  ChannelVersions versions() {
+    ChannelVersions versions;
+    for (std::uint32_t n = u32(); n > 0; --n) {
+      std::string channel(str());
+      versions.emplace_hint(versions.end(), std::move(channel), i64());
+    }
+    return versions;
+  }
+  void skip_str() { str(); }
+  void skip_versions() {
+    for (std::uint32_t n = u32(); n > 0; --n) {
+      skip_str();
+      i64();
+    }
+  }
+  // The parent's version of `channel` while reading versions; skips past them.
+  std::optional<ChannelVersion> find_version(std::string_view channel) {
+    std::optional<ChannelVersion> found;
+    for (std::uint32_t n = u32(); n > 0; --n) {
+      const std::string_view name = str();
+      const std::int64_t version = i64();
+      if (name == channel) found = version;
+    }
+    return found;
+  }
+  const std::uint8_t* at() const { return at_; }
+  const std::uint8_t* end() const { return end_; }
+
+ private:
+  void need(std::size_t length) const {
+    if (static_cast<std::size_t>(end_ - at_) < length) {
+      throw Error::Internal("memory saver: a stored checkpoint record is damaged");
+    }
+  }
+  void raw(void* data, std::size_t length) {
+    need(length);
+    std::memcpy(data, at_, length);
+    at_ += length;
+  }
+  const std::uint8_t* at_;
+  const std::uint8_t* end_;
+};
+
+template <class Writer>
+void write_header(Writer& out, std::string_view parent_id, const Checkpoint& checkpoint) {
+  out.u32(0);  // the metadata's offset, filled in once known
+  out.str(parent_id);
+  out.str(checkpoint.ts);
+  out.i64(checkpoint.v);
+  out.versions(checkpoint.channel_versions);
+  out.u32(checkpoint.versions_seen.size());
+  for (const auto& [node, versions] : checkpoint.versions_seen) {
+    out.str(node);
+    out.versions(versions);
+  }
+  out.u32(checkpoint.updated_channels.size());
+  for (const std::string& channel : checkpoint.updated_channels) out.str(channel);
+}
+
+std::vector<std::uint8_t> pack_record(std::string_view parent_id, const Checkpoint& checkpoint,
+                                      const Json& metadata, std::uint64_t metadata_bytes) {
+  RecordWriter counter(nullptr);
+  write_header(counter, parent_id, checkpoint);
+  std::vector<std::uint8_t> record(counter.size() + metadata_bytes);
+  RecordWriter writer(record.data());
+  write_header(writer, parent_id, checkpoint);
+  const auto offset = static_cast<std::uint32_t>(writer.size());
+  std::memcpy(record.data(), &offset, sizeof offset);
+  checkpoint_internal::write_value(metadata, record.data() + offset);
+  return record;
+}
+
+Json unpack_metadata(const std::vector<std::uint8_t>& record) {
+  std::uint32_t offset = 0;
+  std::memcpy(&offset, record.data(), sizeof offset);
+  return checkpoint_internal::decode_value(record.data() + offset, record.size() - offset);
+}
+
+// Unpacks the header into `checkpoint` (which has its id) and returns the parent id.
+std::string_view unpack_header(const std::vector<std::uint8_t>& record, Checkpoint& checkpoint) {
+  RecordReader in(record);
+  in.u32();
+  const std::string_view parent_id = in.str();
+  checkpoint.ts = in.str();
+  checkpoint.v = static_cast<int>(in.i64());
+  checkpoint.channel_versions = in.versions();
+  for (std::uint32_t n = in.u32(); n > 0; --n) {
+    std::string node(in.str());
+    checkpoint.versions_seen.emplace_hint(checkpoint.versions_seen.end(), std::move(node),
+                                          in.versions());
+  }
+  const std::uint32_t updated = in.u32();
+  checkpoint.updated_channels.reserve(updated);
+  for (std::uint32_t n = 0; n < updated; ++n) checkpoint.updated_channels.emplace_back(in.str());
+  return parent_id;
+}
+
+std::optional<ChannelVersion> unpack_version(const std::vector<std::uint8_t>& record,
+                                             std::string_view channel) {
+  RecordReader in(record);
+  in.u32();
+  in.skip_str();
+  in.skip_str();
+  in.i64();
+  return in.find_version(channel);
+}
+
 struct StoredCheckpoint {
-  std::string parent_id;
-  Checkpoint header;  // everything but channel_values
-  Json metadata;
-  ValueRefs refs;       // where each channel's value is
-  StoredValues values;  // the values this checkpoint stored itself
+  std::vector<std::uint8_t> record;  // parent id, header (but id and values) and metadata
+  ValueRefs refs;                    // where each channel's value is
+  StoredValues values;               // the values this checkpoint stored itself
 };
 
 struct NamespaceStore {
@@ -64,26 +233,27 @@ JsonPtr load_value(const NamespaceStore& store, const std::string& channel, cons
 }
 
 CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
-                           const NamespaceStore& store, const StoredCheckpoint& stored,
-                           const GetOptions& options,
+                           const NamespaceStore& store, const std::string& id,
+                           const StoredCheckpoint& stored, const GetOptions& options,
                            checkpoint_internal::ValueMemo* memo = nullptr) {
   CheckpointTuple tuple;
-  tuple.config = CheckpointConfig{thread_id, ns, stored.header.id};
-  tuple.checkpoint = stored.header;
-  tuple.metadata = stored.metadata;
-  if (!stored.parent_id.empty())
-    tuple.parent_config = CheckpointConfig{thread_id, ns, stored.parent_id};
-  if (!options.reuse_values_of.empty() && options.reuse_values_of == stored.header.id) {
+  tuple.config = CheckpointConfig{thread_id, ns, id};
+  tuple.checkpoint.id = id;
+  const std::string_view parent_id = unpack_header(stored.record, tuple.checkpoint);
+  tuple.metadata = unpack_metadata(stored.record);
+  if (!parent_id.empty())
+    tuple.parent_config = CheckpointConfig{thread_id, ns, std::string(parent_id)};
+  if (!options.reuse_values_of.empty() && options.reuse_values_of == id) {
     tuple.values_reused = true;
   } else {
     std::string prefix;
     for (const auto& [channel, ref] : stored.refs) {
       if (memo != nullptr) prefix = thread_id + '\0' + ns + '\0' + channel + '\0';
-      tuple.checkpoint.channel_values.emplace(channel,
-                                              load_value(store, channel, ref, memo, prefix));
+      tuple.checkpoint.channel_values.emplace_hint(tuple.checkpoint.channel_values.end(), channel,
+                                                   load_value(store, channel, ref, memo, prefix));
     }
   }
-  auto writes = store.writes.find(stored.header.id);
+  auto writes = store.writes.find(id);
   if (writes != store.writes.end()) {
     for (const auto& [task_id, task] : writes->second) {
       for (const StoredWrite& write : task.writes) {
@@ -128,15 +298,10 @@ std::optional<CheckpointTuple> MemorySaver::get_tuple(const CheckpointConfig& co
   std::lock_guard lock(mutex_);
   const NamespaceStore* store = state_->find_namespace(config.thread_id, config.checkpoint_ns);
   if (store == nullptr || store->checkpoints.empty()) return std::nullopt;
-  const StoredCheckpoint* stored = nullptr;
-  if (config.checkpoint_id.empty()) {
-    stored = &store->checkpoints.rbegin()->second;
-  } else {
-    auto it = store->checkpoints.find(config.checkpoint_id);
-    if (it == store->checkpoints.end()) return std::nullopt;
-    stored = &it->second;
-  }
-  return make_tuple(config.thread_id, config.checkpoint_ns, *store, *stored, options);
+  auto it = config.checkpoint_id.empty() ? std::prev(store->checkpoints.end())
+                                         : store->checkpoints.find(config.checkpoint_id);
+  if (it == store->checkpoints.end()) return std::nullopt;
+  return make_tuple(config.thread_id, config.checkpoint_ns, *store, it->first, it->second, options);
 }
 
 std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
@@ -146,8 +311,10 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
     const std::string* thread_id;
     const std::string* ns;
     const NamespaceStore* store;
+    const std::string* id;
     const StoredCheckpoint* checkpoint;
   };
+  const bool filtered = query.filter.is_object() && !query.filter.empty();
   std::vector<Match> matches;
   for (const auto& [thread_id, thread] : state_->threads) {
     if (query.thread_id && *query.thread_id != thread_id) continue;
@@ -156,22 +323,24 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
       for (const auto& [id, checkpoint] : store.checkpoints) {
         if (query.checkpoint_id && *query.checkpoint_id != id) continue;
         if (query.before && !(id < *query.before)) continue;
-        if (!checkpoint_internal::metadata_matches(checkpoint.metadata, query.filter)) continue;
-        matches.push_back(Match{&thread_id, &ns, &store, &checkpoint});
+        if (filtered && !checkpoint_internal::metadata_matches(unpack_metadata(checkpoint.record),
+                                                               query.filter)) {
+          continue;
+        }
+        matches.push_back(Match{&thread_id, &ns, &store, &id, &checkpoint});
       }
     }
   }
   std::sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) {
-    return std::tie(a.checkpoint->header.id, *a.thread_id, *a.ns) >
-           std::tie(b.checkpoint->header.id, *b.thread_id, *b.ns);
+    return std::tie(*a.id, *a.thread_id, *a.ns) > std::tie(*b.id, *b.thread_id, *b.ns);
   });
   if (query.limit && matches.size() > *query.limit) matches.resize(*query.limit);
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(matches.size());
   checkpoint_internal::ValueMemo memo;  // checkpoints of a history share their values
   for (const Match& match : matches) {
-    tuples.push_back(
-        make_tuple(*match.thread_id, *match.ns, *match.store, *match.checkpoint, {}, &memo));
+    tuples.push_back(make_tuple(*match.thread_id, *match.ns, *match.store, *match.id,
+                                *match.checkpoint, {}, &memo));
   }
   return tuples;
 }
@@ -182,33 +351,30 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   checkpoint_internal::check_put_arguments(config, checkpoint, metadata);
   std::lock_guard lock(mutex_);
   NamespaceStore& store = state_->threads[config.thread_id][config.checkpoint_ns];
+  const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
   checkpoint_internal::ParentValues parent;
-  if (!config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id) {
+  if (has_parent) {
     auto it = store.checkpoints.find(config.checkpoint_id);
     if (it != store.checkpoints.end()) {
-      parent.refs = &it->second.refs;
-      parent.versions = &it->second.header.channel_versions;
+      const StoredCheckpoint& stored = it->second;
+      parent.refs = &stored.refs;
+      parent.versions = checkpoint_internal::ParentVersions(
+          [&stored](std::string_view channel) { return unpack_version(stored.record, channel); });
     }
   }
   checkpoint_internal::ValuePlan plan = checkpoint_internal::plan_values(
       checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact);
 
-  StoredCheckpoint stored;
-  stored.parent_id = config.checkpoint_id == checkpoint.id ? "" : config.checkpoint_id;
-  stored.header.v = checkpoint.v;
-  stored.header.id = checkpoint.id;
-  stored.header.ts = checkpoint.ts;
-  stored.header.channel_versions = checkpoint.channel_versions;
-  stored.header.versions_seen = checkpoint.versions_seen;
-  stored.header.updated_channels = checkpoint.updated_channels;
-  stored.metadata = metadata;
-  stored.refs = std::move(plan.refs);
+  const std::uint64_t metadata_bytes = encoded_size(metadata);
+  StoredCheckpoint stored{
+      pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata, metadata_bytes),
+      std::move(plan.refs),
+      {}};
   SaverStats& stats = state_->stats;
   for (const auto& [channel, value] : plan.stored) {
     (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
   }
   stored.values = std::move(plan.stored);
-  const std::uint64_t metadata_bytes = encoded_size(metadata);
   stats.bytes_written += plan.bytes + metadata_bytes;
   stats.value_bytes_written += plan.bytes;
   stats.checkpoints_written += 1;
@@ -265,20 +431,20 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
         store.writes.clear();
         continue;
       }
+      const std::string latest_id = std::prev(store.checkpoints.end())->first;
       StoredCheckpoint& latest = std::prev(store.checkpoints.end())->second;
       // The latest checkpoint may refer to values stored by the checkpoints being removed.
       StoredValues values;
       ValueRefs refs;
+      const checkpoint_internal::SharedId self(latest_id);
       for (const auto& [channel, ref] : latest.refs) {
         JsonPtr value = load_value(store, channel, ref);
         const std::size_t length = value->is_array() ? value->size() : 0;
-        refs.emplace(channel,
-                     ValueRef{latest.header.id, latest.header.id, length, 0, encoded_size(*value)});
+        refs.emplace(channel, ValueRef{self, self, length, 0, encoded_size(*value)});
         values.emplace(channel, StoredValue{false, "", 0, std::move(value), {}});
       }
       latest.refs = std::move(refs);
       latest.values = std::move(values);
-      const std::string latest_id = latest.header.id;
       auto latest_node = store.checkpoints.extract(latest_id);
       store.checkpoints.clear();
       store.checkpoints.insert(std::move(latest_node));

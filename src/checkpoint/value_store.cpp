@@ -14,13 +14,12 @@ namespace {
 // A broken chain (a cycle) must not hang a read; no real chain gets near this.
 constexpr std::size_t kMaxChainLength = std::size_t{1} << 24;
 
-bool same_version(const ChannelVersions* parent, const ChannelVersions& child,
+bool same_version(const ParentVersions& parent, const ChannelVersions& child,
                   std::string_view channel) {
-  if (parent == nullptr) return false;
-  auto a = parent->find(channel);
+  const std::optional<ChannelVersion> a = parent.find(channel);
   auto b = child.find(channel);
   // Without versions nothing proves the value unchanged: store it again.
-  return a != parent->end() && b != child.end() && a->second == b->second;
+  return a && b != child.end() && *a == b->second;
 }
 
 bool delta_applies(const ListDelta& delta, const ValueRef& base, const Json& value) {
@@ -269,9 +268,13 @@ class MessagePackWriter {
 
 std::vector<std::uint8_t> encode_value(const Json& value) {
   std::vector<std::uint8_t> encoded(encoded_size(value));
-  MessagePackWriter writer(encoded.data());
-  writer.write(value);
+  write_value(value, encoded.data());
   return encoded;
+}
+
+void write_value(const Json& value, std::uint8_t* out) {
+  MessagePackWriter writer(out);
+  writer.write(value);
 }
 
 std::uint64_t encoded_size(const Json& value) {
@@ -331,6 +334,12 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                       const ChannelVersions& new_versions, const ChannelDeltas& deltas,
                       Encoding encoding) {
   ValuePlan plan;
+  plan.refs.reserve(checkpoint.channel_values.size());
+  const SharedId self(checkpoint.id);  // one string for every ref to a value stored here
+  // Channels come in order: each ref goes at the end.
+  auto add_ref = [&plan](const std::string& channel, ValueRef ref) {
+    plan.refs.emplace_hint(plan.refs.end(), channel, std::move(ref));
+  };
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
     const ValueRef* parent_ref = nullptr;
     if (parent.refs != nullptr) {
@@ -340,7 +349,7 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     const bool changed = new_versions.find(channel) != new_versions.end();
     if (!changed && parent_ref != nullptr &&
         same_version(parent.versions, checkpoint.channel_versions, channel)) {
-      plan.refs.emplace(channel, *parent_ref);
+      add_ref(channel, *parent_ref);
       continue;
     }
 
@@ -350,12 +359,12 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     if (has_delta && parent_ref != nullptr && delta_applies(delta_it->second, *parent_ref, value)) {
       const std::uint64_t bytes = encoded_size(delta_it->second.appended);
       if (parent_ref->chain_bytes + bytes <= parent_ref->full_bytes) {
-        ValueRef ref{checkpoint.id, parent_ref->full_id, value.size(),
-                     parent_ref->chain_bytes + bytes, parent_ref->full_bytes};
+        ValueRef ref{self, parent_ref->full_id, value.size(), parent_ref->chain_bytes + bytes,
+                     parent_ref->full_bytes};
         StoredValue stored{true, parent_ref->writer_id, delta_it->second.keep, nullptr,
                            encode_value(delta_it->second.appended)};
         plan.bytes += bytes;
-        plan.refs.emplace(channel, std::move(ref));
+        add_ref(channel, std::move(ref));
         plan.stored.emplace(channel, std::move(stored));
         continue;
       }
@@ -378,11 +387,18 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
       }
     }
     plan.bytes += bytes;
-    plan.refs.emplace(channel, ValueRef{checkpoint.id, checkpoint.id,
-                                        value.is_array() ? value.size() : 0, 0, bytes});
+    add_ref(channel, ValueRef{self, self, value.is_array() ? value.size() : 0, 0, bytes});
     plan.stored.emplace(channel, std::move(stored));
   }
   return plan;
+}
+
+std::optional<ChannelVersion> ParentVersions::find(std::string_view channel) const {
+  if (lookup_) return lookup_(channel);
+  if (versions_ == nullptr) return std::nullopt;
+  auto it = versions_->find(channel);
+  if (it == versions_->end()) return std::nullopt;
+  return it->second;
 }
 
 JsonPtr stored_json(const StoredValue& value) {
@@ -415,7 +431,8 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
   JsonPtr base;  // a value already rebuilt that the chain extends, if any
   while (stored->is_delta) {
     if (chain.size() >= kMaxChainLength) {
-      throw Error::Internal("stored value chain of checkpoint " + ref.writer_id + " has a cycle");
+      throw Error::Internal("stored value chain of checkpoint " + ref.writer_id.str() +
+                            " has a cycle");
     }
     chain.push_back(stored);
     if ((base = remembered(stored->base_id))) break;
@@ -434,7 +451,7 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
     if (!delta.payload) decoded = decode_value(delta.encoded.data(), delta.encoded.size());
     const Json& items = delta.payload ? *delta.payload : decoded;
     if (delta.keep > result.size() || !items.is_array()) {
-      throw Error::Internal("stored delta of checkpoint " + ref.writer_id +
+      throw Error::Internal("stored delta of checkpoint " + ref.writer_id.str() +
                             " does not fit its base value");
     }
     result.erase(result.begin() + static_cast<std::ptrdiff_t>(delta.keep), result.end());
@@ -450,8 +467,8 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
 Json refs_to_json(const ValueRefs& refs) {
   Json out = Json::object();
   for (const auto& [channel, ref] : refs) {
-    out[channel] =
-        Json::array({ref.writer_id, ref.full_id, ref.length, ref.chain_bytes, ref.full_bytes});
+    out[channel] = Json::array(
+        {ref.writer_id.str(), ref.full_id.str(), ref.length, ref.chain_bytes, ref.full_bytes});
   }
   return out;
 }

@@ -12,10 +12,15 @@
 // Thread-safety: plain functions and values; callers guard their own storage.
 #pragma once
 
+#include <boost/container/flat_map.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tollgate/checkpoint.h"
@@ -23,17 +28,44 @@
 
 namespace tollgate::checkpoint_internal {
 
+// A checkpoint id shared by every reference to it: the refs of one checkpoint's channels and
+// of its descendants that kept them all point at one string, so copying a ref costs a
+// reference count instead of two 36-character strings. Immutable; thread-safe to copy.
+class SharedId {
+ public:
+  SharedId() = default;     // the empty id
+  SharedId(std::string id)  // NOLINT(google-explicit-constructor): ids are strings
+      : id_(std::make_shared<const std::string>(std::move(id))) {}
+  SharedId(const char* id) : SharedId(std::string(id)) {}  // NOLINT(google-explicit-constructor)
+
+  const std::string& str() const { return id_ ? *id_ : empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+
+  friend bool operator==(const SharedId& a, const SharedId& b) {
+    return a.id_ == b.id_ || a.str() == b.str();
+  }
+  friend bool operator==(const SharedId& a, const std::string& b) { return a.str() == b; }
+
+ private:
+  static const std::string& empty() {
+    static const std::string kEmpty;
+    return kEmpty;
+  }
+  std::shared_ptr<const std::string> id_;
+};
+
 // Where a checkpoint finds the value of one channel, plus what the next delta needs to know.
 struct ValueRef {
-  std::string writer_id;          // the checkpoint (same thread and namespace) storing it
-  std::string full_id;            // the checkpoint storing the full value the chain starts at
+  SharedId writer_id;             // the checkpoint (same thread and namespace) storing it
+  SharedId full_id;               // the checkpoint storing the full value the chain starts at
   std::size_t length = 0;         // item count when the value is an array
   std::uint64_t chain_bytes = 0;  // bytes of the deltas stored since that full value
   std::uint64_t full_bytes = 0;   // bytes of that full value
 
   bool operator==(const ValueRef&) const = default;
 };
-using ValueRefs = std::map<std::string, ValueRef, std::less<>>;
+// By channel. A sorted vector: one allocation for a checkpoint's refs, not one per channel.
+using ValueRefs = boost::container::flat_map<std::string, ValueRef, std::less<>>;
 
 // One channel value as stored by its writer: the whole value or a delta on `base_id`'s value.
 // The value (the full value, or the appended items as a JSON array) is held as a shared
@@ -58,10 +90,29 @@ struct ValuePlan {
   std::uint64_t bytes = 0;  // sum of the encoded sizes
 };
 
-// The parent checkpoint as far as planning is concerned; nullptr members: no parent.
+// The channel versions of a parent checkpoint: a ChannelVersions map, or a function for a
+// saver that keeps them in another form. Default: none (nothing proves a value unchanged).
+class ParentVersions {
+ public:
+  using Lookup = std::function<std::optional<ChannelVersion>(std::string_view channel)>;
+
+  ParentVersions() = default;
+  ParentVersions(const ChannelVersions* versions)  // NOLINT(google-explicit-constructor)
+      : versions_(versions) {}
+  explicit ParentVersions(Lookup lookup) : lookup_(std::move(lookup)) {}
+
+  // The parent's version of `channel`; nullopt when it has none or there is no parent.
+  std::optional<ChannelVersion> find(std::string_view channel) const;
+
+ private:
+  const ChannelVersions* versions_ = nullptr;
+  Lookup lookup_;
+};
+
+// The parent checkpoint as far as planning is concerned; null/empty members: no parent.
 struct ParentValues {
   const ValueRefs* refs = nullptr;
-  const ChannelVersions* versions = nullptr;
+  ParentVersions versions;
 };
 
 // How plan_values holds the values it stores. Either way a value it would have to copy (a
@@ -97,6 +148,8 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup,
 // The MessagePack encoding used for stored values and writes (keeps binary values). Built in
 // one allocation of exactly encoded_size(value) bytes.
 std::vector<std::uint8_t> encode_value(const Json& value);
+// Writes encode_value(value) at `out`, which must have room for encoded_size(value) bytes.
+void write_value(const Json& value, std::uint8_t* out);
 // The size of encode_value(value), counted without building the encoding.
 std::uint64_t encoded_size(const Json& value);
 Json decode_value(const std::uint8_t* data, std::size_t size);
