@@ -119,6 +119,9 @@ struct RunManager::ActiveRun {
   std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
   bool started = false;
   bool rollback = false;  // guarded by mutex_
+  // Guarded by mutex_: refused before it changed anything and answered with its error; it
+  // finishes its bookkeeping but no longer holds its thread.
+  bool refused = false;
   std::int64_t not_before = 0;
 };
 
@@ -178,7 +181,7 @@ const CompiledGraph* RunManager::graph(const std::string& graph_id) const {
 
 bool RunManager::thread_active_locked(const std::string& thread_id) const {
   for (const auto& [id, run] : active_) {
-    if (run->record.thread_id == thread_id) return true;
+    if (run->record.thread_id == thread_id && !run->refused) return true;
   }
   return false;
 }
@@ -186,7 +189,7 @@ bool RunManager::thread_active_locked(const std::string& thread_id) const {
 bool RunManager::other_runs_active(const RunRecord& run) {
   std::lock_guard lock(mutex_);
   for (const auto& [id, other] : active_) {
-    if (id != run.run_id && other->record.thread_id == run.thread_id) return true;
+    if (id != run.run_id && other->record.thread_id == run.thread_id && !other->refused) return true;
   }
   return false;
 }
@@ -205,7 +208,7 @@ RunRecord RunManager::submit(const RunRequest& request) {
   std::unique_lock lock(mutex_);
   std::vector<std::shared_ptr<ActiveRun>> in_flight;
   for (const auto& [id, run] : active_) {
-    if (run->record.thread_id == request.thread_id) in_flight.push_back(run);
+    if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
   }
   if (!in_flight.empty()) {
     if (request.multitask_strategy == "reject") throw HttpError(409, kBusyMessage);
@@ -541,6 +544,12 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
                                other_runs_active(record));
           if (request.command) store_.delete_run(record.run_id);
         } catch (const std::exception&) {
+        }
+        {
+          // The client may start the next run as soon as it has the 409/422: this one must no
+          // longer hold the thread by then (the next run would be refused as busy).
+          std::lock_guard lock(mutex_);
+          run->refused = true;
         }
         run->log->set_rejection(http_status(e.code()), e.what());
       } else {
