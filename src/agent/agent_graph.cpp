@@ -176,7 +176,7 @@ struct AgentCore {
         for (const auto& call : *calls) {
           const std::string id = call.value("id", "");
           if (answered.count(id) != 0) continue;
-          route.sends.push_back(Send{kToolsNode, Json{{"tool_call", call}}});
+          route.sends.push_back(Send{kToolsNode, json_object("tool_call", call)});
         }
         break;
       }
@@ -288,12 +288,15 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
 
   std::shared_ptr<const AgentCore> shared = core;
   graph.add_node(kModelNode, [shared](const State& state, Runtime& runtime) -> NodeResult {
-    return Json{{"messages", Json::array({shared->call_model(state, runtime)})},
-                {kJumpToKey, nullptr}};
+    Json messages(Json::value_t::array);
+    messages.push_back(shared->call_model(state, runtime));
+    return json_object("messages", std::move(messages), kJumpToKey, nullptr);
   });
   if (core->has_tools_node) {
     graph.add_node(kToolsNode, [shared](const State& input, Runtime& runtime) -> NodeResult {
-      return Json{{"messages", Json::array({shared->call_tool(input["tool_call"], runtime)})}};
+      Json messages(Json::value_t::array);
+      messages.push_back(shared->call_tool(input["tool_call"], runtime));
+      return json_object("messages", std::move(messages));
     });
   }
 

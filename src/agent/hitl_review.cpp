@@ -52,11 +52,9 @@ const Json& tool_calls_of(const Json& ai_message) {
 }
 
 Json tool_message(const Json& tool_call, std::string content, const char* status) {
-  return Json{{"type", "tool"},
-              {"content", std::move(content)},
-              {"name", tool_call.value("name", "")},
-              {"tool_call_id", tool_call.value("id", "")},
-              {"status", status}};
+  return json_object("type", "tool", "content", std::move(content), "name",
+                     tool_call.value("name", ""), "tool_call_id", tool_call.value("id", ""),
+                     "status", status);
 }
 
 std::string id_text(const Json& tool_call) {
@@ -213,11 +211,13 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
     auto allowed = policy.review_for(call);
     if (!allowed) continue;
     const std::string name = calls[i].value("name", "");
-    actions.push_back(Json{{"name", name},
-                           {"args", calls[i].contains("args") ? calls[i]["args"] : Json::object()},
-                           {"description", policy.describe(call)}});
-    Json config{{key(style, "action_name", "actionName"), name},
-                {key(style, "allowed_decisions", "allowedDecisions"), allowed_names(*allowed)}};
+    const auto args = calls[i].find("args");
+    actions.push_back(json_object("name", name, "args",
+                                  args != calls[i].end() ? *args : Json::object(), "description",
+                                  policy.describe(call)));
+    Json config = json_object(key(style, "action_name", "actionName"), name,
+                              key(style, "allowed_decisions", "allowedDecisions"),
+                              allowed_names(*allowed));
     const auto policy_it = policy.options().interrupt_on.find(name);
     if (policy_it != policy.options().interrupt_on.end() && policy_it->second.config.args_schema) {
       config[key(style, "args_schema", "argsSchema")] = *policy_it->second.config.args_schema;
@@ -227,8 +227,8 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
     batch.allowed.push_back(std::move(*allowed));
   }
   if (!batch.empty()) {
-    batch.request = Json{{key(style, "action_requests", "actionRequests"), std::move(actions)},
-                         {key(style, "review_configs", "reviewConfigs"), std::move(configs)}};
+    batch.request = json_object(key(style, "action_requests", "actionRequests"), std::move(actions),
+                                key(style, "review_configs", "reviewConfigs"), std::move(configs));
   }
   return batch;
 }

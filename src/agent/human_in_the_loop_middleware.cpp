@@ -47,7 +47,7 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
     for (auto& message : outcome.tool_messages)
       messages.push_back(normalize_message(std::move(message)));
     HookResult result;
-    result.update = Json{{kEditedKey, std::move(outcome.edited)}};
+    result.update = json_object(kEditedKey, std::move(outcome.edited));
     if (!messages.empty()) result.update["messages"] = std::move(messages);
     return result;
   }

@@ -95,7 +95,7 @@ const std::map<std::string, JsonPtr, std::less<>>& State::values() const {
 // ---------------------------------------------------------------------------- control values
 
 void to_json(Json& j, const Interrupt& interrupt) {
-  j = Json{{"id", interrupt.id}, {"value", interrupt.value}};
+  j = json_object("id", interrupt.id, "value", interrupt.value);
 }
 
 namespace {

@@ -261,7 +261,7 @@ void PregelLoop::add_send(Task& task, Send send, const std::string& origin) {
                                  send.arg.type_name());
   }
   task.writes.push_back(Write{graph_.tasks_channel,
-                              Json{{"node", std::move(send.node)}, {"arg", std::move(send.arg)}},
+                              json_object("node", std::move(send.node), "arg", std::move(send.arg)),
                               {}});
 }
 

@@ -8,11 +8,9 @@ namespace tollgate {
 namespace {
 
 Json base(const char* type, Json content, std::string id) {
-  return Json{{"content", std::move(content)},
-              {"additional_kwargs", Json::object()},
-              {"response_metadata", Json::object()},
-              {"id", id.empty() ? uuid4() : std::move(id)},
-              {"type", type}};
+  return json_object("content", std::move(content), "additional_kwargs", Json::object(),
+                     "response_metadata", Json::object(), "id",
+                     id.empty() ? uuid4() : std::move(id), "type", type);
 }
 
 }  // namespace
@@ -50,10 +48,8 @@ Json make_tool_call(std::string name, Json args, std::string id) {
     id.erase(std::remove(id.begin(), id.end(), '-'), id.end());
     id = "call_" + id;
   }
-  return Json{{"name", std::move(name)},
-              {"args", std::move(args)},
-              {"id", std::move(id)},
-              {"type", "tool_call"}};
+  return json_object("name", std::move(name), "args", std::move(args), "id", std::move(id), "type",
+                     "tool_call");
 }
 
 }  // namespace tollgate

@@ -75,8 +75,22 @@ struct SplitCalls {
 };
 
 // One call in any accepted form, sorted into valid and invalid.
+// Already {"name": string, "args": object, "id", "type": "tool_call"} and nothing else.
+bool is_canonical_call(const Json& call) {
+  if (!call.is_object() || call.size() != 4) return false;
+  const auto name = call.find("name");
+  const auto args = call.find("args");
+  const auto type = call.find("type");
+  return name != call.end() && name->is_string() && args != call.end() && args->is_object() &&
+         call.contains("id") && type != call.end() && *type == "tool_call";
+}
+
 void normalise_call(const Json& call, SplitCalls& out) {
   if (!call.is_object()) return;
+  if (is_canonical_call(call)) {
+    out.valid.push_back(call);
+    return;
+  }
   Json id = call.contains("id") ? call["id"] : Json();
   Json name;
   Json raw_args;
@@ -89,8 +103,8 @@ void normalise_call(const Json& call, SplitCalls& out) {
   }
   std::optional<Json> args = parse_args(raw_args);
   if (args && name.is_string()) {
-    out.valid.push_back(
-        Json{{"name", name}, {"args", std::move(*args)}, {"id", id}, {"type", "tool_call"}});
+    out.valid.push_back(json_object("name", std::move(name), "args", std::move(*args), "id",
+                                    std::move(id), "type", "tool_call"));
     return;
   }
   out.invalid.push_back(
@@ -232,6 +246,16 @@ Json normalize_message(Json message) {
     }
   }
   if (type == "ai") {
+    const auto given = message.find("tool_calls");
+    if (given != message.end() && given->is_array() && !given->empty() &&
+        std::all_of(given->begin(), given->end(), is_canonical_call)) {
+      // Already in the stored form (a message built here or normalised before): keep it.
+      auto invalid = message.find("invalid_tool_calls");
+      if (invalid == message.end() || !invalid->is_array()) {
+        message["invalid_tool_calls"] = Json::array();
+      }
+      return message;
+    }
     SplitCalls calls = split_tool_calls(message);
     if (auto old = message.find("invalid_tool_calls"); old != message.end() && old->is_array()) {
       for (auto& call : *old) calls.invalid.push_back(std::move(call));
