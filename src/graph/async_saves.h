@@ -35,8 +35,18 @@ class AsyncSaves {
     {
       std::lock_guard lock(shared_->mutex);
       shared_->queue.push_back(std::move(job));
+      // A drain that is queued or running takes this job too: wake a pool thread only when
+      // there is none (one wake-up per burst of saves, not one per save).
+      if (shared_->scheduled || shared_->running) return;
+      shared_->scheduled = true;
     }
-    pool_.submit([shared = shared_] { drain(*shared, false); });
+    pool_.submit([shared = shared_] {
+      {
+        std::lock_guard lock(shared->mutex);
+        shared->scheduled = false;
+      }
+      drain(*shared, false);
+    });
   }
 
   // Runs or waits for every submitted job; rethrows the first failure.
@@ -52,10 +62,11 @@ class AsyncSaves {
 
  private:
   struct Shared {
-    std::mutex mutex;  // guards queue, running, error
+    std::mutex mutex;  // guards queue, running, scheduled, error
     std::condition_variable idle;
     std::deque<std::function<void()>> queue;
-    bool running = false;
+    bool running = false;    // a job is executing (on a pool thread or in wait())
+    bool scheduled = false;  // a pool drain was submitted and has not started yet
     std::exception_ptr error;
   };
 
