@@ -335,10 +335,15 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                       Encoding encoding) {
   ValuePlan plan;
   plan.refs.reserve(checkpoint.channel_values.size());
+  // Usually the changed channels are the ones stored.
+  plan.stored.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
   const SharedId self(checkpoint.id);  // one string for every ref to a value stored here
   // Channels come in order: each ref goes at the end.
   auto add_ref = [&plan](const std::string& channel, ValueRef ref) {
     plan.refs.emplace_hint(plan.refs.end(), channel, std::move(ref));
+  };
+  auto add_stored = [&plan](const std::string& channel, StoredValue value) {
+    plan.stored.emplace_hint(plan.stored.end(), channel, std::move(value));
   };
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
     const ValueRef* parent_ref = nullptr;
@@ -365,7 +370,7 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                            encode_value(delta_it->second.appended)};
         plan.bytes += bytes;
         add_ref(channel, std::move(ref));
-        plan.stored.emplace(channel, std::move(stored));
+        add_stored(channel, std::move(stored));
         continue;
       }
     }
@@ -388,7 +393,7 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     }
     plan.bytes += bytes;
     add_ref(channel, ValueRef{self, self, value.is_array() ? value.size() : 0, 0, bytes});
-    plan.stored.emplace(channel, std::move(stored));
+    add_stored(channel, std::move(stored));
   }
   return plan;
 }

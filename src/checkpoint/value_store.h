@@ -77,11 +77,11 @@ struct StoredValue {
   JsonPtr payload;                    // the value when shared with its producer (or decoded)
   std::vector<std::uint8_t> encoded;  // the value as MessagePack (compact, owned)
 };
-using StoredValues = std::map<std::string, StoredValue, std::less<>>;
+// By channel; a sorted vector like ValueRefs.
+using StoredValues = boost::container::flat_map<std::string, StoredValue, std::less<>>;
 
 // The value a StoredValue holds: its payload, or else its encoding decoded.
 JsonPtr stored_json(const StoredValue& value);
-using StoredValues = std::map<std::string, StoredValue, std::less<>>;
 
 // What put() must store for one checkpoint.
 struct ValuePlan {
