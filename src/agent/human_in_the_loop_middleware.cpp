@@ -34,7 +34,9 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
         return HookResult{{{kEditedKey, Json::object()}}, {}};
       return std::nullopt;
     }
-    const Json response = ctx.runtime.interrupt(batch.request);
+    const std::optional<Json> answer = ctx.runtime.interrupt_or_pause(std::move(batch.request));
+    if (!answer) return std::nullopt;  // the run pauses here; the hook's result is discarded
+    const Json& response = *answer;
 
     hitl::ToolCatalog catalog;
     catalog.names = ctx.tools.names();

@@ -56,6 +56,13 @@ class TaskRuntime final : public Runtime {
   TaskRuntime(PregelLoop& loop, Task& task) : loop_(loop), task_(task) {}
 
   Json interrupt(Json value) override {
+    std::optional<Json> answer = interrupt_or_pause(std::move(value));
+    if (!answer) throw GraphInterruptSignal{std::move(pause_)};
+    return std::move(*answer);
+  }
+
+  std::optional<Json> interrupt_or_pause(Json value) override {
+    if (!pause_.empty()) return std::nullopt;  // already pausing: the node is on its way out
     const std::size_t index = counter_++;
     if (index < task_.resume_values.size()) return task_.resume_values[index];
     loop_.ensure_task_id(task_);
@@ -67,8 +74,13 @@ class TaskRuntime final : public Runtime {
       task_.resume_values.push_back(result);
       return result;
     }
-    throw GraphInterruptSignal{{Interrupt{std::move(id), std::move(value)}}};
+    pause_.push_back(Interrupt{std::move(id), std::move(value)});
+    return std::nullopt;
   }
+
+  // The interrupt a node asked to pause on through interrupt_or_pause() and returned after.
+  bool pausing() const { return !pause_.empty(); }
+  std::vector<Interrupt> take_pause() { return std::move(pause_); }
 
   void write_custom(Json chunk) override {
     if (!loop_.emitter().wants(StreamMode::kCustom, loop_.context().ns_segments)) return;
@@ -114,6 +126,7 @@ class TaskRuntime final : public Runtime {
   PregelLoop& loop_;
   Task& task_;
   std::size_t counter_ = 0;
+  std::vector<Interrupt> pause_;
 };
 
 }  // namespace
@@ -157,12 +170,17 @@ void PregelLoop::run_task(Task& task) {
       signal.command.graph.clear();
       result = NodeResult(std::move(signal.command));
     }
-    if (Command* command = result.command(); command && command->graph == Command::PARENT) {
-      if (!context_.has_parent) throw Error::InvalidArgument("There is no parent graph");
-      throw ParentCommandSignal{std::move(*command)};
+    if (runtime.pausing()) {  // paused through interrupt_or_pause(): what it returned is moot
+      task.paused = true;
+      task.interrupts = runtime.take_pause();
+    } else {
+      if (Command* command = result.command(); command && command->graph == Command::PARENT) {
+        if (!context_.has_parent) throw Error::InvalidArgument("There is no parent graph");
+        throw ParentCommandSignal{std::move(*command)};
+      }
+      collect_writes(task, std::move(result));
+      task.done = true;
     }
-    collect_writes(task, std::move(result));
-    task.done = true;
   } catch (GraphInterruptSignal& signal) {
     task.paused = true;
     task.interrupts = std::move(signal.interrupts);

@@ -71,6 +71,37 @@ TEST_P(InterruptTest, InterruptPausesAndAPlainResumeAnswersIt) {
             (std::vector<std::string>{"ask: start", "ask: start", "ask: got \"Ada\""}));
 }
 
+TEST_P(InterruptTest, InterruptOrPauseReturnsNothingAndPausesLikeInterrupt) {
+  Log log;
+  StateGraph g;
+  g.add_node("ask", [&log](const State&, Runtime& rt) -> NodeResult {
+    std::optional<Json> answer = rt.interrupt_or_pause("What is your name?");
+    if (!answer) {
+      log.add("ask: pausing");
+      return Json{{"answer", "written while pausing"}};  // discarded
+    }
+    log.add("ask: got " + answer->dump());
+    return Json{{"answer", *answer}};
+  });
+  g.add_edge(START, "ask");
+  auto graph = g.compile(testing::options(saver_));
+
+  RunResult first = graph->invoke(Json::object(), on_thread("t"));
+  EXPECT_TRUE(first.paused);
+  ASSERT_EQ(first.interrupts.size(), 1u);
+  EXPECT_EQ(first.interrupts[0].value, "What is your name?");
+  EXPECT_FALSE(first.values.contains("answer")) << "a pausing node's update is not applied";
+  // The id interrupt() gives, so the two forms are interchangeable.
+  StateSnapshot state = graph->get_state(on_thread("t"));
+  ASSERT_EQ(state.tasks.size(), 1u);
+  EXPECT_EQ(first.interrupts[0].id, graph_internal::interrupt_id("ask:" + state.tasks[0].id, 0));
+
+  RunResult second = graph->invoke(resume("Ada"), on_thread("t"));
+  EXPECT_FALSE(second.paused);
+  EXPECT_EQ(second.values["answer"], "Ada");
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"ask: pausing", "ask: got \"Ada\""}));
+}
+
 TEST_P(InterruptTest, InterruptIdIsTheHashOfTheTaskNamespace) {
   Log log;
   auto graph = ask_graph(log);
