@@ -4,8 +4,11 @@
 // with the parent checkpoint, list channels given as ListDeltas keep only the appended items,
 // with a full copy now and then so that reading any checkpoint stays cheap. Values of
 // channels without a delta are kept as the caller's JsonPtr (immutable, shared, no copy);
-// values that came with a delta are copied, never referenced, because the caller may append
-// to that list in place.
+// values that came with a delta, and pending writes, are kept as their MessagePack encoding
+// (one compact buffer each, decoded when read), never referenced, because the caller may
+// append to that list in place. A checkpoint's header and metadata are packed into one
+// buffer too, and value references share their checkpoint ids: a step costs a few
+// allocations and about its encoded size in memory, not a tree of nodes per value.
 //
 // Thread-safety: every method may be called concurrently; one mutex guards all state.
 #pragma once

@@ -43,5 +43,44 @@ TEST(MemorySaverTest, KeepsTheCallersValueOfOtherChannelsWithoutACopy) {
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values["state"].get(), address);
 }
 
+// The header, parent and metadata are stored packed; everything put comes back as it was.
+TEST(MemorySaverTest, GivesBackTheHeaderAndMetadataItWasGiven) {
+  auto saver = make_memory_saver();
+  Checkpoint parent = make_checkpoint(0, {{"a", 1}});
+  const CheckpointConfig parent_config =
+      saver->put({"t", "ns", ""}, parent, Json::object(), {{"a", 1}});
+  Checkpoint checkpoint = make_checkpoint(1, {{"a", 1}, {"b", "x"}});
+  checkpoint.v = 4;
+  checkpoint.channel_versions = {{"a", 1}, {"b", 7}, {"branch:to:a-long-node-name", 9}};
+  checkpoint.versions_seen = {{"__input__", {}},
+                              {"model", {{"a", 1}, {"branch:to:a-long-node-name", 9}}},
+                              {"tools", {{"b", -3}}}};
+  checkpoint.updated_channels = {"b", "branch:to:a-long-node-name"};
+  const Json metadata = {{"source", "loop"},
+                         {"step", 1},
+                         {"parents", {{"", "id"}}},
+                         {"nested", {{"list", {1, 2.5, nullptr, "text"}}}}};
+  const CheckpointConfig config = saver->put(parent_config, checkpoint, metadata, {{"b", 7}});
+
+  const std::optional<CheckpointTuple> tuple = saver->get_tuple(config);
+  ASSERT_TRUE(tuple.has_value());
+  EXPECT_EQ(tuple->checkpoint, checkpoint);
+  EXPECT_EQ(tuple->metadata, metadata);
+  EXPECT_EQ(tuple->parent_config, parent_config);
+}
+
+TEST(MemorySaverTest, KeepsAnUnchangedChannelOfTheParentWithoutStoringItAgain) {
+  auto saver = make_memory_saver();
+  Checkpoint parent = make_checkpoint(0, {{"a", Json{{"big", "value"}}}});
+  const CheckpointConfig parent_config =
+      saver->put({"t", "", ""}, parent, Json::object(), {{"a", 1}});
+  const std::uint64_t values_before = saver->stats().full_values_written;
+  Checkpoint child = make_checkpoint(1, {{"a", Json{{"big", "value"}}}});
+  const CheckpointConfig config = saver->put(parent_config, child, Json::object(), {});
+  EXPECT_EQ(saver->stats().full_values_written, values_before);
+  EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values.at("a").get(),
+            parent.channel_values.at("a").get());
+}
+
 }  // namespace
 }  // namespace tollgate::testing
