@@ -84,6 +84,11 @@ class ChatMessages {
   explicit ChatMessages(JsonPtr messages);
   // `first` (e.g. a system message), then the messages of `rest`.
   ChatMessages(JsonPtr first, const ChatMessages& rest);
+  // Copies share the messages. There are no move operations on purpose: a "move" copies the
+  // two pointers too, so a list moved from stays whole and readable.
+  ChatMessages(const ChatMessages&) = default;
+  ChatMessages& operator=(const ChatMessages&) = default;
+  ~ChatMessages() = default;
 
   std::size_t size() const noexcept { return (first_ ? 1 : 0) + items_->size(); }
   bool empty() const noexcept { return size() == 0; }
