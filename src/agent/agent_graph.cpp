@@ -61,7 +61,7 @@ struct AgentCore {
   std::string loop_entry;
   std::string exit;  // a node name or END
 
-  JsonPtr system_message_;  // the system prompt as a message, built once; null without one
+  JsonPtr prompt_message;  // the system prompt as a message, built once; null without one
 
   // The model's request: the system prompt (if any) and then `messages`, which stay shared.
   ChatRequest chat_request(const std::string& system_prompt, const ChatMessages& messages,
@@ -69,8 +69,8 @@ struct AgentCore {
     ChatRequest chat;
     if (system_prompt.empty()) {
       chat.messages = messages;
-    } else if (system_message_ && system_prompt == options.system_prompt) {
-      chat.messages = ChatMessages(system_message_, messages);
+    } else if (prompt_message && system_prompt == options.system_prompt) {
+      chat.messages = ChatMessages(prompt_message, messages);
     } else {
       chat.messages = ChatMessages(make_json_ptr(system_message(system_prompt)), messages);
     }
@@ -253,7 +253,7 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
   core->toolbox = make_agent_toolbox(core->options.tools);  // borrows; throws on duplicates
   core->tool_specs = tool_specs_of(core->options.tools);
   if (!core->options.system_prompt.empty()) {
-    core->system_message_ = make_json_ptr(system_message(core->options.system_prompt));
+    core->prompt_message = make_json_ptr(system_message(core->options.system_prompt));
   }
   const AgentOptions& opts = core->options;
 
