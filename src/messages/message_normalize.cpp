@@ -74,7 +74,6 @@ struct SplitCalls {
   Json invalid = Json::array();
 };
 
-// One call in any accepted form, sorted into valid and invalid.
 // Already {"name": string, "args": object, "id", "type": "tool_call"} and nothing else.
 bool is_canonical_call(const Json& call) {
   if (!call.is_object() || call.size() != 4) return false;
@@ -85,6 +84,7 @@ bool is_canonical_call(const Json& call) {
          call.contains("id") && type != call.end() && *type == "tool_call";
 }
 
+// One call in any accepted form, sorted into valid and invalid.
 void normalise_call(const Json& call, SplitCalls& out) {
   if (!call.is_object()) return;
   if (is_canonical_call(call)) {
