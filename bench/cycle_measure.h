@@ -25,6 +25,7 @@ void measure_cycles(const Options& options, const SaverHandle& handle, Json reco
   long index = 0;
   for (long i = 0; i < warmup; ++i) cycle(index++, nullptr);
   const SaverStats stats_before = handle.stats();
+  const double rss_before_mb = rss_mb();
 
   CycleTimes times;
   std::vector<double> rep_ops_per_s;
@@ -41,6 +42,7 @@ void measure_cycles(const Options& options, const SaverHandle& handle, Json reco
                                 1e3);
   }
   const SaverStats stats = handle.stats();
+  const double rss_growth_mb = rss_mb() - rss_before_mb;
   const auto timed = static_cast<double>(cycles * reps);
   const auto all_cycles = static_cast<double>(index);
 
@@ -60,6 +62,8 @@ void measure_cycles(const Options& options, const SaverHandle& handle, Json reco
   record["resume_p99_ms"] = resume_summary.p99;
   record["reps"] = reps;
   record["rep_ops_per_s"] = rep_ops_per_s;
+  // Memory the timed cycles kept (every cycle's thread stays in the saver), allocator included.
+  record["rss_kb_per_cycle"] = rss_growth_mb * 1024.0 / timed;
   record["durability"] = options.durability.empty() ? "default(sync)" : options.durability;
   if (stats.checkpoints_written > 0) {
     record["bytes_per_cycle"] =

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "checkpoint/saver_checks.h"
 #include "checkpoint/value_store.h"
@@ -34,107 +36,150 @@ struct TaskWrites {
 };
 using StoredWrites = std::map<std::string, TaskWrites, std::less<>>;  // by task id
 
+// The channel and node names of a saver's records, each stored once: a record refers to a
+// name by its index. Names come from graph definitions, so the table stays small.
+class NameTable {
+ public:
+  std::uint32_t intern(std::string_view name) {
+    auto it = index_.find(name);
+    if (it != index_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(names_.size());
+    const std::string& stored = names_.emplace_back(name);  // deque: references stay valid
+    index_.emplace(stored, id);
+    return id;
+  }
+  std::optional<std::uint32_t> find(std::string_view name) const {
+    auto it = index_.find(name);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+  const std::string& name(std::uint64_t id) const {
+    if (id >= names_.size()) {
+      throw Error::Internal("memory saver: a stored checkpoint record is damaged");
+    }
+    return names_[id];
+  }
+
+ private:
+  std::deque<std::string> names_;
+  std::unordered_map<std::string_view, std::uint32_t> index_;
+};
+
 // A stored checkpoint's header (all but its id and values), parent id and metadata, packed
 // in one buffer: one allocation instead of a node per channel version, node and metadata
-// member. Only get_tuple and list unpack it; put reads the parent's versions in place.
-// Layout (integers little-endian, a string is its u32 length and bytes):
-//   u32 offset of the metadata, parent id, ts, i64 v, versions, u32 node count and per node
-//   its name and versions, u32 count and the updated channels, metadata as MessagePack;
-//   versions are a u32 count and per channel its name and i64 version.
+// member, and names as indexes into the saver's NameTable. Only get_tuple and list unpack
+// it; put reads the parent's versions in place.
+// Layout (numbers as LEB128 varints, signed ones zigzagged; a string is its length and
+// bytes; a name is its NameTable index):
+//   u32 (little-endian) offset of the metadata, parent id, ts, v, versions, node count and
+//   per node its name and versions, count and the updated channels' names, metadata as
+//   MessagePack; versions are a count and per channel its name and version.
 class RecordWriter {
  public:
-  explicit RecordWriter(std::uint8_t* out) : out_(out) {}  // nullptr: only count the bytes
+  // out == nullptr: only count the bytes.
+  RecordWriter(std::uint8_t* out, NameTable& names) : out_(out), names_(names) {}
 
-  void u32(std::size_t n) {
-    const auto value = static_cast<std::uint32_t>(n);
-    raw(&value, sizeof value);
+  void u32(std::uint32_t n) { raw(&n, sizeof n); }
+  void varint(std::uint64_t n) {
+    while (n >= 0x80) {
+      byte(static_cast<std::uint8_t>(n | 0x80));
+      n >>= 7;
+    }
+    byte(static_cast<std::uint8_t>(n));
   }
-  void i64(std::int64_t n) { raw(&n, sizeof n); }
+  void signed_varint(std::int64_t n) {
+    varint((static_cast<std::uint64_t>(n) << 1) ^ static_cast<std::uint64_t>(n >> 63));
+  }
   void str(std::string_view text) {
-    u32(text.size());
+    varint(text.size());
     raw(text.data(), text.size());
   }
+  void name(std::string_view text) { varint(names_.intern(text)); }
   void versions(const ChannelVersions& versions) {
-    u32(versions.size());
+    varint(versions.size());
     for (const auto& [channel, version] : versions) {
-      str(channel);
-      i64(version);
+      name(channel);
+      signed_varint(version);
     }
   }
   std::size_t size() const { return size_; }
 
  private:
+  void byte(std::uint8_t b) {
+    if (out_ != nullptr) out_[size_] = b;
+    ++size_;
+  }
   void raw(const void* data, std::size_t length) {
     if (out_ != nullptr && length > 0) std::memcpy(out_ + size_, data, length);
     size_ += length;
   }
   std::uint8_t* out_;
+  NameTable& names_;
   std::size_t size_ = 0;
 };
 
 class RecordReader {
  public:
-  explicit RecordReader(const std::vector<std::uint8_t>& record)
-      : at_(record.data()), end_(record.data() + record.size()) {}
+  RecordReader(const std::vector<std::uint8_t>& record, const NameTable& names)
+      : at_(record.data()), end_(record.data() + record.size()), names_(names) {}
 
   std::uint32_t u32() {
     std::uint32_t n = 0;
-    raw(&n, sizeof n);
+    need(sizeof n);
+    std::memcpy(&n, at_, sizeof n);
+    at_ += sizeof n;
     return n;
   }
-  std::int64_t i64() {
-    std::int64_t n = 0;
-    raw(&n, sizeof n);
-    return n;
+  std::uint64_t varint() {
+    std::uint64_t n = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      need(1);
+      const std::uint8_t b = *at_++;
+      n |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return n;
+    }
+    throw Error::Internal("memory saver: a stored checkpoint record is damaged");
+  }
+  std::int64_t signed_varint() {
+    const std::uint64_t n = varint();
+    return static_cast<std::int64_t>((n >> 1) ^ (~(n & 1) + 1));
   }
   std::string_view str() {
-    const std::uint32_t length = u32();
+    const std::uint64_t length = varint();
     need(length);
     std::string_view text(reinterpret_cast<const char*>(at_), length);
     at_ += length;
     return text;
   }
+  const std::string& name() { return names_.name(varint()); }
   ChannelVersions versions() {
     ChannelVersions versions;
-    for (std::uint32_t n = u32(); n > 0; --n) {
-      std::string channel(str());
-      versions.emplace_hint(versions.end(), std::move(channel), i64());
+    for (std::uint64_t n = varint(); n > 0; --n) {
+      const std::string& channel = name();
+      versions.emplace_hint(versions.end(), channel, signed_varint());
     }
     return versions;
   }
-  void skip_str() { str(); }
-  void skip_versions() {
-    for (std::uint32_t n = u32(); n > 0; --n) {
-      skip_str();
-      i64();
-    }
-  }
-  // The parent's version of `channel` while reading versions; skips past them.
-  std::optional<ChannelVersion> find_version(std::string_view channel) {
+  // The version of the channel named `channel_id` while reading versions; skips past them.
+  std::optional<ChannelVersion> find_version(std::uint64_t channel_id) {
     std::optional<ChannelVersion> found;
-    for (std::uint32_t n = u32(); n > 0; --n) {
-      const std::string_view name = str();
-      const std::int64_t version = i64();
-      if (name == channel) found = version;
+    for (std::uint64_t n = varint(); n > 0; --n) {
+      const std::uint64_t id = varint();
+      const std::int64_t version = signed_varint();
+      if (id == channel_id) found = version;
     }
     return found;
   }
-  const std::uint8_t* at() const { return at_; }
-  const std::uint8_t* end() const { return end_; }
 
  private:
-  void need(std::size_t length) const {
-    if (static_cast<std::size_t>(end_ - at_) < length) {
+  void need(std::uint64_t length) const {
+    if (static_cast<std::uint64_t>(end_ - at_) < length) {
       throw Error::Internal("memory saver: a stored checkpoint record is damaged");
     }
   }
-  void raw(void* data, std::size_t length) {
-    need(length);
-    std::memcpy(data, at_, length);
-    at_ += length;
-  }
   const std::uint8_t* at_;
   const std::uint8_t* end_;
+  const NameTable& names_;
 };
 
 template <class Writer>
@@ -142,23 +187,24 @@ void write_header(Writer& out, std::string_view parent_id, const Checkpoint& che
   out.u32(0);  // the metadata's offset, filled in once known
   out.str(parent_id);
   out.str(checkpoint.ts);
-  out.i64(checkpoint.v);
+  out.signed_varint(checkpoint.v);
   out.versions(checkpoint.channel_versions);
-  out.u32(checkpoint.versions_seen.size());
+  out.varint(checkpoint.versions_seen.size());
   for (const auto& [node, versions] : checkpoint.versions_seen) {
-    out.str(node);
+    out.name(node);
     out.versions(versions);
   }
-  out.u32(checkpoint.updated_channels.size());
-  for (const std::string& channel : checkpoint.updated_channels) out.str(channel);
+  out.varint(checkpoint.updated_channels.size());
+  for (const std::string& channel : checkpoint.updated_channels) out.name(channel);
 }
 
 std::vector<std::uint8_t> pack_record(std::string_view parent_id, const Checkpoint& checkpoint,
-                                      const Json& metadata, std::uint64_t metadata_bytes) {
-  RecordWriter counter(nullptr);
+                                      const Json& metadata, std::uint64_t metadata_bytes,
+                                      NameTable& names) {
+  RecordWriter counter(nullptr, names);
   write_header(counter, parent_id, checkpoint);
   std::vector<std::uint8_t> record(counter.size() + metadata_bytes);
-  RecordWriter writer(record.data());
+  RecordWriter writer(record.data(), names);
   write_header(writer, parent_id, checkpoint);
   const auto offset = static_cast<std::uint32_t>(writer.size());
   std::memcpy(record.data(), &offset, sizeof offset);
@@ -173,32 +219,34 @@ Json unpack_metadata(const std::vector<std::uint8_t>& record) {
 }
 
 // Unpacks the header into `checkpoint` (which has its id) and returns the parent id.
-std::string_view unpack_header(const std::vector<std::uint8_t>& record, Checkpoint& checkpoint) {
-  RecordReader in(record);
+std::string_view unpack_header(const std::vector<std::uint8_t>& record, const NameTable& names,
+                               Checkpoint& checkpoint) {
+  RecordReader in(record, names);
   in.u32();
   const std::string_view parent_id = in.str();
   checkpoint.ts = in.str();
-  checkpoint.v = static_cast<int>(in.i64());
+  checkpoint.v = static_cast<int>(in.signed_varint());
   checkpoint.channel_versions = in.versions();
-  for (std::uint32_t n = in.u32(); n > 0; --n) {
-    std::string node(in.str());
-    checkpoint.versions_seen.emplace_hint(checkpoint.versions_seen.end(), std::move(node),
-                                          in.versions());
+  for (std::uint64_t n = in.varint(); n > 0; --n) {
+    const std::string& node = in.name();
+    checkpoint.versions_seen.emplace_hint(checkpoint.versions_seen.end(), node, in.versions());
   }
-  const std::uint32_t updated = in.u32();
+  const std::uint64_t updated = in.varint();
   checkpoint.updated_channels.reserve(updated);
-  for (std::uint32_t n = 0; n < updated; ++n) checkpoint.updated_channels.emplace_back(in.str());
+  for (std::uint64_t n = 0; n < updated; ++n) checkpoint.updated_channels.push_back(in.name());
   return parent_id;
 }
 
 std::optional<ChannelVersion> unpack_version(const std::vector<std::uint8_t>& record,
-                                             std::string_view channel) {
-  RecordReader in(record);
+                                             const NameTable& names, std::string_view channel) {
+  const std::optional<std::uint32_t> channel_id = names.find(channel);
+  if (!channel_id) return std::nullopt;  // no record names it
+  RecordReader in(record, names);
   in.u32();
-  in.skip_str();
-  in.skip_str();
-  in.i64();
-  return in.find_version(channel);
+  in.str();
+  in.str();
+  in.signed_varint();
+  return in.find_version(*channel_id);
 }
 
 struct StoredCheckpoint {
@@ -232,14 +280,15 @@ JsonPtr load_value(const NamespaceStore& store, const std::string& channel, cons
       memo, memo_prefix);
 }
 
-CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
-                           const NamespaceStore& store, const std::string& id,
-                           const StoredCheckpoint& stored, const GetOptions& options,
-                           checkpoint_internal::ValueMemo* memo = nullptr) {
+CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
+                            const NameTable& names, const NamespaceStore& store,
+                            const std::string& id, const StoredCheckpoint& stored,
+                            const GetOptions& options,
+                            checkpoint_internal::ValueMemo* memo = nullptr) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{thread_id, ns, id};
   tuple.checkpoint.id = id;
-  const std::string_view parent_id = unpack_header(stored.record, tuple.checkpoint);
+  const std::string_view parent_id = unpack_header(stored.record, names, tuple.checkpoint);
   tuple.metadata = unpack_metadata(stored.record);
   if (!parent_id.empty())
     tuple.parent_config = CheckpointConfig{thread_id, ns, std::string(parent_id)};
@@ -270,6 +319,7 @@ CheckpointTuple make_tuple(const std::string& thread_id, const std::string& ns,
 
 struct MemorySaver::State {
   std::map<std::string, ThreadStore, std::less<>> threads;
+  NameTable names;  // of every record in `threads`
   SaverStats stats;
 
   const NamespaceStore* find_namespace(std::string_view thread_id, std::string_view ns) const {
@@ -301,7 +351,8 @@ std::optional<CheckpointTuple> MemorySaver::get_tuple(const CheckpointConfig& co
   auto it = config.checkpoint_id.empty() ? std::prev(store->checkpoints.end())
                                          : store->checkpoints.find(config.checkpoint_id);
   if (it == store->checkpoints.end()) return std::nullopt;
-  return make_tuple(config.thread_id, config.checkpoint_ns, *store, it->first, it->second, options);
+  return build_tuple(config.thread_id, config.checkpoint_ns, state_->names, *store, it->first,
+                     it->second, options);
 }
 
 std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
@@ -339,8 +390,8 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
   tuples.reserve(matches.size());
   checkpoint_internal::ValueMemo memo;  // checkpoints of a history share their values
   for (const Match& match : matches) {
-    tuples.push_back(make_tuple(*match.thread_id, *match.ns, *match.store, *match.id,
-                                *match.checkpoint, {}, &memo));
+    tuples.push_back(build_tuple(*match.thread_id, *match.ns, state_->names, *match.store,
+                                 *match.id, *match.checkpoint, {}, &memo));
   }
   return tuples;
 }
@@ -359,17 +410,19 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
       const StoredCheckpoint& stored = it->second;
       parent.refs = &stored.refs;
       parent.versions = checkpoint_internal::ParentVersions(
-          [&stored](std::string_view channel) { return unpack_version(stored.record, channel); });
+          [&stored, &names = state_->names](std::string_view channel) {
+            return unpack_version(stored.record, names, channel);
+          });
     }
   }
   checkpoint_internal::ValuePlan plan = checkpoint_internal::plan_values(
       checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact);
 
   const std::uint64_t metadata_bytes = encoded_size(metadata);
-  StoredCheckpoint stored{
-      pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata, metadata_bytes),
-      std::move(plan.refs),
-      {}};
+  StoredCheckpoint stored{pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
+                                      metadata_bytes, state_->names),
+                          std::move(plan.refs),
+                          {}};
   SaverStats& stats = state_->stats;
   for (const auto& [channel, value] : plan.stored) {
     (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "checkpoint/saver_conformance.h"
 #include "checkpoint/saver_test_util.h"
 
@@ -43,6 +47,24 @@ TEST(MemorySaverTest, KeepsTheCallersValueOfOtherChannelsWithoutACopy) {
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values["state"].get(), address);
 }
 
+// Names are stored once per saver and referred to by index; past 127 names an index takes
+// more than one byte.
+TEST(MemorySaverTest, GivesBackTheVersionsOfManyChannels) {
+  auto saver = make_memory_saver();
+  CheckpointConfig config{"t", "", ""};
+  for (int step = 0; step < 3; ++step) {
+    Checkpoint checkpoint = make_checkpoint(step, {});
+    for (int channel = 0; channel < 300; ++channel) {
+      checkpoint.channel_versions["channel-" + std::to_string(channel)] = channel * 1000 + step;
+    }
+    checkpoint.versions_seen["node-" + std::to_string(step)] = checkpoint.channel_versions;
+    config = saver->put(config, checkpoint, Json::object(), {});
+    const std::optional<CheckpointTuple> tuple = saver->get_tuple(config);
+    ASSERT_TRUE(tuple.has_value());
+    EXPECT_EQ(tuple->checkpoint, checkpoint);
+  }
+}
+
 // The header, parent and metadata are stored packed; everything put comes back as it was.
 TEST(MemorySaverTest, GivesBackTheHeaderAndMetadataItWasGiven) {
   auto saver = make_memory_saver();
@@ -51,7 +73,13 @@ TEST(MemorySaverTest, GivesBackTheHeaderAndMetadataItWasGiven) {
       saver->put({"t", "ns", ""}, parent, Json::object(), {{"a", 1}});
   Checkpoint checkpoint = make_checkpoint(1, {{"a", 1}, {"b", "x"}});
   checkpoint.v = 4;
-  checkpoint.channel_versions = {{"a", 1}, {"b", 7}, {"branch:to:a-long-node-name", 9}};
+  checkpoint.channel_versions = {{"a", 1},
+                                 {"b", 7},
+                                 {"branch:to:a-long-node-name", 9},
+                                 {"big", 300},
+                                 {"max", std::numeric_limits<std::int64_t>::max()},
+                                 {"min", std::numeric_limits<std::int64_t>::min()},
+                                 {std::string(200, 'n'), 128}};
   checkpoint.versions_seen = {{"__input__", {}},
                               {"model", {{"a", 1}, {"branch:to:a-long-node-name", 9}}},
                               {"tools", {{"b", -3}}}};
