@@ -376,10 +376,11 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
     }
 
     // A full value. The caller may append in place to a delta channel's list: keep its
-    // encoding instead of sharing it.
+    // encoding instead of sharing it. A compact plan keeps containers encoded too.
     StoredValue stored;
     std::uint64_t bytes = 0;
-    if (has_delta || !value_ptr) {
+    const bool container = value.is_object() || value.is_array();
+    if (has_delta || !value_ptr || (encoding == Encoding::kCompact && container)) {
       stored.encoded = encode_value(value);
       bytes = stored.encoded.size();
     } else {

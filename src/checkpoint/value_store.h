@@ -117,10 +117,13 @@ struct ParentValues {
 
 // How plan_values holds the values it stores. Either way a value it would have to copy (a
 // delta channel's value or a delta's items: the caller may keep appending in place to the
-// list it passed) is kept only as its encoding, never as a copied JSON tree, and other full
-// values share the caller's JsonPtr.
-//   kKeep:    every stored value also carries its encoding (what persistent savers write).
-//   kCompact: shared values carry no encoding (the memory saver: only their size is counted).
+// list it passed) is kept only as its encoding, never as a copied JSON tree.
+//   kKeep:    every other full value shares the caller's JsonPtr and also carries its
+//             encoding (what persistent savers write).
+//   kCompact: for a saver that keeps values in memory. Objects and arrays are kept only as
+//             their encoding (a JSON tree takes several times the bytes of its MessagePack);
+//             other values share the caller's JsonPtr without an encoding (only their size
+//             is counted).
 enum class Encoding { kKeep, kCompact };
 
 // Decides how each channel of `checkpoint` is stored (see Encoding).

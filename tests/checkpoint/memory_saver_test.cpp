@@ -39,12 +39,24 @@ TEST(MemorySaverTest, DoesNotKeepTheCallersValueOfADeltaChannel) {
   EXPECT_EQ(second_messages.use_count(), 1);
 }
 
-TEST(MemorySaverTest, KeepsTheCallersValueOfOtherChannelsWithoutACopy) {
+TEST(MemorySaverTest, KeepsTheCallersScalarValueWithoutACopy) {
   auto saver = make_memory_saver();
-  Checkpoint checkpoint = make_checkpoint(-1, {{"state", Json{{"big", "value"}}}});
+  Checkpoint checkpoint = make_checkpoint(-1, {{"state", std::string(1000, 'x')}});
   const Json* address = checkpoint.channel_values["state"].get();
   CheckpointConfig config = saver->put({"t", "", ""}, checkpoint, Json::object(), {{"state", 1}});
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values["state"].get(), address);
+}
+
+// A JSON tree takes several times the bytes of its encoding: the saver keeps the encoding and
+// lets the caller's tree go.
+TEST(MemorySaverTest, KeepsAnObjectValueEncodedNotShared) {
+  auto saver = make_memory_saver();
+  Checkpoint checkpoint = make_checkpoint(-1, {{"state", Json{{"big", "value"}, {"n", 1}}}});
+  JsonPtr state = checkpoint.channel_values["state"];
+  CheckpointConfig config = saver->put({"t", "", ""}, checkpoint, Json::object(), {{"state", 1}});
+  checkpoint.channel_values.clear();
+  EXPECT_EQ(state.use_count(), 1);
+  EXPECT_EQ(*saver->get_tuple(config)->checkpoint.channel_values["state"], *state);
 }
 
 // Names are stored once per saver and referred to by index; past 127 names an index takes
@@ -99,11 +111,11 @@ TEST(MemorySaverTest, GivesBackTheHeaderAndMetadataItWasGiven) {
 
 TEST(MemorySaverTest, KeepsAnUnchangedChannelOfTheParentWithoutStoringItAgain) {
   auto saver = make_memory_saver();
-  Checkpoint parent = make_checkpoint(0, {{"a", Json{{"big", "value"}}}});
+  Checkpoint parent = make_checkpoint(0, {{"a", "a big value"}});
   const CheckpointConfig parent_config =
       saver->put({"t", "", ""}, parent, Json::object(), {{"a", 1}});
   const std::uint64_t values_before = saver->stats().full_values_written;
-  Checkpoint child = make_checkpoint(1, {{"a", Json{{"big", "value"}}}});
+  Checkpoint child = make_checkpoint(1, {{"a", "a big value"}});
   const CheckpointConfig config = saver->put(parent_config, child, Json::object(), {});
   EXPECT_EQ(saver->stats().full_values_written, values_before);
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values.at("a").get(),
