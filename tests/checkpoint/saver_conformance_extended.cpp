@@ -149,6 +149,34 @@ TEST_P(SaverConformanceTest, SpecialChannelWritesAreReplaced) {
                                        {"task", error, "boom again"}}));
 }
 
+TEST_P(SaverConformanceTest, WritesStoredBeforeTheirCheckpointComeBackWithIt) {
+  const Checkpoint checkpoint = make_checkpoint(-1);
+  saver_->put_writes({"t", "", checkpoint.id}, {{"x", 1}}, "task");
+  const CheckpointConfig config = saver_->put({"t", "", ""}, checkpoint, meta("input", -1), {});
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"task", "x", 1}}));
+}
+
+TEST_P(SaverConformanceTest, PuttingACheckpointAgainKeepsItsWrites) {
+  const Checkpoint checkpoint = make_checkpoint(-1);
+  const CheckpointConfig config = saver_->put({"t", "", ""}, checkpoint, meta("input", -1), {});
+  saver_->put_writes(config, {{"x", 1}}, "task");
+  saver_->put({"t", "", ""}, checkpoint, meta("input", -1), {});
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"task", "x", 1}}));
+}
+
+// A special channel's fixed index is negative: its write comes before the task's others.
+TEST_P(SaverConformanceTest, ATasksSpecialWriteComesBeforeItsOrdinaryOnes) {
+  const CheckpointConfig config =
+      saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  const std::string interrupt(kInterruptChannel);
+  saver_->put_writes(config, {{"x", 1}, {interrupt, Json::array({"why"})}, {"y", 2}}, "task");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{
+                {"task", interrupt, Json::array({"why"})}, {"task", "x", 1}, {"task", "y", 2}}));
+}
+
 TEST_P(SaverConformanceTest, WritesAreIsolatedByNamespace) {
   CheckpointConfig root = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
   saver_->put_writes({"t", "child", root.checkpoint_id}, {{"x", 1}}, "task");
