@@ -15,9 +15,7 @@ namespace tollgate {
 
 using checkpoint_internal::encoded_size;
 using checkpoint_internal::StoredValue;
-using checkpoint_internal::StoredValues;
 using checkpoint_internal::ValueRef;
-using checkpoint_internal::ValueRefs;
 
 namespace {
 
@@ -30,11 +28,53 @@ using memory_internal::unpack_version;
 // The writes against one checkpoint, ordered by task id.
 using StoredWrites = std::vector<TaskWrites>;
 
+// A channel's entry in a stored checkpoint, the channel named by its NameTable index.
+struct ChannelRef {
+  std::uint32_t channel = 0;
+  ValueRef ref;
+};
+struct ChannelValue {
+  std::uint32_t channel = 0;
+  StoredValue value;
+};
+
 struct StoredCheckpoint {
   std::vector<std::uint8_t> record;  // parent id, header (but id and values) and metadata
-  ValueRefs refs;                    // where each channel's value is
-  StoredValues values;               // the values this checkpoint stored itself
+  std::vector<ChannelRef> refs;      // where each channel's value is, in channel order
+  std::vector<ChannelValue> values;  // the values this checkpoint stored, in channel order
   StoredWrites writes;               // the pending writes against it
+};
+
+// The entry of `channel` in `entries` (in channel order); nullptr when there is none.
+template <class Entry>
+const Entry* find_channel(const std::vector<Entry>& entries, const NameTable& names,
+                          std::string_view channel) {
+  auto it = std::lower_bound(entries.begin(), entries.end(), channel,
+                             [&names](const Entry& entry, std::string_view key) {
+                               return names.name(entry.channel) < key;
+                             });
+  if (it == entries.end() || names.name(it->channel) != channel) return nullptr;
+  return &*it;
+}
+
+// Takes plan_values' decisions into a StoredCheckpoint.
+class StorePlan final : public checkpoint_internal::ValuePlanSink {
+ public:
+  StorePlan(StoredCheckpoint& stored, NameTable& names, SaverStats& stats)
+      : stored_(stored), names_(names), stats_(stats) {}
+
+  void add_ref(const std::string& channel, ValueRef ref) override {
+    stored_.refs.push_back(ChannelRef{names_.intern(channel), std::move(ref)});
+  }
+  void add_stored(const std::string& channel, StoredValue value) override {
+    (value.is_delta ? stats_.delta_values_written : stats_.full_values_written) += 1;
+    stored_.values.push_back(ChannelValue{names_.intern(channel), std::move(value)});
+  }
+
+ private:
+  StoredCheckpoint& stored_;
+  NameTable& names_;
+  SaverStats& stats_;
 };
 
 struct NamespaceStore {
@@ -46,16 +86,16 @@ using ThreadStore = std::map<std::string, NamespaceStore, std::less<>>;  // by n
 
 // `memo` (optional): values rebuilt earlier in the same listing; `memo_prefix` names the
 // thread, namespace and channel in it.
-JsonPtr load_value(const NamespaceStore& store, const std::string& channel, const ValueRef& ref,
-                   checkpoint_internal::ValueMemo* memo = nullptr,
+JsonPtr load_value(const NamespaceStore& store, const NameTable& names, const std::string& channel,
+                   const ValueRef& ref, checkpoint_internal::ValueMemo* memo = nullptr,
                    std::string_view memo_prefix = {}) {
   return checkpoint_internal::reconstruct_value(
       ref,
       [&](const std::string& writer_id) -> const StoredValue& {
         auto checkpoint = store.checkpoints.find(writer_id);
         if (checkpoint != store.checkpoints.end()) {
-          auto value = checkpoint->second.values.find(channel);
-          if (value != checkpoint->second.values.end()) return value->second;
+          const ChannelValue* value = find_channel(checkpoint->second.values, names, channel);
+          if (value != nullptr) return value->value;
         }
         throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
                               writer_id + " is missing");
@@ -79,10 +119,12 @@ CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
     tuple.values_reused = true;
   } else {
     std::string prefix;
-    for (const auto& [channel, ref] : stored.refs) {
+    for (const auto& [channel_id, ref] : stored.refs) {
+      const std::string& channel = names.name(channel_id);
       if (memo != nullptr) prefix = thread_id + '\0' + ns + '\0' + channel + '\0';
-      tuple.checkpoint.channel_values.emplace_hint(tuple.checkpoint.channel_values.end(), channel,
-                                                   load_value(store, channel, ref, memo, prefix));
+      tuple.checkpoint.channel_values.emplace_hint(
+          tuple.checkpoint.channel_values.end(), channel,
+          load_value(store, names, channel, ref, memo, prefix));
     }
   }
   for (const TaskWrites& task : stored.writes) {
@@ -184,29 +226,31 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
     auto it = store.checkpoints.find(config.checkpoint_id);
     if (it != store.checkpoints.end()) {
       const StoredCheckpoint& stored = it->second;
-      parent.refs = &stored.refs;
-      parent.versions = checkpoint_internal::ParentVersions(
-          [&stored, &names = state_->names](std::string_view channel) {
+      const NameTable& names = state_->names;
+      parent.refs = checkpoint_internal::ParentRefs(
+          [&stored, &names](std::string_view channel) -> const ValueRef* {
+            const ChannelRef* entry = find_channel(stored.refs, names, channel);
+            return entry == nullptr ? nullptr : &entry->ref;
+          });
+      parent.versions =
+          checkpoint_internal::ParentVersions([&stored, &names](std::string_view channel) {
             return unpack_version(stored.record, names, channel);
           });
     }
   }
-  checkpoint_internal::ValuePlan plan = checkpoint_internal::plan_values(
-      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact);
-
-  const std::uint64_t metadata_bytes = encoded_size(metadata);
-  StoredCheckpoint stored{pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
-                                      metadata_bytes, state_->names),
-                          std::move(plan.refs),
-                          {},
-                          {}};
   SaverStats& stats = state_->stats;
-  for (const auto& [channel, value] : plan.stored) {
-    (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
-  }
-  stored.values = std::move(plan.stored);
-  stats.bytes_written += plan.bytes + metadata_bytes;
-  stats.value_bytes_written += plan.bytes;
+  const std::uint64_t metadata_bytes = encoded_size(metadata);
+  StoredCheckpoint stored;
+  stored.record = pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
+                              metadata_bytes, state_->names);
+  stored.refs.reserve(checkpoint.channel_values.size());
+  // Usually the changed channels are the ones stored.
+  stored.values.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
+  StorePlan sink(stored, state_->names, stats);
+  const std::uint64_t value_bytes = checkpoint_internal::plan_values(
+      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact, sink);
+  stats.bytes_written += value_bytes + metadata_bytes;
+  stats.value_bytes_written += value_bytes;
   stats.checkpoints_written += 1;
   // Writes already stored against this id stay with it.
   auto existing = store.checkpoints.find(checkpoint.id);
@@ -265,14 +309,14 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
       const std::string latest_id = std::prev(store.checkpoints.end())->first;
       StoredCheckpoint& latest = std::prev(store.checkpoints.end())->second;
       // The latest checkpoint may refer to values stored by the checkpoints being removed.
-      StoredValues values;
-      ValueRefs refs;
+      std::vector<ChannelValue> values;
+      std::vector<ChannelRef> refs;
       const checkpoint_internal::SharedId self(latest_id);
       for (const auto& [channel, ref] : latest.refs) {
-        JsonPtr value = load_value(store, channel, ref);
+        JsonPtr value = load_value(store, state_->names, state_->names.name(channel), ref);
         const std::size_t length = value->is_array() ? value->size() : 0;
-        refs.emplace(channel, ValueRef{self, self, length, 0, encoded_size(*value)});
-        values.emplace(channel, StoredValue{false, "", 0, std::move(value), {}});
+        refs.push_back(ChannelRef{channel, ValueRef{self, self, length, 0, encoded_size(*value)}});
+        values.push_back(ChannelValue{channel, StoredValue{false, {}, 0, std::move(value), {}}});
       }
       latest.refs = std::move(refs);
       latest.values = std::move(values);

@@ -242,7 +242,7 @@ void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::st
     StatementUse insert(statements->insert_value);
     insert->bind(1, thread_id).bind(2, ns).bind(3, channel).bind(4, checkpoint_id);
     if (value.is_delta) {
-      insert->bind(5, value.base_id);
+      insert->bind(5, value.base_id.str());
     } else {
       insert->bind_null(5);
     }

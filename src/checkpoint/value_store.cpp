@@ -330,31 +330,17 @@ Json decode_value(const std::uint8_t* data, std::size_t size) {
   }
 }
 
-ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
-                      const ChannelVersions& new_versions, const ChannelDeltas& deltas,
-                      Encoding encoding) {
-  ValuePlan plan;
-  plan.refs.reserve(checkpoint.channel_values.size());
-  // Usually the changed channels are the ones stored.
-  plan.stored.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
+std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
+                          const ChannelVersions& new_versions, const ChannelDeltas& deltas,
+                          Encoding encoding, ValuePlanSink& sink) {
+  std::uint64_t total_bytes = 0;
   const SharedId self(checkpoint.id);  // one string for every ref to a value stored here
-  // Channels come in order: each ref goes at the end.
-  auto add_ref = [&plan](const std::string& channel, ValueRef ref) {
-    plan.refs.emplace_hint(plan.refs.end(), channel, std::move(ref));
-  };
-  auto add_stored = [&plan](const std::string& channel, StoredValue value) {
-    plan.stored.emplace_hint(plan.stored.end(), channel, std::move(value));
-  };
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
-    const ValueRef* parent_ref = nullptr;
-    if (parent.refs != nullptr) {
-      auto it = parent.refs->find(channel);
-      if (it != parent.refs->end()) parent_ref = &it->second;
-    }
+    const ValueRef* parent_ref = parent.refs.find(channel);
     const bool changed = new_versions.find(channel) != new_versions.end();
     if (!changed && parent_ref != nullptr &&
         same_version(parent.versions, checkpoint.channel_versions, channel)) {
-      add_ref(channel, *parent_ref);
+      sink.add_ref(channel, *parent_ref);
       continue;
     }
 
@@ -368,9 +354,9 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                      parent_ref->full_bytes};
         StoredValue stored{true, parent_ref->writer_id, delta_it->second.keep, nullptr,
                            encode_value(delta_it->second.appended)};
-        plan.bytes += bytes;
-        add_ref(channel, std::move(ref));
-        add_stored(channel, std::move(stored));
+        total_bytes += bytes;
+        sink.add_ref(channel, std::move(ref));
+        sink.add_stored(channel, std::move(stored));
         continue;
       }
     }
@@ -392,11 +378,44 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
         bytes = encoded_size(value);
       }
     }
-    plan.bytes += bytes;
-    add_ref(channel, ValueRef{self, self, value.is_array() ? value.size() : 0, 0, bytes});
-    add_stored(channel, std::move(stored));
+    total_bytes += bytes;
+    sink.add_ref(channel, ValueRef{self, self, value.is_array() ? value.size() : 0, 0, bytes});
+    sink.add_stored(channel, std::move(stored));
   }
+  return total_bytes;
+}
+
+ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
+                      const ChannelVersions& new_versions, const ChannelDeltas& deltas,
+                      Encoding encoding) {
+  // Channels come in order: each entry goes at the end.
+  class Collect final : public ValuePlanSink {
+   public:
+    explicit Collect(ValuePlan& plan) : plan_(plan) {}
+    void add_ref(const std::string& channel, ValueRef ref) override {
+      plan_.refs.emplace_hint(plan_.refs.end(), channel, std::move(ref));
+    }
+    void add_stored(const std::string& channel, StoredValue value) override {
+      plan_.stored.emplace_hint(plan_.stored.end(), channel, std::move(value));
+    }
+
+   private:
+    ValuePlan& plan_;
+  };
+  ValuePlan plan;
+  plan.refs.reserve(checkpoint.channel_values.size());
+  // Usually the changed channels are the ones stored.
+  plan.stored.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
+  Collect collect(plan);
+  plan.bytes = plan_values(checkpoint, parent, new_versions, deltas, encoding, collect);
   return plan;
+}
+
+const ValueRef* ParentRefs::find(std::string_view channel) const {
+  if (lookup_) return lookup_(channel);
+  if (refs_ == nullptr) return nullptr;
+  auto it = refs_->find(channel);
+  return it == refs_->end() ? nullptr : &it->second;
 }
 
 std::optional<ChannelVersion> ParentVersions::find(std::string_view channel) const {

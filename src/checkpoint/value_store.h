@@ -72,7 +72,7 @@ using ValueRefs = boost::container::flat_map<std::string, ValueRef, std::less<>>
 // JsonPtr, as its MessagePack encoding, or both; at least one of them is set.
 struct StoredValue {
   bool is_delta = false;
-  std::string base_id;                // delta only: writer id of the value this one extends
+  SharedId base_id;                   // delta only: writer id of the value this one extends
   std::size_t keep = 0;               // delta only: items of the base value kept
   JsonPtr payload;                    // the value when shared with its producer (or decoded)
   std::vector<std::uint8_t> encoded;  // the value as MessagePack (compact, owned)
@@ -109,9 +109,27 @@ class ParentVersions {
   Lookup lookup_;
 };
 
-// The parent checkpoint as far as planning is concerned; null/empty members: no parent.
+// The value refs of a parent checkpoint: a ValueRefs map, or a function for a saver that
+// keeps them in another form. Default: none.
+class ParentRefs {
+ public:
+  using Lookup = std::function<const ValueRef*(std::string_view channel)>;
+
+  ParentRefs() = default;
+  ParentRefs(const ValueRefs* refs) : refs_(refs) {}  // NOLINT(google-explicit-constructor)
+  explicit ParentRefs(Lookup lookup) : lookup_(std::move(lookup)) {}
+
+  // The parent's ref of `channel`; nullptr when it has none or there is no parent.
+  const ValueRef* find(std::string_view channel) const;
+
+ private:
+  const ValueRefs* refs_ = nullptr;
+  Lookup lookup_;
+};
+
+// The parent checkpoint as far as planning is concerned; empty members: no parent.
 struct ParentValues {
-  const ValueRefs* refs = nullptr;
+  ParentRefs refs;
   ParentVersions versions;
 };
 
@@ -126,7 +144,24 @@ struct ParentValues {
 //             is counted).
 enum class Encoding { kKeep, kCompact };
 
-// Decides how each channel of `checkpoint` is stored (see Encoding).
+// Receives plan_values' decisions, in channel order: one ref per channel, and the values
+// the checkpoint stores itself.
+class ValuePlanSink {
+ public:
+  virtual void add_ref(const std::string& channel, ValueRef ref) = 0;
+  virtual void add_stored(const std::string& channel, StoredValue value) = 0;
+
+ protected:
+  ~ValuePlanSink() = default;
+};
+
+// Decides how each channel of `checkpoint` is stored (see Encoding) and hands the decisions
+// to `sink`. Returns the sum of the encoded sizes of the values stored.
+std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
+                          const ChannelVersions& new_versions, const ChannelDeltas& deltas,
+                          Encoding encoding, ValuePlanSink& sink);
+
+// The same, collected in a ValuePlan.
 ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                       const ChannelVersions& new_versions, const ChannelDeltas& deltas,
                       Encoding encoding = Encoding::kKeep);
