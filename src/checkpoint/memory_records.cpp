@@ -19,16 +19,16 @@ namespace {
 //   MessagePack; versions are a count and per channel its name and version.
 class RecordWriter {
  public:
-  // out == nullptr: only count the bytes.
-  RecordWriter(std::uint8_t* out, NameTable& names) : out_(out), names_(names) {}
+  // Appends to `out`.
+  RecordWriter(std::vector<std::uint8_t>& out, NameTable& names) : out_(out), names_(names) {}
 
   void u32(std::uint32_t n) { raw(&n, sizeof n); }
   void varint(std::uint64_t n) {
     while (n >= 0x80) {
-      byte(static_cast<std::uint8_t>(n | 0x80));
+      out_.push_back(static_cast<std::uint8_t>(n | 0x80));
       n >>= 7;
     }
-    byte(static_cast<std::uint8_t>(n));
+    out_.push_back(static_cast<std::uint8_t>(n));
   }
   void signed_varint(std::int64_t n) {
     varint((static_cast<std::uint64_t>(n) << 1) ^ static_cast<std::uint64_t>(n >> 63));
@@ -45,27 +45,31 @@ class RecordWriter {
       signed_varint(version);
     }
   }
-  // Reserves `length` bytes for the caller to fill; returns where (nullptr when counting).
+  // Appends `length` bytes for the caller to fill; returns where they are.
   std::uint8_t* claim(std::size_t length) {
-    std::uint8_t* at = out_ == nullptr ? nullptr : out_ + size_;
-    size_ += length;
-    return at;
+    const std::size_t at = out_.size();
+    out_.resize(at + length);
+    return out_.data() + at;
   }
-  std::size_t size() const { return size_; }
 
  private:
-  void byte(std::uint8_t b) {
-    if (out_ != nullptr) out_[size_] = b;
-    ++size_;
-  }
   void raw(const void* data, std::size_t length) {
-    if (out_ != nullptr && length > 0) std::memcpy(out_ + size_, data, length);
-    size_ += length;
+    const auto* bytes = static_cast<const std::uint8_t*>(data);
+    out_.insert(out_.end(), bytes, bytes + length);
   }
-  std::uint8_t* out_;
+  std::vector<std::uint8_t>& out_;
   NameTable& names_;
-  std::size_t size_ = 0;
 };
+
+// `scratch` as an exact-size buffer of its own, `extra` more bytes at the end.
+std::vector<std::uint8_t> exact_copy(const std::vector<std::uint8_t>& scratch,
+                                     std::size_t extra = 0) {
+  std::vector<std::uint8_t> copy;
+  copy.reserve(scratch.size() + extra);
+  copy.assign(scratch.begin(), scratch.end());
+  copy.resize(scratch.size() + extra);
+  return copy;
+}
 
 class RecordReader {
  public:
@@ -159,13 +163,12 @@ void write_header(Writer& out, std::string_view parent_id, const Checkpoint& che
 
 std::vector<std::uint8_t> pack_record(std::string_view parent_id, const Checkpoint& checkpoint,
                                       const Json& metadata, std::uint64_t metadata_bytes,
-                                      NameTable& names) {
-  RecordWriter counter(nullptr, names);
-  write_header(counter, parent_id, checkpoint);
-  std::vector<std::uint8_t> record(counter.size() + metadata_bytes);
-  RecordWriter writer(record.data(), names);
+                                      NameTable& names, std::vector<std::uint8_t>& scratch) {
+  scratch.clear();
+  RecordWriter writer(scratch, names);
   write_header(writer, parent_id, checkpoint);
-  const auto offset = static_cast<std::uint32_t>(writer.size());
+  const auto offset = static_cast<std::uint32_t>(scratch.size());
+  std::vector<std::uint8_t> record = exact_copy(scratch, metadata_bytes);
   std::memcpy(record.data(), &offset, sizeof offset);
   checkpoint_internal::write_value(metadata, record.data() + offset);
   return record;
@@ -235,7 +238,8 @@ std::vector<WriteEntry> read_entries(const std::vector<std::uint8_t>& log, const
 }  // namespace
 
 std::pair<std::uint64_t, std::uint64_t> add_writes(
-    TaskWrites& task, const std::vector<std::pair<std::string, Json>>& writes, NameTable& names) {
+    TaskWrites& task, const std::vector<std::pair<std::string, Json>>& writes, NameTable& names,
+    std::vector<std::uint8_t>& scratch) {
   std::vector<WriteEntry> entries = read_entries(task.log, names);
   std::uint64_t added = 0;
   std::uint64_t bytes = 0;
@@ -260,15 +264,8 @@ std::pair<std::uint64_t, std::uint64_t> add_writes(
   }
   if (added == 0) return {0, 0};
 
-  RecordWriter counter(nullptr, names);
-  for (const WriteEntry& entry : entries) {
-    counter.signed_varint(entry.idx);
-    counter.varint(entry.channel);
-    counter.varint(entry.size);
-    counter.claim(entry.size);
-  }
-  std::vector<std::uint8_t> log(counter.size());
-  RecordWriter writer(log.data(), names);
+  scratch.clear();
+  RecordWriter writer(scratch, names);
   for (const WriteEntry& entry : entries) {
     writer.signed_varint(entry.idx);
     writer.varint(entry.channel);
@@ -280,6 +277,7 @@ std::pair<std::uint64_t, std::uint64_t> add_writes(
       std::memcpy(out, entry.encoded, entry.size);
     }
   }
+  std::vector<std::uint8_t> log = exact_copy(scratch);
   task.log = std::move(log);  // the old log (which `entries` pointed into) goes only now
   return {added, bytes};
 }

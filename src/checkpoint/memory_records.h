@@ -50,10 +50,11 @@ class NameTable {
 };
 
 // The header (all but id and values) of a checkpoint whose parent is `parent_id` ("" for
-// none), and its metadata, which takes `metadata_bytes` (encoded_size) bytes.
+// none), and its metadata, which takes `metadata_bytes` (encoded_size) bytes. `scratch`: a
+// buffer to reuse across calls (the result has exactly the bytes it needs).
 std::vector<std::uint8_t> pack_record(std::string_view parent_id, const Checkpoint& checkpoint,
                                       const Json& metadata, std::uint64_t metadata_bytes,
-                                      NameTable& names);
+                                      NameTable& names, std::vector<std::uint8_t>& scratch);
 Json unpack_metadata(const std::vector<std::uint8_t>& record);
 // Unpacks the header into `checkpoint` (which has its id) and returns the parent id.
 std::string_view unpack_header(const std::vector<std::uint8_t>& record, const NameTable& names,
@@ -73,9 +74,10 @@ struct TaskWrites {
 
 // Adds a task's `writes` to its log: the first write at an idx wins, except that a special
 // channel's write replaces the one before it. Returns the number of writes and of value bytes
-// stored.
+// stored. `scratch` as for pack_record.
 std::pair<std::uint64_t, std::uint64_t> add_writes(
-    TaskWrites& task, const std::vector<std::pair<std::string, Json>>& writes, NameTable& names);
+    TaskWrites& task, const std::vector<std::pair<std::string, Json>>& writes, NameTable& names,
+    std::vector<std::uint8_t>& scratch);
 
 // Appends the task's writes to `out` in order.
 void unpack_writes(const TaskWrites& task, const NameTable& names, std::vector<PendingWrite>& out);

@@ -137,7 +137,8 @@ CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
 
 struct MemorySaver::State {
   std::map<std::string, ThreadStore, std::less<>> threads;
-  NameTable names;  // of every record in `threads`
+  NameTable names;                    // of every record in `threads`
+  std::vector<std::uint8_t> scratch;  // reused by each put and put_writes
   SaverStats stats;
 
   const NamespaceStore* find_namespace(std::string_view thread_id, std::string_view ns) const {
@@ -242,7 +243,7 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   const std::uint64_t metadata_bytes = encoded_size(metadata);
   StoredCheckpoint stored;
   stored.record = pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
-                              metadata_bytes, state_->names);
+                              metadata_bytes, state_->names, state_->scratch);
   stored.refs.reserve(checkpoint.channel_values.size());
   // Usually the changed channels are the ones stored.
   stored.values.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
@@ -284,7 +285,8 @@ void MemorySaver::put_writes(const CheckpointConfig& config,
   if (task == stored.end() || task->task_id != task_id) {
     task = stored.insert(task, TaskWrites{task_id, {}});
   }
-  const auto [added, bytes] = memory_internal::add_writes(*task, writes, state_->names);
+  const auto [added, bytes] =
+      memory_internal::add_writes(*task, writes, state_->names, state_->scratch);
   state_->stats.writes_written += added;
   state_->stats.bytes_written += bytes;
 }
