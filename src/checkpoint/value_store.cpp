@@ -330,6 +330,16 @@ Json decode_value(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+namespace {
+
+// Immutable, so shared by every saver and thread.
+const JsonPtr& shared_null() {
+  static const JsonPtr kNull = make_json_ptr(nullptr);
+  return kNull;
+}
+
+}  // namespace
+
 std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
                           const ChannelVersions& new_versions, const ChannelDeltas& deltas,
                           Encoding encoding, ValuePlanSink& sink) {
@@ -370,7 +380,10 @@ std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& pare
       stored.encoded = encode_value(value);
       bytes = stored.encoded.size();
     } else {
-      stored.payload = value_ptr;
+      // Nulls (trigger channels write them every step) share one value instead of keeping
+      // each caller's allocation alive.
+      stored.payload =
+          value.is_null() && encoding == Encoding::kCompact ? shared_null() : value_ptr;
       if (encoding == Encoding::kKeep) {
         stored.encoded = encode_value(value);
         bytes = stored.encoded.size();

@@ -140,8 +140,8 @@ struct ParentValues {
 //             encoding (what persistent savers write).
 //   kCompact: for a saver that keeps values in memory. Objects and arrays are kept only as
 //             their encoding (a JSON tree takes several times the bytes of its MessagePack);
-//             other values share the caller's JsonPtr without an encoding (only their size
-//             is counted).
+//             nulls share one process-wide value; other values share the caller's JsonPtr
+//             without an encoding (only their size is counted).
 enum class Encoding { kKeep, kCompact };
 
 // Receives plan_values' decisions, in channel order: one ref per channel, and the values

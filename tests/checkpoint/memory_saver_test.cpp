@@ -47,6 +47,18 @@ TEST(MemorySaverTest, KeepsTheCallersScalarValueWithoutACopy) {
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values["state"].get(), address);
 }
 
+// Trigger channels hold null every step: the saver does not keep each step's null alive.
+TEST(MemorySaverTest, DoesNotKeepTheCallersNull) {
+  auto saver = make_memory_saver();
+  Checkpoint checkpoint = make_checkpoint(-1, {{"branch:to:a", nullptr}});
+  JsonPtr value = checkpoint.channel_values["branch:to:a"];
+  CheckpointConfig config =
+      saver->put({"t", "", ""}, checkpoint, Json::object(), {{"branch:to:a", 1}});
+  checkpoint.channel_values.clear();
+  EXPECT_EQ(value.use_count(), 1);
+  EXPECT_TRUE(saver->get_tuple(config)->checkpoint.channel_values.at("branch:to:a")->is_null());
+}
+
 // A JSON tree takes several times the bytes of its encoding: the saver keeps the encoding and
 // lets the caller's tree go.
 TEST(MemorySaverTest, KeepsAnObjectValueEncodedNotShared) {
