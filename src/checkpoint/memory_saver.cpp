@@ -39,6 +39,7 @@ struct ChannelValue {
 };
 
 struct StoredCheckpoint {
+  checkpoint_internal::SharedId id;  // shared with the refs to the values it stores
   std::vector<std::uint8_t> record;  // parent id, header (but id and values) and metadata
   std::vector<ChannelRef> refs;      // where each channel's value is, in channel order
   std::vector<ChannelValue> values;  // the values this checkpoint stored, in channel order
@@ -78,9 +79,33 @@ class StorePlan final : public checkpoint_internal::ValuePlanSink {
 };
 
 struct NamespaceStore {
-  std::map<std::string, StoredCheckpoint, std::less<>> checkpoints;  // by id
+  // Ordered by id. Ids grow with time, so a new checkpoint goes at the end.
+  std::vector<StoredCheckpoint> checkpoints;
   // Writes against a checkpoint not stored (yet), by its id; they move into it when it is.
   std::map<std::string, StoredWrites, std::less<>> early_writes;
+
+  std::vector<StoredCheckpoint>::iterator lower_bound(std::string_view id) {
+    if (checkpoints.empty() || checkpoints.back().id.str() < id) return checkpoints.end();
+    return std::lower_bound(
+        checkpoints.begin(), checkpoints.end(), id,
+        [](const StoredCheckpoint& entry, std::string_view key) { return entry.id.str() < key; });
+  }
+  StoredCheckpoint* find(std::string_view id) {
+    auto it = lower_bound(id);
+    return it != checkpoints.end() && it->id.str() == id ? &*it : nullptr;
+  }
+  const StoredCheckpoint* find(std::string_view id) const {
+    return const_cast<NamespaceStore*>(this)->find(id);  // NOLINT: same lookup, read only
+  }
+  // Stores `checkpoint` in its place, replacing one with the same id.
+  void insert(StoredCheckpoint checkpoint) {
+    auto it = lower_bound(checkpoint.id.str());
+    if (it != checkpoints.end() && it->id == checkpoint.id) {
+      *it = std::move(checkpoint);
+    } else {
+      checkpoints.insert(it, std::move(checkpoint));
+    }
+  }
 };
 using ThreadStore = std::map<std::string, NamespaceStore, std::less<>>;  // by namespace
 
@@ -92,9 +117,9 @@ JsonPtr load_value(const NamespaceStore& store, const NameTable& names, const st
   return checkpoint_internal::reconstruct_value(
       ref,
       [&](const std::string& writer_id) -> const StoredValue& {
-        auto checkpoint = store.checkpoints.find(writer_id);
-        if (checkpoint != store.checkpoints.end()) {
-          const ChannelValue* value = find_channel(checkpoint->second.values, names, channel);
+        const StoredCheckpoint* checkpoint = store.find(writer_id);
+        if (checkpoint != nullptr) {
+          const ChannelValue* value = find_channel(checkpoint->values, names, channel);
           if (value != nullptr) return value->value;
         }
         throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
@@ -105,9 +130,9 @@ JsonPtr load_value(const NamespaceStore& store, const NameTable& names, const st
 
 CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
                             const NameTable& names, const NamespaceStore& store,
-                            const std::string& id, const StoredCheckpoint& stored,
-                            const GetOptions& options,
+                            const StoredCheckpoint& stored, const GetOptions& options,
                             checkpoint_internal::ValueMemo* memo = nullptr) {
+  const std::string& id = stored.id;
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{thread_id, ns, id};
   tuple.checkpoint.id = id;
@@ -167,11 +192,11 @@ std::optional<CheckpointTuple> MemorySaver::get_tuple(const CheckpointConfig& co
   std::lock_guard lock(mutex_);
   const NamespaceStore* store = state_->find_namespace(config.thread_id, config.checkpoint_ns);
   if (store == nullptr || store->checkpoints.empty()) return std::nullopt;
-  auto it = config.checkpoint_id.empty() ? std::prev(store->checkpoints.end())
-                                         : store->checkpoints.find(config.checkpoint_id);
-  if (it == store->checkpoints.end()) return std::nullopt;
-  return build_tuple(config.thread_id, config.checkpoint_ns, state_->names, *store, it->first,
-                     it->second, options);
+  const StoredCheckpoint* stored =
+      config.checkpoint_id.empty() ? &store->checkpoints.back() : store->find(config.checkpoint_id);
+  if (stored == nullptr) return std::nullopt;
+  return build_tuple(config.thread_id, config.checkpoint_ns, state_->names, *store, *stored,
+                     options);
 }
 
 std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
@@ -190,7 +215,8 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
     if (query.thread_id && *query.thread_id != thread_id) continue;
     for (const auto& [ns, store] : thread) {
       if (query.checkpoint_ns && *query.checkpoint_ns != ns) continue;
-      for (const auto& [id, checkpoint] : store.checkpoints) {
+      for (const StoredCheckpoint& checkpoint : store.checkpoints) {
+        const std::string& id = checkpoint.id;
         if (query.checkpoint_id && *query.checkpoint_id != id) continue;
         if (query.before && !(id < *query.before)) continue;
         if (filtered && !checkpoint_internal::metadata_matches(unpack_metadata(checkpoint.record),
@@ -210,7 +236,7 @@ std::vector<CheckpointTuple> MemorySaver::list(const ListQuery& query) {
   checkpoint_internal::ValueMemo memo;  // checkpoints of a history share their values
   for (const Match& match : matches) {
     tuples.push_back(build_tuple(*match.thread_id, *match.ns, state_->names, *match.store,
-                                 *match.id, *match.checkpoint, {}, &memo));
+                                 *match.checkpoint, {}, &memo));
   }
   return tuples;
 }
@@ -224,9 +250,8 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
   checkpoint_internal::ParentValues parent;
   if (has_parent) {
-    auto it = store.checkpoints.find(config.checkpoint_id);
-    if (it != store.checkpoints.end()) {
-      const StoredCheckpoint& stored = it->second;
+    if (const StoredCheckpoint* found = store.find(config.checkpoint_id); found != nullptr) {
+      const StoredCheckpoint& stored = *found;
       const NameTable& names = state_->names;
       parent.refs = checkpoint_internal::ParentRefs(
           [&stored, &names](std::string_view channel) -> const ValueRef* {
@@ -242,29 +267,29 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   SaverStats& stats = state_->stats;
   const std::uint64_t metadata_bytes = encoded_size(metadata);
   StoredCheckpoint stored;
+  stored.id = checkpoint_internal::SharedId(checkpoint.id);
   stored.record = pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
                               metadata_bytes, state_->names, state_->scratch);
   stored.refs.reserve(checkpoint.channel_values.size());
   // Usually the changed channels are the ones stored.
   stored.values.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
   StorePlan sink(stored, state_->names, stats);
-  const std::uint64_t value_bytes = checkpoint_internal::plan_values(
-      checkpoint, parent, new_versions, deltas, checkpoint_internal::Encoding::kCompact, sink);
+  const std::uint64_t value_bytes =
+      checkpoint_internal::plan_values(checkpoint, stored.id, parent, new_versions, deltas,
+                                       checkpoint_internal::Encoding::kCompact, sink);
   stats.bytes_written += value_bytes + metadata_bytes;
   stats.value_bytes_written += value_bytes;
   stats.checkpoints_written += 1;
-  // Writes already stored against this id stay with it.
-  auto existing = store.checkpoints.find(checkpoint.id);
-  if (existing != store.checkpoints.end()) {
-    stored.writes = std::move(existing->second.writes);
-    existing->second = std::move(stored);
-  } else {
-    if (auto early = store.early_writes.find(checkpoint.id); early != store.early_writes.end()) {
-      stored.writes = std::move(early->second);
-      store.early_writes.erase(early);
-    }
-    store.checkpoints.emplace_hint(store.checkpoints.end(), checkpoint.id, std::move(stored));
+  // Writes already stored against this id stay with it. (The parent found above may move:
+  // it is not used past this point.)
+  if (StoredCheckpoint* existing = store.find(checkpoint.id); existing != nullptr) {
+    stored.writes = std::move(existing->writes);
+  } else if (auto early = store.early_writes.find(checkpoint.id);
+             early != store.early_writes.end()) {
+    stored.writes = std::move(early->second);
+    store.early_writes.erase(early);
   }
+  store.insert(std::move(stored));
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
 }
 
@@ -275,10 +300,9 @@ void MemorySaver::put_writes(const CheckpointConfig& config,
   checkpoint_internal::check_put_writes_arguments(config, task_id);
   std::lock_guard lock(mutex_);
   NamespaceStore& store = state_->threads[config.thread_id][config.checkpoint_ns];
-  auto checkpoint = store.checkpoints.find(config.checkpoint_id);
-  StoredWrites& stored = checkpoint != store.checkpoints.end()
-                             ? checkpoint->second.writes
-                             : store.early_writes[config.checkpoint_id];
+  StoredCheckpoint* checkpoint = store.find(config.checkpoint_id);
+  StoredWrites& stored =
+      checkpoint != nullptr ? checkpoint->writes : store.early_writes[config.checkpoint_id];
   auto task = std::lower_bound(
       stored.begin(), stored.end(), task_id,
       [](const TaskWrites& entry, const std::string& key) { return entry.task_id < key; });
@@ -308,12 +332,11 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
     for (auto& [ns, store] : thread->second) {
       store.early_writes.clear();
       if (store.checkpoints.empty()) continue;
-      const std::string latest_id = std::prev(store.checkpoints.end())->first;
-      StoredCheckpoint& latest = std::prev(store.checkpoints.end())->second;
+      StoredCheckpoint& latest = store.checkpoints.back();
       // The latest checkpoint may refer to values stored by the checkpoints being removed.
       std::vector<ChannelValue> values;
       std::vector<ChannelRef> refs;
-      const checkpoint_internal::SharedId self(latest_id);
+      const checkpoint_internal::SharedId& self = latest.id;
       for (const auto& [channel, ref] : latest.refs) {
         JsonPtr value = load_value(store, state_->names, state_->names.name(channel), ref);
         const std::size_t length = value->is_array() ? value->size() : 0;
@@ -322,9 +345,8 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
       }
       latest.refs = std::move(refs);
       latest.values = std::move(values);
-      auto latest_node = store.checkpoints.extract(latest_id);
-      store.checkpoints.clear();
-      store.checkpoints.insert(std::move(latest_node));
+      store.checkpoints.erase(store.checkpoints.begin(), store.checkpoints.end() - 1);
+      store.checkpoints.shrink_to_fit();
     }
   }
 }
@@ -342,8 +364,8 @@ void MemorySaver::copy_thread(const std::string& source_thread_id,
   ThreadStore& target = state_->threads[target_thread_id];
   for (auto& [ns, store] : copy) {
     NamespaceStore& target_store = target[ns];
-    for (auto& [id, checkpoint] : store.checkpoints) {
-      target_store.checkpoints.insert_or_assign(id, std::move(checkpoint));
+    for (StoredCheckpoint& checkpoint : store.checkpoints) {
+      target_store.insert(std::move(checkpoint));
     }
     for (auto& [id, writes] : store.early_writes) {
       target_store.early_writes.insert_or_assign(id, std::move(writes));

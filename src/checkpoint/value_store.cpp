@@ -340,11 +340,10 @@ const JsonPtr& shared_null() {
 
 }  // namespace
 
-std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
-                          const ChannelVersions& new_versions, const ChannelDeltas& deltas,
-                          Encoding encoding, ValuePlanSink& sink) {
+std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
+                          const ParentValues& parent, const ChannelVersions& new_versions,
+                          const ChannelDeltas& deltas, Encoding encoding, ValuePlanSink& sink) {
   std::uint64_t total_bytes = 0;
-  const SharedId self(checkpoint.id);  // one string for every ref to a value stored here
   for (const auto& [channel, value_ptr] : checkpoint.channel_values) {
     const ValueRef* parent_ref = parent.refs.find(channel);
     const bool changed = new_versions.find(channel) != new_versions.end();
@@ -420,7 +419,9 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
   // Usually the changed channels are the ones stored.
   plan.stored.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
   Collect collect(plan);
-  plan.bytes = plan_values(checkpoint, parent, new_versions, deltas, encoding, collect);
+  // One string for every ref to a value stored here.
+  const SharedId self(checkpoint.id);
+  plan.bytes = plan_values(checkpoint, self, parent, new_versions, deltas, encoding, collect);
   return plan;
 }
 

@@ -156,10 +156,11 @@ class ValuePlanSink {
 };
 
 // Decides how each channel of `checkpoint` is stored (see Encoding) and hands the decisions
-// to `sink`. Returns the sum of the encoded sizes of the values stored.
-std::uint64_t plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
-                          const ChannelVersions& new_versions, const ChannelDeltas& deltas,
-                          Encoding encoding, ValuePlanSink& sink);
+// to `sink`; `self` is checkpoint.id, as the refs to the values it stores will hold it.
+// Returns the sum of the encoded sizes of the values stored.
+std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
+                          const ParentValues& parent, const ChannelVersions& new_versions,
+                          const ChannelDeltas& deltas, Encoding encoding, ValuePlanSink& sink);
 
 // The same, collected in a ValuePlan.
 ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,

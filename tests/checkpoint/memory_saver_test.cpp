@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "checkpoint/saver_conformance.h"
 #include "checkpoint/saver_test_util.h"
@@ -45,6 +46,24 @@ TEST(MemorySaverTest, KeepsTheCallersScalarValueWithoutACopy) {
   const Json* address = checkpoint.channel_values["state"].get();
   CheckpointConfig config = saver->put({"t", "", ""}, checkpoint, Json::object(), {{"state", 1}});
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values["state"].get(), address);
+}
+
+// Checkpoints are kept ordered by id; one put with a smaller id than the latest still goes in
+// its place.
+TEST(MemorySaverTest, KeepsCheckpointsPutOutOfOrderInIdOrder) {
+  auto saver = make_memory_saver();
+  for (const char* id : {"b", "d", "a", "c"}) {
+    Checkpoint checkpoint = make_checkpoint(0, {{"x", id}});
+    checkpoint.id = id;
+    saver->put({"t", "", ""}, checkpoint, Json::object(), {{"x", 1}});
+  }
+  EXPECT_EQ(saver->get_tuple({"t", "", ""})->checkpoint.id, "d");
+  EXPECT_EQ(*saver->get_tuple({"t", "", "a"})->checkpoint.channel_values.at("x"), "a");
+  std::vector<std::string> listed;
+  for (const CheckpointTuple& tuple : saver->list(ListQuery{})) {
+    listed.push_back(tuple.checkpoint.id);
+  }
+  EXPECT_EQ(listed, (std::vector<std::string>{"d", "c", "b", "a"}));
 }
 
 // Trigger channels hold null every step: the saver does not keep each step's null alive.
