@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -58,24 +59,35 @@ const Entry* find_channel(const std::vector<Entry>& entries, const NameTable& na
   return &*it;
 }
 
-// Takes plan_values' decisions into a StoredCheckpoint.
+// Takes plan_values' decisions into a StoredCheckpoint: the refs directly (one per channel),
+// the values through `values_scratch` so that the checkpoint's vector gets exactly their
+// number (call finish()).
 class StorePlan final : public checkpoint_internal::ValuePlanSink {
  public:
-  StorePlan(StoredCheckpoint& stored, NameTable& names, SaverStats& stats)
-      : stored_(stored), names_(names), stats_(stats) {}
+  StorePlan(StoredCheckpoint& stored, NameTable& names, SaverStats& stats,
+            std::vector<ChannelValue>& values_scratch)
+      : stored_(stored), names_(names), stats_(stats), values_(values_scratch) {
+    values_.clear();
+  }
 
   void add_ref(const std::string& channel, ValueRef ref) override {
     stored_.refs.push_back(ChannelRef{names_.intern(channel), std::move(ref)});
   }
   void add_stored(const std::string& channel, StoredValue value) override {
     (value.is_delta ? stats_.delta_values_written : stats_.full_values_written) += 1;
-    stored_.values.push_back(ChannelValue{names_.intern(channel), std::move(value)});
+    values_.push_back(ChannelValue{names_.intern(channel), std::move(value)});
+  }
+  void finish() {
+    stored_.values.reserve(values_.size());
+    std::move(values_.begin(), values_.end(), std::back_inserter(stored_.values));
+    values_.clear();
   }
 
  private:
   StoredCheckpoint& stored_;
   NameTable& names_;
   SaverStats& stats_;
+  std::vector<ChannelValue>& values_;
 };
 
 struct NamespaceStore {
@@ -162,8 +174,9 @@ CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
 
 struct MemorySaver::State {
   std::map<std::string, ThreadStore, std::less<>> threads;
-  NameTable names;                    // of every record in `threads`
-  std::vector<std::uint8_t> scratch;  // reused by each put and put_writes
+  NameTable names;                           // of every record in `threads`
+  std::vector<std::uint8_t> scratch;         // reused by each put and put_writes
+  std::vector<ChannelValue> values_scratch;  // reused by each put
   SaverStats stats;
 
   const NamespaceStore* find_namespace(std::string_view thread_id, std::string_view ns) const {
@@ -271,12 +284,11 @@ CheckpointConfig MemorySaver::put(const CheckpointConfig& config, const Checkpoi
   stored.record = pack_record(has_parent ? config.checkpoint_id : "", checkpoint, metadata,
                               metadata_bytes, state_->names, state_->scratch);
   stored.refs.reserve(checkpoint.channel_values.size());
-  // Usually the changed channels are the ones stored.
-  stored.values.reserve(std::min(new_versions.size(), checkpoint.channel_values.size()));
-  StorePlan sink(stored, state_->names, stats);
+  StorePlan sink(stored, state_->names, stats, state_->values_scratch);
   const std::uint64_t value_bytes =
       checkpoint_internal::plan_values(checkpoint, stored.id, parent, new_versions, deltas,
                                        checkpoint_internal::Encoding::kCompact, sink);
+  sink.finish();
   stats.bytes_written += value_bytes + metadata_bytes;
   stats.value_bytes_written += value_bytes;
   stats.checkpoints_written += 1;
