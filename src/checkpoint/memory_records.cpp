@@ -19,8 +19,9 @@ namespace {
 //   MessagePack; versions are a count and per channel its name and version.
 class RecordWriter {
  public:
-  // Appends to `out`.
-  RecordWriter(std::vector<std::uint8_t>& out, NameTable& names) : out_(out), names_(names) {}
+  // Appends to `out`. Without a NameTable it writes no names.
+  explicit RecordWriter(std::vector<std::uint8_t>& out, NameTable* names = nullptr)
+      : out_(out), names_(names) {}
 
   void u32(std::uint32_t n) { raw(&n, sizeof n); }
   void varint(std::uint64_t n) {
@@ -37,7 +38,7 @@ class RecordWriter {
     varint(text.size());
     raw(text.data(), text.size());
   }
-  void name(std::string_view text) { varint(names_.intern(text)); }
+  void name(std::string_view text) { varint(names_->intern(text)); }
   void versions(const ChannelVersions& versions) {
     varint(versions.size());
     for (const auto& [channel, version] : versions) {
@@ -58,7 +59,7 @@ class RecordWriter {
     out_.insert(out_.end(), bytes, bytes + length);
   }
   std::vector<std::uint8_t>& out_;
-  NameTable& names_;
+  NameTable* names_;
 };
 
 // `scratch` as an exact-size buffer of its own, `extra` more bytes at the end.
@@ -73,7 +74,8 @@ std::vector<std::uint8_t> exact_copy(const std::vector<std::uint8_t>& scratch,
 
 class RecordReader {
  public:
-  RecordReader(const std::vector<std::uint8_t>& record, const NameTable& names)
+  // Without a NameTable it reads no names.
+  explicit RecordReader(const std::vector<std::uint8_t>& record, const NameTable* names = nullptr)
       : at_(record.data()), end_(record.data() + record.size()), names_(names) {}
 
   std::uint32_t u32() {
@@ -104,7 +106,7 @@ class RecordReader {
     at_ += length;
     return text;
   }
-  const std::string& name() { return names_.name(varint()); }
+  const std::string& name() { return names_->name(varint()); }
   // The next `length` bytes, in place.
   const std::uint8_t* bytes(std::uint64_t length) {
     need(length);
@@ -140,7 +142,7 @@ class RecordReader {
   }
   const std::uint8_t* at_;
   const std::uint8_t* end_;
-  const NameTable& names_;
+  const NameTable* names_;
 };
 
 template <class Writer>
@@ -165,7 +167,7 @@ std::vector<std::uint8_t> pack_record(std::string_view parent_id, const Checkpoi
                                       const Json& metadata, std::uint64_t metadata_bytes,
                                       NameTable& names, std::vector<std::uint8_t>& scratch) {
   scratch.clear();
-  RecordWriter writer(scratch, names);
+  RecordWriter writer(scratch, &names);
   write_header(writer, parent_id, checkpoint);
   const auto offset = static_cast<std::uint32_t>(scratch.size());
   std::vector<std::uint8_t> record = exact_copy(scratch, metadata_bytes);
@@ -183,7 +185,7 @@ Json unpack_metadata(const std::vector<std::uint8_t>& record) {
 // Unpacks the header into `checkpoint` (which has its id) and returns the parent id.
 std::string_view unpack_header(const std::vector<std::uint8_t>& record, const NameTable& names,
                                Checkpoint& checkpoint) {
-  RecordReader in(record, names);
+  RecordReader in(record, &names);
   in.u32();
   const std::string_view parent_id = in.str();
   checkpoint.ts = in.str();
@@ -203,7 +205,7 @@ std::optional<ChannelVersion> unpack_version(const std::vector<std::uint8_t>& re
                                              const NameTable& names, std::string_view channel) {
   const std::optional<std::uint32_t> channel_id = names.find(channel);
   if (!channel_id) return std::nullopt;  // no record names it
-  RecordReader in(record, names);
+  RecordReader in(record, &names);
   in.u32();
   in.str();
   in.str();
@@ -221,9 +223,11 @@ struct WriteEntry {
   std::uint64_t size = 0;                 // of the encoding
 };
 
+// The writes of a task's log (after its id).
 std::vector<WriteEntry> read_entries(const std::vector<std::uint8_t>& log, const NameTable& names) {
   std::vector<WriteEntry> entries;
-  RecordReader in(log, names);
+  RecordReader in(log, &names);
+  in.str();
   while (!in.done()) {
     WriteEntry entry;
     entry.idx = in.signed_varint();
@@ -237,10 +241,19 @@ std::vector<WriteEntry> read_entries(const std::vector<std::uint8_t>& log, const
 
 }  // namespace
 
+TaskWrites::TaskWrites(std::string_view task_id) {
+  log_.reserve(task_id.size() + 2);
+  RecordWriter(log_).str(task_id);
+}
+
+std::string_view TaskWrites::task_id() const {
+  return RecordReader(log_).str();
+}
+
 std::pair<std::uint64_t, std::uint64_t> add_writes(
     TaskWrites& task, const std::vector<std::pair<std::string, Json>>& writes, NameTable& names,
     std::vector<std::uint8_t>& scratch) {
-  std::vector<WriteEntry> entries = read_entries(task.log, names);
+  std::vector<WriteEntry> entries = read_entries(task.log_, names);
   std::uint64_t added = 0;
   std::uint64_t bytes = 0;
   for (std::size_t i = 0; i < writes.size(); ++i) {
@@ -265,7 +278,8 @@ std::pair<std::uint64_t, std::uint64_t> add_writes(
   if (added == 0) return {0, 0};
 
   scratch.clear();
-  RecordWriter writer(scratch, names);
+  RecordWriter writer(scratch, &names);
+  writer.str(task.task_id());
   for (const WriteEntry& entry : entries) {
     writer.signed_varint(entry.idx);
     writer.varint(entry.channel);
@@ -278,13 +292,14 @@ std::pair<std::uint64_t, std::uint64_t> add_writes(
     }
   }
   std::vector<std::uint8_t> log = exact_copy(scratch);
-  task.log = std::move(log);  // the old log (which `entries` pointed into) goes only now
+  task.log_ = std::move(log);  // the old log (which `entries` pointed into) goes only now
   return {added, bytes};
 }
 
 void unpack_writes(const TaskWrites& task, const NameTable& names, std::vector<PendingWrite>& out) {
-  for (const WriteEntry& entry : read_entries(task.log, names)) {
-    out.push_back(PendingWrite{task.task_id, names.name(entry.channel),
+  const std::string task_id(task.task_id());
+  for (const WriteEntry& entry : read_entries(task.log_, names)) {
+    out.push_back(PendingWrite{task_id, names.name(entry.channel),
                                checkpoint_internal::decode_value(entry.encoded, entry.size)});
   }
 }

@@ -63,13 +63,24 @@ std::string_view unpack_header(const std::vector<std::uint8_t>& record, const Na
 std::optional<ChannelVersion> unpack_version(const std::vector<std::uint8_t>& record,
                                              const NameTable& names, std::string_view channel);
 
-// The writes of one task against one checkpoint, in one buffer ordered by idx, the order they
-// come back in. Per write: its idx (the index in its task, or its special channel's fixed
-// index; zigzag varint), its channel (NameTable index, varint), its value's length (varint)
-// and the value as MessagePack.
-struct TaskWrites {
-  std::string task_id;
-  std::vector<std::uint8_t> log;
+// The writes of one task against one checkpoint in one buffer: the task id (its length as a
+// varint, then its bytes), then the writes ordered by idx, the order they come back in. Per
+// write: its idx (the index in its task, or its special channel's fixed index; zigzag
+// varint), its channel (NameTable index, varint), its value's length (varint) and the value
+// as MessagePack.
+class TaskWrites {
+ public:
+  explicit TaskWrites(std::string_view task_id);  // no writes yet
+
+  std::string_view task_id() const;
+
+ private:
+  friend std::pair<std::uint64_t, std::uint64_t> add_writes(
+      TaskWrites&, const std::vector<std::pair<std::string, Json>>&, NameTable&,
+      std::vector<std::uint8_t>&);
+  friend void unpack_writes(const TaskWrites&, const NameTable&, std::vector<PendingWrite>&);
+
+  std::vector<std::uint8_t> log_;
 };
 
 // Adds a task's `writes` to its log: the first write at an idx wins, except that a special

@@ -317,9 +317,9 @@ void MemorySaver::put_writes(const CheckpointConfig& config,
       checkpoint != nullptr ? checkpoint->writes : store.early_writes[config.checkpoint_id];
   auto task = std::lower_bound(
       stored.begin(), stored.end(), task_id,
-      [](const TaskWrites& entry, const std::string& key) { return entry.task_id < key; });
-  if (task == stored.end() || task->task_id != task_id) {
-    task = stored.insert(task, TaskWrites{task_id, {}});
+      [](const TaskWrites& entry, const std::string& key) { return entry.task_id() < key; });
+  if (task == stored.end() || task->task_id() != task_id) {
+    task = stored.insert(task, TaskWrites(task_id));
   }
   const auto [added, bytes] =
       memory_internal::add_writes(*task, writes, state_->names, state_->scratch);
