@@ -26,6 +26,8 @@ Json system_message(Json content, std::string id) {
 Json ai_message(Json content, Json tool_calls, std::string id) {
   Json message = base("ai", std::move(content), std::move(id));
   message["tool_calls"] = std::move(tool_calls);
+  // Calls given in the stored form leave the message in it, so normalising only checks it.
+  message["invalid_tool_calls"] = Json::array();
   return normalize_message(std::move(message));
 }
 

@@ -140,6 +140,63 @@ SplitCalls split_tool_calls(const Json& message) {
   return out;
 }
 
+// A member of `object` by key, or null when it is missing. The keys are string_views so that
+// each comparison in the lookup knows its length.
+const Json* member(const Json& object, std::string_view key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+bool is_nonempty_string(const Json* value) {
+  return value != nullptr && value->is_string() && !value->get_ref<const std::string&>().empty();
+}
+
+bool is_object_member(const Json& object, std::string_view key) {
+  const Json* value = member(object, key);
+  return value != nullptr && value->is_object();
+}
+
+// True when normalize_message would return `message` unchanged: it is already in the stored
+// form (most messages are: the builders make it and every stored message has it). Checking
+// this reads each field once and writes nothing, which is most of normalising's cost. Any
+// doubt answers false and leaves the message to the full path.
+bool in_stored_form(const Json& message) {
+  if (!message.is_object()) return false;
+  const Json* type = member(message, "type");
+  if (type == nullptr || !type->is_string()) return false;
+  const std::string& name = type->get_ref<const std::string&>();
+  // "remove" has rules of its own and "developer" is rewritten: both take the full path.
+  if (name == "remove" || name == "developer" || !is_known_type(name)) return false;
+  if (!is_nonempty_string(member(message, "id"))) return false;
+  const Json* content = member(message, "content");
+  if (content == nullptr || !(content->is_string() || content->is_array())) return false;
+  if (!is_object_member(message, "additional_kwargs") ||
+      !is_object_member(message, "response_metadata")) {
+    return false;
+  }
+  if (name == "ai") {
+    const Json* calls = member(message, "tool_calls");
+    const Json* invalid = member(message, "invalid_tool_calls");
+    if (calls == nullptr || !calls->is_array() || invalid == nullptr || !invalid->is_array()) {
+      return false;
+    }
+    if (calls->empty()) {
+      // The full path would look for calls to promote from the provider's fields.
+      return !message["additional_kwargs"].contains("tool_calls");
+    }
+    return std::all_of(calls->begin(), calls->end(), is_canonical_call);
+  }
+  if (name == "tool") {
+    if (const Json* call_id = member(message, "tool_call_id");
+        call_id == nullptr || !call_id->is_string()) {
+      return false;
+    }
+    const Json* status = member(message, "status");
+    return status == nullptr || *status == "success" || *status == "error";
+  }
+  return true;
+}
+
 [[noreturn]] void bad_field(const std::string& field, const std::string& problem) {
   throw Error::InvalidArgument("message." + field + " " + problem);
 }
@@ -202,6 +259,7 @@ Json message_tool_calls(const Json& message) {
 }
 
 Json normalize_message(Json message) {
+  if (in_stored_form(message)) return message;
   if (message.is_string()) message = Json{{"type", "human"}, {"content", std::move(message)}};
   if (!message.is_object()) bad_field("type", "missing: a message must be an object or a string");
   std::string type = message_type(message);

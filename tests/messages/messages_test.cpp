@@ -259,6 +259,38 @@ TEST(NormalizeMessage, RefusesABadToolStatus) {
                  "message.status must be \"success\" or \"error\"");
 }
 
+TEST(NormalizeMessage, StoredFormComesBackUnchanged) {
+  const Json messages[] = {
+      human_message("hi", "h-1"), system_message("be brief", "s-1"),
+      ai_message("", Json::array({make_tool_call("f", {{"a", 1}}, "call_1")}), "a-1"),
+      ai_message("done", Json::array(), "a-2"),
+      tool_message("42", "call_1", "f", "success", "t-1")};
+  for (const Json& message : messages) EXPECT_EQ(normalize_message(message), message);
+}
+
+TEST(NormalizeMessage, StoredFormAiMessagePromotesProviderToolCalls) {
+  Json stored = ai_message("", Json::array(), "a-1");
+  stored["additional_kwargs"]["tool_calls"] = Json::parse(
+      R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])");
+  Json m = normalize_message(stored);
+  EXPECT_EQ(m["tool_calls"],
+            Json::parse(R"([{"id":"call_1","name":"f","args":{"a":1},"type":"tool_call"}])"));
+}
+
+TEST(NormalizeMessage, StoredFormToolMessageWithBadStatusIsRefused) {
+  Json stored = tool_message("x", "call_1", "f", "success", "t-1");
+  stored["status"] = "ok";
+  expect_refused(stored, "message.status must be \"success\" or \"error\"");
+}
+
+TEST(NormalizeMessage, StoredFormDeveloperMessageBecomesSystem) {
+  Json stored = system_message("rules", "s-1");
+  stored["type"] = "developer";
+  Json m = normalize_message(stored);
+  EXPECT_EQ(m["type"], "system");
+  EXPECT_EQ(m["additional_kwargs"]["__openai_role__"], "developer");
+}
+
 }  // namespace
 }  // namespace tollgate
 
