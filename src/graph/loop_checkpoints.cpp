@@ -20,6 +20,7 @@ bool PregelLoop::load(const std::string& checkpoint_id, bool use_cache) {
   auto tuple = saver_->get_tuple(
       CheckpointConfig{thread_id_, context_.checkpoint_ns, checkpoint_id}, options);
   if (!tuple) {
+    create_missing_channels();
     if (!checkpoint_id.empty()) {
       throw Error::NotFound("Checkpoint '" + checkpoint_id + "' not found on thread '" +
                             thread_id_ + "'");
@@ -35,69 +36,100 @@ bool PregelLoop::load(const std::string& checkpoint_id, bool use_cache) {
     }
     adopted = true;
   }
-  restore(*tuple, tuple->values_reused && cached ? &cached->values : nullptr, adopted);
+  create_missing_channels();
+  const bool reuse = tuple->values_reused && cached;
+  restore(std::move(*tuple), reuse ? &cached->values : nullptr, adopted);
   return true;
 }
 
-void PregelLoop::restore(const CheckpointTuple& tuple,
+void PregelLoop::restore(CheckpointTuple tuple,
                          const std::map<std::string, JsonPtr, std::less<>>* values,
                          bool channels_adopted) {
-  const Checkpoint& checkpoint = tuple.checkpoint;
+  Checkpoint& checkpoint = tuple.checkpoint;
   auto slot_for = [&](const std::string& name) {
     const int index = find_channel(name);
     if (index >= 0) return index;
     return is_reserved_channel(name) ? -1 : channel_for_key(name);
   };
-  const std::map<std::string, JsonPtr, std::less<>> none;
-  const auto& restored = channels_adopted ? none : values ? *values : checkpoint.channel_values;
-  for (const auto& [name, value] : restored) {
-    const int index = slot_for(name);
-    if (index >= 0 && value) slots_[static_cast<std::size_t>(index)].channel->restore(value);
+  if (!channels_adopted) {
+    auto restore_values = [&](auto& restored) {
+      for (auto& [name, value] : restored) {
+        const int index = slot_for(name);
+        if (index >= 0 && value) slots_[static_cast<std::size_t>(index)].channel->restore(value);
+      }
+    };
+    if (values) {
+      restore_values(*values);
+    } else {
+      restore_values(checkpoint.channel_values);
+    }
   }
-  for (const auto& [name, version] : checkpoint.channel_versions) {
-    const int index = slot_for(name);
-    if (index >= 0) slots_[static_cast<std::size_t>(index)].version = version;
-    max_version_ = std::max(max_version_, version);
-  }
-  for (const auto& [node_name, versions] : checkpoint.versions_seen) {
-    if (node_name == kInterruptSeenKey) {
-      interrupt_seen_ = versions;
+  for (auto it = checkpoint.channel_versions.begin(); it != checkpoint.channel_versions.end();) {
+    const int index = slot_for(it->first);
+    max_version_ = std::max(max_version_, it->second);
+    if (index < 0) {
+      it = checkpoint.channel_versions.erase(it);
       continue;
     }
-    const int node = graph_.find_node(node_name);
-    if (node < 0) continue;
-    const auto& triggers = graph_.nodes[static_cast<std::size_t>(node)].triggers;
-    for (std::size_t j = 0; j < triggers.size(); ++j) {
-      auto it = versions.find(channel_name(triggers[j]));
-      if (it != versions.end()) seen_[static_cast<std::size_t>(node)][j] = it->second;
-    }
+    slots_[static_cast<std::size_t>(index)].version = it->second;
+    ++it;
   }
+  for (auto seen = checkpoint.versions_seen.begin(); seen != checkpoint.versions_seen.end();) {
+    ChannelVersions& versions = seen->second;
+    if (seen->first == kInterruptSeenKey) {
+      interrupt_seen_ = versions;
+      ++seen;
+      continue;
+    }
+    const int node = graph_.find_node(seen->first);
+    if (node < 0) {
+      seen = checkpoint.versions_seen.erase(seen);
+      continue;
+    }
+    const auto& triggers = graph_.nodes[static_cast<std::size_t>(node)].triggers;
+    for (auto it = versions.begin(); it != versions.end();) {
+      const int channel = find_channel(it->first);
+      bool trigger = false;
+      for (std::size_t j = 0; j < triggers.size(); ++j) {
+        if (channel < 0 || triggers[j] != channel) continue;
+        seen_[static_cast<std::size_t>(node)][j] = it->second;
+        trigger = true;
+      }
+      it = trigger ? std::next(it) : versions.erase(it);
+    }
+    ++seen;
+  }
+  // The version maps, cut to what make_checkpoint() writes, seed the header it keeps: the
+  // next save then updates their entries instead of allocating them again.
+  header_.channel_versions = std::move(checkpoint.channel_versions);
+  header_.versions_seen = std::move(checkpoint.versions_seen);
   checkpoint_id_ = checkpoint.id;
-  created_at_ = checkpoint.ts;
-  metadata_ = tuple.metadata;
+  created_at_ = std::move(checkpoint.ts);
+  metadata_ = std::move(tuple.metadata);
+  own_metadata_ = false;
   step_ = metadata_.is_object() ? metadata_.value("step", std::int64_t{-1}) : -1;
-  parent_config_ = tuple.parent_config;
-  updated_channels_ = checkpoint.updated_channels;
-  last_saved_id_ = checkpoint.id;
+  parent_config_ = std::move(tuple.parent_config);
+  updated_channels_ = std::move(checkpoint.updated_channels);
+  last_saved_id_ = std::move(checkpoint.id);
   saved_ = true;
   has_checkpoint_ = true;
   std::fill(changed_since_save_.begin(), changed_since_save_.end(), 0);
 
   saved_tasks_.clear();
-  for (const auto& write : tuple.pending_writes) {
-    SavedTask& saved = saved_tasks_[write.task_id];
+  for (auto& write : tuple.pending_writes) {
+    SavedTask& saved = saved_tasks_[std::move(write.task_id)];
     if (write.channel == kInterruptChannel) {
-      saved.interrupts = write.value;
+      saved.interrupts = std::move(write.value);
     } else if (write.channel == kResumeChannel) {
-      saved.resume = write.value;
+      saved.resume = std::move(write.value);
     } else if (write.channel == kErrorChannel) {
-      saved.error = write.value;
+      saved.error = std::move(write.value);
     } else if (write.channel == kScheduledChannel) {
       continue;
     } else if (write.channel == kNoWritesChannel) {
       saved.finished = true;
     } else {
-      saved.writes.emplace_back(write.channel, write.value);
+      saved.writes.emplace_back(std::move(write.channel), std::move(write.value));
       saved.finished = true;
     }
   }
@@ -193,7 +225,15 @@ void PregelLoop::save_checkpoint(const char* source) {
   if (!saver_) return;
   checkpoint_id_ = new_checkpoint_id(step_);
   created_at_ = utc_timestamp();
-  metadata_ = make_metadata(source);
+  if (own_metadata_) {
+    // Only the source and the step differ from this loop's previous save: both are set in
+    // place (the source text is short, so its string keeps its storage).
+    metadata_["source"].get_ref<std::string&>() = source;
+    metadata_["step"] = step_;
+  } else {
+    metadata_ = make_metadata(source);
+    own_metadata_ = true;
+  }
   saved_ = false;
   if (config_.durability != Durability::kExit) put_current_checkpoint();
 }
@@ -262,24 +302,57 @@ std::vector<std::pair<std::string, Json>> PregelLoop::saved_form(const Task& tas
   return writes;
 }
 
-void PregelLoop::put_task_writes(const Task& task, bool force) {
+void PregelLoop::put_task_writes(Task& task, bool force) {
   if (!saver_ || updating_state_) return;
   if (config_.durability == Durability::kExit && !force) return;
-  if (task.done) {
-    put_writes_payload(task.id, saved_form(task), force);
-    return;
-  }
-  if (!task.paused) return;
+  if (!task.done && !task.paused) return;
+  // A save made in this thread has encoded the values when put_writes returns, so they are
+  // lent to it (moved out of the task and back) instead of deep-copied; a save in the
+  // background gets copies.
+  const bool lend = config_.durability != Durability::kAsync;
+  auto take = [lend](Json& value) { return lend ? Json(std::move(value)) : Json(value); };
   std::vector<std::pair<std::string, Json>> writes;
-  writes.emplace_back(std::string(kInterruptChannel), Json(task.interrupts));
-  if (!task.resume_values.empty()) {
-    writes.emplace_back(std::string(kResumeChannel), Json(task.resume_values));
+  if (task.done) {
+    writes.reserve(task.writes.size());
+    for (auto& write : task.writes) {
+      writes.emplace_back(write.channel < 0 ? write.key : channel_name(write.channel),
+                          take(write.value));
+    }
+  } else {
+    Json interrupts = Json::array();
+    for (auto& interrupt : task.interrupts) {
+      interrupts.push_back(json_object("id", interrupt.id, "value", take(interrupt.value)));
+    }
+    writes.emplace_back(std::string(kInterruptChannel), std::move(interrupts));
+    if (!task.resume_values.empty()) {
+      writes.emplace_back(std::string(kResumeChannel), Json(task.resume_values));
+    }
   }
-  put_writes_payload(task.id, std::move(writes), force);
+  auto give_back = [&] {
+    if (!lend) return;
+    if (task.done) {
+      for (std::size_t i = 0; i < task.writes.size(); ++i) {
+        task.writes[i].value = std::move(writes[i].second);
+      }
+    } else {
+      Json& saved = writes[0].second;
+      for (std::size_t i = 0; i < task.interrupts.size(); ++i) {
+        task.interrupts[i].value = std::move(saved[i]["value"]);
+      }
+    }
+  };
+  try {
+    put_writes_payload(task.id, std::move(writes), force);
+  } catch (...) {
+    give_back();
+    throw;
+  }
+  give_back();
 }
 
 void PregelLoop::put_writes_payload(const std::string& task_id,
-                                    std::vector<std::pair<std::string, Json>> writes, bool force) {
+                                    std::vector<std::pair<std::string, Json>>&& writes,
+                                    bool force) {
   if (!saver_ || updating_state_) return;
   if (config_.durability == Durability::kExit && !force) return;
   if (writes.empty()) writes.emplace_back(std::string(kNoWritesChannel), Json());
@@ -307,8 +380,9 @@ void PregelLoop::stash_values(bool move_channels) {
   cached.checkpoint_id = checkpoint_id_;
   if (move_channels) {
     // The loop ends here: its channels move to the cache as they are.
+    cached.channels.reserve(slots_.size());
     for (std::size_t i = 0; i < slots_.size(); ++i) {
-      cached.channels.emplace(channel_name(static_cast<int>(i)), std::move(slots_[i].channel));
+      cached.channels.emplace_back(channel_name(static_cast<int>(i)), std::move(slots_[i].channel));
     }
     graph_.values_cache.put(saver_, thread_id_, context_.checkpoint_ns, std::move(cached));
     return;
@@ -325,6 +399,7 @@ void PregelLoop::stash_values(bool move_channels) {
 
 StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pending_writes,
                                    bool subgraphs) {
+  create_missing_channels();
   restore(tuple, nullptr);
   prepare_tasks();
   StateSnapshot snapshot;

@@ -32,8 +32,9 @@ PregelLoop::PregelLoop(const CompiledGraph::Impl& graph, LoopContext context)
     : graph_(graph), context_(std::move(context)), config_(*context_.config) {
   saver_ = context_.saver.get();
   thread_id_ = config_.thread_id;
-  slots_.reserve(graph_.channels.size() + 2);
-  for (const auto& spec : graph_.channels) slots_.push_back(Slot{spec.prototype->clone_empty(), 0});
+  // The channels are made by create_missing_channels() once load() has taken what the values
+  // cache holds: a resumed run adopts the channels its previous run left there.
+  slots_.resize(graph_.channels.size());
   seen_.resize(graph_.nodes.size());
   for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
     seen_[i].assign(graph_.nodes[i].triggers.size(), 0);
@@ -42,6 +43,12 @@ PregelLoop::PregelLoop(const CompiledGraph::Impl& graph, LoopContext context)
 }
 
 PregelLoop::~PregelLoop() = default;
+
+void PregelLoop::create_missing_channels() {
+  for (std::size_t i = 0; i < base_channels(); ++i) {
+    if (!slots_[i].channel) slots_[i].channel = graph_.channels[i].prototype->clone_empty();
+  }
+}
 
 // ------------------------------------------------------------------------------ channels
 
@@ -140,6 +147,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
       replay = latest && latest->config.checkpoint_id != checkpoint_id_;
     }
   }
+  create_missing_channels();  // load() made them; without a saver they are made here
   if (!has_checkpoint_) new_thread();
 
   if (input && !input->is_null() && (!has_checkpoint_ || !continue_if_exists)) {
@@ -624,7 +632,7 @@ RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
     if (config_.durability == Durability::kExit) {
       if (!saved_) put_current_checkpoint();
       if (paused) {
-        for (const auto& task : tasks_) {
+        for (auto& task : tasks_) {
           if ((task.done && !task.reattached) || task.paused) put_task_writes(task, true);
         }
       }

@@ -40,8 +40,8 @@ struct LoopContext {
 };
 
 struct Slot {
-  std::unique_ptr<Channel> channel;
-  ChannelVersion version = 0;  // 0: never written
+  std::unique_ptr<Channel> channel;  // null until PregelLoop::create_missing_channels()
+  ChannelVersion version = 0;        // 0: never written
 };
 
 struct Task {
@@ -133,9 +133,14 @@ class PregelLoop {
   const Json& public_input(const Json& input, Json& storage) const;
 
   // Checkpoints.
+  // Makes the graph's channels that no cached run handed over (see load()).
+  void create_missing_channels();
+  // Loads a checkpoint (the latest when `checkpoint_id` is empty) and makes every channel;
+  // false when there is none.
   bool load(const std::string& checkpoint_id, bool use_cache);
-  void restore(const CheckpointTuple& tuple,
-               const std::map<std::string, JsonPtr, std::less<>>* values,
+  // Sets the channels, versions and saved task writes from `tuple` (taken apart: it is moved
+  // from where it can be).
+  void restore(CheckpointTuple tuple, const std::map<std::string, JsonPtr, std::less<>>* values,
                bool channels_adopted = false);
   void new_thread();
   // The checkpoint of the current state, kept in `header_` and updated in place: a save
@@ -144,9 +149,14 @@ class PregelLoop {
   Json make_metadata(const char* source) const;
   void save_checkpoint(const char* source);
   void put_current_checkpoint();
-  void put_task_writes(const Task& task, bool force = false);
+  // Saves a finished task's writes, or a paused one's interrupts. A save made in this thread
+  // borrows the write values and gives them back before returning.
+  void put_task_writes(Task& task, bool force = false);
+  // Saves `writes` for `task_id`. A save made in this thread reads `writes` in place and
+  // leaves them whole; an async save takes them. Nothing is saved under exit durability
+  // unless `force`.
   void put_writes_payload(const std::string& task_id,
-                          std::vector<std::pair<std::string, Json>> writes, bool force);
+                          std::vector<std::pair<std::string, Json>>&& writes, bool force);
   std::vector<std::pair<std::string, Json>> saved_form(const Task& task) const;
   void wait_for_saves();
   void stash_values(bool move_channels);
@@ -191,6 +201,7 @@ class PregelLoop {
   std::int64_t step_ = -2;
   std::string created_at_;
   Json metadata_ = Json::object();
+  bool own_metadata_ = false;  // metadata_ came from make_metadata(), not from a loaded tuple
   std::optional<CheckpointConfig> parent_config_;
   Checkpoint header_;  // see make_checkpoint()
   bool saved_ = false;

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "graph/channel.h"
 #include "tollgate/json.h"
@@ -29,7 +31,8 @@ namespace tollgate::graph_internal {
 struct CachedValues {
   std::string checkpoint_id;
   std::map<std::string, JsonPtr, std::less<>> values;
-  std::map<std::string, std::unique_ptr<Channel>, std::less<>> channels;
+  // By name, in the run's channel order (read in order, never looked up).
+  std::vector<std::pair<std::string, std::unique_ptr<Channel>>> channels;
 };
 
 class ValuesCache {

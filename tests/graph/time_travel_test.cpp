@@ -55,6 +55,22 @@ TEST_P(TimeTravelTest, HistoryListsEveryCheckpointNewestFirst) {
   }
 }
 
+TEST_P(TimeTravelTest, EachCheckpointOfARunRecordsItsOwnSourceStepAndRunMetadata) {
+  Log log;
+  auto graph = one_two(log);
+  RunConfig config = on_thread("tt");
+  config.metadata = Json{{"user", "ada"}};
+  graph->invoke(Json{{"n", 1}}, config);
+  auto history = graph->get_state_history(on_thread("tt"));
+  ASSERT_EQ(history.size(), 4u);
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(history[i].metadata["source"], i == 3 ? "input" : "loop");
+    EXPECT_EQ(history[i].metadata["step"], 2 - static_cast<int>(i));
+    EXPECT_EQ(history[i].metadata["user"], "ada");
+  }
+}
+
 TEST_P(TimeTravelTest, HistoryHonoursFilterAndLimit) {
   Log log;
   auto graph = one_two(log);
