@@ -81,6 +81,8 @@ class State {
  public:
   State() = default;
   explicit State(std::map<std::string, JsonPtr, std::less<>> values);
+  // Shares a map that nobody changes while a State holds it (non-null).
+  explicit State(std::shared_ptr<const std::map<std::string, JsonPtr, std::less<>>> values);
   static State from_json(const Json& object);
 
   // The value of `key`, or JSON null when the channel is empty.

@@ -5,20 +5,33 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <string>
 
 namespace tollgate::graph_internal {
 
 namespace {
 
+// The hash of the parts, each followed by a NUL byte. The bytes are gathered first (on the
+// stack when they fit) and hashed in one call: the same digest as feeding them part by part
+// to a streaming state, for a fraction of the instructions.
 XXH128_hash_t hash_parts(const std::vector<std::string_view>& parts) {
-  XXH3_state_t state;
-  XXH3_128bits_reset(&state);
-  static constexpr char kSeparator = '\0';
-  for (std::string_view part : parts) {
-    XXH3_128bits_update(&state, part.data(), part.size());
-    XXH3_128bits_update(&state, &kSeparator, 1);
+  std::size_t size = 0;
+  for (std::string_view part : parts) size += part.size() + 1;
+  std::array<char, 256> stack;
+  std::string heap;
+  char* bytes = stack.data();
+  if (size > stack.size()) {
+    heap.resize(size);
+    bytes = heap.data();
   }
-  return XXH3_128bits_digest(&state);
+  std::size_t at = 0;
+  for (std::string_view part : parts) {
+    std::memcpy(bytes + at, part.data(), part.size());
+    at += part.size();
+    bytes[at++] = '\0';
+  }
+  return XXH3_128bits(bytes, size);
 }
 
 // Writes the 16 hex digits of `value` to out[0..16).

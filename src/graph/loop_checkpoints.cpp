@@ -5,6 +5,7 @@
 
 #include "graph/async_saves.h"
 #include "graph/ids.h"
+#include "graph/map_entries.h"
 #include "graph/pregel_loop.h"
 #include "tollgate/error.h"
 
@@ -142,25 +143,6 @@ void PregelLoop::new_thread() {
   }
 }
 
-namespace {
-
-// Sets map[key] = value without allocating when the key is already there.
-template <typename Map, typename Value>
-void put_entry(Map& map, const std::string& key, Value&& value) {
-  if (auto it = map.find(key); it != map.end()) {
-    it->second = std::forward<Value>(value);
-  } else {
-    map.emplace(key, std::forward<Value>(value));
-  }
-}
-
-template <typename Map>
-void erase_entry(Map& map, const std::string& key) {
-  if (auto it = map.find(key); it != map.end()) map.erase(it);
-}
-
-}  // namespace
-
 const Checkpoint& PregelLoop::make_checkpoint() {
   Checkpoint& checkpoint = header_;
   checkpoint.id = checkpoint_id_;
@@ -250,7 +232,6 @@ void PregelLoop::put_current_checkpoint() {
       deltas.emplace(name, std::move(*delta));
   }
   CheckpointConfig parent{thread_id_, context_.checkpoint_ns, last_saved_id_};
-  parent_config_ = last_saved_id_.empty() ? std::nullopt : std::optional(parent);
   if (config_.durability == Durability::kAsync) {
     if (!async_saves_) async_saves_ = std::make_unique<AsyncSaves>(graph_.pool);
     async_saves_->submit([saver = saver_, parent, checkpoint = checkpoint, metadata = metadata_,
@@ -259,6 +240,11 @@ void PregelLoop::put_current_checkpoint() {
     });
   } else {
     saver_->put(parent, checkpoint, metadata_, new_versions, deltas);
+  }
+  if (last_saved_id_.empty()) {
+    parent_config_.reset();
+  } else {
+    parent_config_ = std::move(parent);
   }
   // Let go of the values (keeping the map's entries): a list channel edits its list in place
   // only while nobody else holds it.

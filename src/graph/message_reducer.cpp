@@ -245,6 +245,11 @@ bool MessageIndex::index_if_canonical(const Json::array_t& messages) {
 }
 
 void MessageIndex::check_removals(const std::vector<Json::array_t>& writes) const {
+  // Only a removal can fail; most steps write none, and then there is nothing to simulate.
+  const bool any_removal = std::any_of(writes.begin(), writes.end(), [](const auto& write) {
+    return std::any_of(write.begin(), write.end(), is_remove_message);
+  });
+  if (!any_removal) return;
   // Simulates the merges on ids only: `overlay` holds the ids whose presence the earlier
   // writes changed, on top of positions_ (ignored entirely after a remove-all).
   std::unordered_map<std::string, bool> overlay;

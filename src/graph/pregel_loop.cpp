@@ -8,6 +8,7 @@
 
 #include "graph/async_saves.h"
 #include "graph/ids.h"
+#include "graph/map_entries.h"
 #include "graph/signals.h"
 #include "tollgate/error.h"
 
@@ -97,6 +98,35 @@ State PregelLoop::view(bool output_only) const {
     }
   }
   return State(std::move(values));
+}
+
+State PregelLoop::state_view() {
+  // The previous view's map is reused when nobody holds it any more: its entries stay and
+  // only their values change, so a step's view allocates nothing once the keys are known.
+  if (!state_values_ || state_values_.use_count() > 1) {
+    state_values_ = std::make_shared<std::map<std::string, JsonPtr, std::less<>>>();
+  }
+  auto& values = *state_values_;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const int index = static_cast<int>(i);
+    if (!is_state_channel(index)) continue;
+    if (JsonPtr value = slots_[i].channel->get()) {
+      put_entry(values, channel_name(index), std::move(value));
+    } else {
+      erase_entry(values, channel_name(index));
+    }
+  }
+  return State(std::shared_ptr<const std::map<std::string, JsonPtr, std::less<>>>(state_values_));
+}
+
+void PregelLoop::release_state_view() {
+  step_state_ = State();
+  for (auto& task : tasks_) task.input = State();
+  // The kept map lets go of the values too (a list channel appends in place only while it
+  // holds its list alone); state_view() sets every entry again before the map is shown.
+  if (state_values_ && state_values_.use_count() == 1) {
+    for (auto& entry : *state_values_) entry.second.reset();
+  }
 }
 
 Json PregelLoop::values_json() const {
@@ -252,17 +282,21 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     std::vector<Interrupt> interrupts;
     bool paused = false;
+    // Under exit durability finish() still saves the paused tasks' interrupts, so they are
+    // copied; otherwise they were saved when their task paused and move to the result.
+    const bool keep_interrupts = config_.durability == Durability::kExit;
     for (auto& task : tasks_) {
       if (!task.paused) continue;
       paused = true;
-      for (auto& interrupt : task.interrupts) interrupts.push_back(interrupt);
+      for (auto& interrupt : task.interrupts) {
+        interrupts.push_back(keep_interrupts ? interrupt : std::move(interrupt));
+      }
     }
     if (paused) return finish(true, std::move(interrupts));
 
     // Drop this step's references to channel values first, so that a list channel owning
     // its value alone appends in place instead of copying the whole list.
-    step_state_ = State();
-    for (auto& task : tasks_) task.input = State();
+    release_state_view();
     apply_writes(tasks_, true);
     step_ += 1;
     save_checkpoint("loop");
@@ -374,7 +408,9 @@ void PregelLoop::prepare_tasks() {
         task.node = node;
         task.push = true;
         task.push_index = i;
-        task.input = State::from_json(send.value("arg", Json::object()));
+        // Read in place: value("arg", ...) would copy the argument before from_json copies it.
+        const auto arg = send.find("arg");
+        task.input = arg != send.end() ? State::from_json(*arg) : State::from_json(Json::object());
         tasks_.push_back(std::move(task));
       }
     }
@@ -513,6 +549,7 @@ void PregelLoop::run_step() {
 
 std::vector<int> PregelLoop::apply_writes(std::vector<Task>& tasks, bool bump_step) {
   std::vector<int> updated;
+  updated.reserve(slots_.size());  // one allocation instead of one per doubling
   updated_.assign(slots_.size(), 0);
   auto mark = [&](int index) {
     if (!updated_[static_cast<std::size_t>(index)]) {

@@ -123,8 +123,12 @@ class PregelLoop {
   // A state key shown in output (not private, see StateSchema::make_private).
   bool is_output_channel(int index) const;
   State view(bool output_only) const;
-  // Every state key: what nodes and routers see.
-  State state_view() const { return view(false); }
+  // Every state key: what nodes and routers see. Reuses the previous view's map when no one
+  // holds it (see state_values_).
+  State state_view();
+  // Drops the step's state views (step_state_, the tasks' inputs) and the values the kept
+  // map holds.
+  void release_state_view();
   // The output keys: what invoke, the streams and get_state show.
   State output_view() const { return view(true); }
   Json values_json() const;  // output_view() as one object
@@ -213,6 +217,9 @@ class PregelLoop {
 
   std::vector<Task> tasks_;
   State step_state_;
+  // The map of the last state_view(), rewritten in place by the next one when step_state_
+  // and the tasks' inputs were its only holders.
+  std::shared_ptr<std::map<std::string, JsonPtr, std::less<>>> state_values_;
   std::unique_ptr<AsyncSaves> async_saves_;
   std::vector<std::vector<Json>> buckets_;
   std::vector<char> written_;

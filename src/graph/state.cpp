@@ -1,4 +1,5 @@
 // StateSchema, State and the small value types of graph.h.
+#include <cassert>
 #include <utility>
 
 #include "graph/graph_definition.h"
@@ -50,6 +51,11 @@ const std::map<std::string, JsonPtr, std::less<>>& empty_values() {
 State::State(std::map<std::string, JsonPtr, std::less<>> values)
     : values_(std::make_shared<const std::map<std::string, JsonPtr, std::less<>>>(
           std::move(values))) {}
+
+State::State(std::shared_ptr<const std::map<std::string, JsonPtr, std::less<>>> values)
+    : values_(std::move(values)) {
+  assert(values_ && "State needs a map");
+}
 
 State State::from_json(const Json& object) {
   if (!object.is_object()) {

@@ -113,6 +113,22 @@ TEST_P(InterruptTest, InterruptIdIsTheHashOfTheTaskNamespace) {
   EXPECT_EQ(first.interrupts[0].id.size(), 32u);
 }
 
+// Task ids key saved writes, so they must not change between versions. The expected ids are
+// the XXH3-128 of the parts, each followed by a NUL byte, fed part by part to a streaming
+// state (how ids were first made).
+TEST(TaskId, IsStableAcrossVersions) {
+  EXPECT_EQ(graph_internal::task_id({"1ef8a3c2-0000-6000-8000-000000000001", "", "1", "model",
+                                     "__pregel_pull", "__start__"}),
+            "fcb9de35-26bc-d3ad-4879-66fec2532a79");
+}
+
+TEST(TaskId, LongPartsHashTheSameWay) {
+  const std::string long_part(300, 'x');
+  EXPECT_EQ(graph_internal::task_id({"1ef8a3c2-0000-6000-8000-000000000001", "", "1", "model",
+                                     "__pregel_pull", "__start__", long_part}),
+            "04243162-9f39-32e1-e2d7-b96cd0bfcffe");
+}
+
 TEST_P(InterruptTest, InterruptIdIsStableWhenTheStepIsRetried) {
   Log log;
   auto graph = ask_graph(log);

@@ -40,6 +40,37 @@ TEST(PregelLoop, ChainRunsNodesInOrderAndReturnsState) {
   EXPECT_FALSE(result.paused);
 }
 
+TEST(PregelLoop, AStateANodeKeepsDoesNotChangeInLaterSteps) {
+  State kept;
+  StateGraph g;
+  g.add_node("a", [&](const State& s, Runtime&) -> NodeResult {
+    kept = s;
+    return Json{{"n", 1}};
+  });
+  g.add_node("b", [](const State& s, Runtime&) -> NodeResult {
+    return Json{{"n", s["n"].get<int>() + 1}};
+  });
+  g.add_node("c", [](const State&, Runtime&) -> NodeResult { return Json{{"m", 3}}; });
+  g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c");
+  EXPECT_EQ(g.compile()->invoke(Json{{"n", 0}}).values.to_json(), (Json{{"n", 2}, {"m", 3}}));
+  EXPECT_EQ(kept.to_json(), (Json{{"n", 0}}));
+}
+
+TEST(PregelLoop, EachStepSeesTheStateItsPredecessorsLeft) {
+  std::vector<Json> seen;
+  StateGraph g;
+  for (const char* name : {"a", "b", "c"}) {
+    g.add_node(name, [&seen, name](const State& s, Runtime&) -> NodeResult {
+      seen.push_back(s.to_json());
+      return Json{{std::string("after_") + name, true}};
+    });
+  }
+  g.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c");
+  g.compile()->invoke(Json::object());
+  EXPECT_EQ(seen, (std::vector<Json>{Json::object(), Json{{"after_a", true}},
+                                     Json{{"after_a", true}, {"after_b", true}}}));
+}
+
 TEST(PregelLoop, InputKeysReachTheFirstNode) {
   StateGraph g;
   g.add_node("echo", [](const State& s, Runtime&) -> NodeResult {
