@@ -2,6 +2,8 @@
 // serialised form the runtime stores and the Agent Server emits.
 #include <algorithm>
 #include <cctype>
+#include <string_view>
+#include <utility>
 
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
@@ -140,20 +142,46 @@ SplitCalls split_tool_calls(const Json& message) {
   return out;
 }
 
-// A member of `object` by key, or null when it is missing. The keys are string_views so that
-// each comparison in the lookup knows its length.
-const Json* member(const Json& object, std::string_view key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
+// The fields in_stored_form() reads, found in one pass over the message's members (cheaper
+// than a lookup per field).
+struct StoredFields {
+  const Json* type = nullptr;
+  const Json* id = nullptr;
+  const Json* content = nullptr;
+  const Json* additional_kwargs = nullptr;
+  const Json* response_metadata = nullptr;
+  const Json* tool_calls = nullptr;
+  const Json* invalid_tool_calls = nullptr;
+  const Json* tool_call_id = nullptr;
+  const Json* status = nullptr;
+};
+
+StoredFields stored_fields(const Json::object_t& members) {
+  static constexpr std::pair<std::string_view, const Json * StoredFields::*> kFields[] = {
+      {"type", &StoredFields::type},
+      {"id", &StoredFields::id},
+      {"content", &StoredFields::content},
+      {"additional_kwargs", &StoredFields::additional_kwargs},
+      {"response_metadata", &StoredFields::response_metadata},
+      {"tool_calls", &StoredFields::tool_calls},
+      {"invalid_tool_calls", &StoredFields::invalid_tool_calls},
+      {"tool_call_id", &StoredFields::tool_call_id},
+      {"status", &StoredFields::status}};
+  StoredFields fields;
+  for (const auto& [member, value] : members) {
+    const std::string_view key = member;  // compares lengths before bytes
+    for (const auto& [name, field] : kFields) {
+      if (key == name) {
+        fields.*field = &value;
+        break;
+      }
+    }
+  }
+  return fields;
 }
 
-bool is_nonempty_string(const Json* value) {
-  return value != nullptr && value->is_string() && !value->get_ref<const std::string&>().empty();
-}
-
-bool is_object_member(const Json& object, std::string_view key) {
-  const Json* value = member(object, key);
-  return value != nullptr && value->is_object();
+bool is_a(const Json* value, bool (Json::*check)() const noexcept) {
+  return value != nullptr && (value->*check)();
 }
 
 // True when normalize_message would return `message` unchanged: it is already in the stored
@@ -162,37 +190,30 @@ bool is_object_member(const Json& object, std::string_view key) {
 // doubt answers false and leaves the message to the full path.
 bool in_stored_form(const Json& message) {
   if (!message.is_object()) return false;
-  const Json* type = member(message, "type");
-  if (type == nullptr || !type->is_string()) return false;
-  const std::string& name = type->get_ref<const std::string&>();
+  const StoredFields f = stored_fields(message.get_ref<const Json::object_t&>());
+  if (!is_a(f.type, &Json::is_string)) return false;
+  const std::string& type = f.type->get_ref<const std::string&>();
   // "remove" has rules of its own and "developer" is rewritten: both take the full path.
-  if (name == "remove" || name == "developer" || !is_known_type(name)) return false;
-  if (!is_nonempty_string(member(message, "id"))) return false;
-  const Json* content = member(message, "content");
-  if (content == nullptr || !(content->is_string() || content->is_array())) return false;
-  if (!is_object_member(message, "additional_kwargs") ||
-      !is_object_member(message, "response_metadata")) {
+  if (type == "remove" || type == "developer" || !is_known_type(type)) return false;
+  if (!is_a(f.id, &Json::is_string) || f.id->get_ref<const std::string&>().empty()) return false;
+  if (!is_a(f.content, &Json::is_string) && !is_a(f.content, &Json::is_array)) return false;
+  if (!is_a(f.additional_kwargs, &Json::is_object) ||
+      !is_a(f.response_metadata, &Json::is_object)) {
     return false;
   }
-  if (name == "ai") {
-    const Json* calls = member(message, "tool_calls");
-    const Json* invalid = member(message, "invalid_tool_calls");
-    if (calls == nullptr || !calls->is_array() || invalid == nullptr || !invalid->is_array()) {
+  if (type == "ai") {
+    if (!is_a(f.tool_calls, &Json::is_array) || !is_a(f.invalid_tool_calls, &Json::is_array)) {
       return false;
     }
-    if (calls->empty()) {
+    if (f.tool_calls->empty()) {
       // The full path would look for calls to promote from the provider's fields.
-      return !message["additional_kwargs"].contains("tool_calls");
+      return !f.additional_kwargs->contains("tool_calls");
     }
-    return std::all_of(calls->begin(), calls->end(), is_canonical_call);
+    return std::all_of(f.tool_calls->begin(), f.tool_calls->end(), is_canonical_call);
   }
-  if (name == "tool") {
-    if (const Json* call_id = member(message, "tool_call_id");
-        call_id == nullptr || !call_id->is_string()) {
-      return false;
-    }
-    const Json* status = member(message, "status");
-    return status == nullptr || *status == "success" || *status == "error";
+  if (type == "tool") {
+    if (!is_a(f.tool_call_id, &Json::is_string)) return false;
+    return f.status == nullptr || *f.status == "success" || *f.status == "error";
   }
   return true;
 }
