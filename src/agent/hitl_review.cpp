@@ -290,14 +290,19 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
   return outcome;
 }
 
-Json executed_call(const Json& tool_call, const Json& edited) {
+const Json* recorded_edit(const Json& tool_call, const Json& edited) {
   const auto id = tool_call.find("id");
-  if (id == tool_call.end() || !id->is_string() || !edited.is_object()) return tool_call;
+  if (id == tool_call.end() || !id->is_string() || !edited.is_object()) return nullptr;
   const auto it = edited.find(id->get_ref<const std::string&>());
-  if (it == edited.end()) return tool_call;
+  return it == edited.end() ? nullptr : &*it;
+}
+
+Json executed_call(const Json& tool_call, const Json& edited) {
+  const Json* edit = recorded_edit(tool_call, edited);
+  if (edit == nullptr) return tool_call;
   Json executed = tool_call;
-  executed["name"] = (*it)["name"];
-  executed["args"] = (*it)["args"];
+  executed["name"] = (*edit)["name"];
+  executed["args"] = (*edit)["args"];
   return executed;
 }
 

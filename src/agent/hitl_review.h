@@ -49,8 +49,12 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
                               const Json& ai_message, const Json& response,
                               const ToolCatalog& catalog, const State* state, Runtime* runtime);
 
+// The reviewer's edit of `tool_call` recorded in `edited` (the hitl_edited_tool_calls state
+// key), or null when there is none. Points into `edited`.
+const Json* recorded_edit(const Json& tool_call, const Json& edited);
+
 // The tool call that actually runs for `tool_call`: the reviewer's edit if one is recorded
-// in `edited` (the hitl_edited_tool_calls state key), else the call itself.
+// in `edited`, else the call itself.
 Json executed_call(const Json& tool_call, const Json& edited);
 
 // Prepends the edit notice ("<notice> Executed instead: <name> with arguments <json>.") to a

@@ -56,6 +56,8 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
 
   Json wrap_tool_call(const ToolCallRequest& request, const ToolCallHandler& next) const override {
     const Json& edited = request.state != nullptr ? (*request.state)[kEditedKey] : null_json();
+    // Most calls were approved as they are: no copy of the call is made for them.
+    if (hitl::recorded_edit(request.tool_call, edited) == nullptr) return next(request);
     Json executed = hitl::executed_call(request.tool_call, edited);
     if (executed == request.tool_call) return next(request);
     // Checked when the decision was made; checked again because state can be edited directly.

@@ -372,6 +372,16 @@ TEST(HitlEditExecution, ExecutedCallTakesTheReviewersNameAndArgs) {
   EXPECT_EQ(executed_call(call, Json::object()), call);
 }
 
+TEST(HitlEditExecution, RecordedEditIsFoundByCallIdOnly) {
+  const Json call = tool_call("c1", "send_email", {{"to", "a@x"}});
+  const Json edited{{"c2", {{"name", "get_weather"}, {"args", Json::object()}}}};
+  EXPECT_EQ(recorded_edit(call, edited), nullptr);
+  EXPECT_EQ(recorded_edit(call, Json()), nullptr);
+  const Json* edit = recorded_edit(tool_call("c2", "send_email", Json::object()), edited);
+  ASSERT_NE(edit, nullptr);
+  EXPECT_EQ((*edit)["name"], "get_weather");
+}
+
 const std::string kNotice =
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in your "
     "message is the one you produced, not the one that executed. This was intentional and "
