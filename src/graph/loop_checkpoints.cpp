@@ -288,7 +288,9 @@ std::vector<std::pair<std::string, Json>> PregelLoop::saved_form(const Task& tas
   return writes;
 }
 
-void PregelLoop::put_task_writes(Task& task, bool force) {
+void PregelLoop::put_task_writes(Task& task, bool force,
+                                 std::vector<std::pair<std::string, Json>> saved_before,
+                                 std::size_t first_write) {
   if (!saver_ || updating_state_) return;
   if (config_.durability == Durability::kExit && !force) return;
   if (!task.done && !task.paused) return;
@@ -297,10 +299,12 @@ void PregelLoop::put_task_writes(Task& task, bool force) {
   // background gets copies.
   const bool lend = config_.durability != Durability::kAsync;
   auto take = [lend](Json& value) { return lend ? Json(std::move(value)) : Json(value); };
-  std::vector<std::pair<std::string, Json>> writes;
+  std::vector<std::pair<std::string, Json>> writes = std::move(saved_before);
+  const std::size_t lent_at = writes.size();
   if (task.done) {
-    writes.reserve(task.writes.size());
-    for (auto& write : task.writes) {
+    writes.reserve(lent_at + task.writes.size() - first_write);
+    for (std::size_t i = first_write; i < task.writes.size(); ++i) {
+      Write& write = task.writes[i];
       writes.emplace_back(write.channel < 0 ? write.key : channel_name(write.channel),
                           take(write.value));
     }
@@ -317,8 +321,8 @@ void PregelLoop::put_task_writes(Task& task, bool force) {
   auto give_back = [&] {
     if (!lend) return;
     if (task.done) {
-      for (std::size_t i = 0; i < task.writes.size(); ++i) {
-        task.writes[i].value = std::move(writes[i].second);
+      for (std::size_t i = first_write; i < task.writes.size(); ++i) {
+        task.writes[i].value = std::move(writes[lent_at + i - first_write].second);
       }
     } else {
       Json& saved = writes[0].second;

@@ -588,13 +588,7 @@ std::vector<int> PregelLoop::apply_writes(std::vector<Task>& tasks, bool bump_st
     if (!state_pass && router) {
       const std::size_t before = router->writes.size();
       route(*router, state_view());
-      for (std::size_t k = before; k < router->writes.size(); ++k) {
-        if (save_router_writes) {
-          router_payload.emplace_back(channel_name(router->writes[k].channel),
-                                      router->writes[k].value);
-        }
-      }
-      if (save_router_writes) put_writes_payload(router->id, std::move(router_payload), false);
+      if (save_router_writes) put_task_writes(*router, false, std::move(router_payload), before);
     }
     for (auto& task : tasks) {
       for (auto& write : task.writes) {

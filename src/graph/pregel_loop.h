@@ -154,8 +154,12 @@ class PregelLoop {
   void save_checkpoint(const char* source);
   void put_current_checkpoint();
   // Saves a finished task's writes, or a paused one's interrupts. A save made in this thread
-  // borrows the write values and gives them back before returning.
-  void put_task_writes(Task& task, bool force = false);
+  // borrows the write values and gives them back before returning. A finished task saves
+  // `saved_before` and then its writes from `first_write` on (a router: its own writes,
+  // copied before they were applied, then the routing writes).
+  void put_task_writes(Task& task, bool force = false,
+                       std::vector<std::pair<std::string, Json>> saved_before = {},
+                       std::size_t first_write = 0);
   // Saves `writes` for `task_id`. A save made in this thread reads `writes` in place and
   // leaves them whole; an async save takes them. Nothing is saved under exit durability
   // unless `force`.
