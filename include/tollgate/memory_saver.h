@@ -2,13 +2,13 @@
 //
 // Stores values like the persistent savers do (see Saver::put): unchanged channels are shared
 // with the parent checkpoint, list channels given as ListDeltas keep only the appended items,
-// with a full copy now and then so that reading any checkpoint stays cheap. Values of
-// channels without a delta are kept as the caller's JsonPtr (immutable, shared, no copy);
-// values that came with a delta, and pending writes, are kept as their MessagePack encoding
-// (one compact buffer each, decoded when read), never referenced, because the caller may
-// append to that list in place. A checkpoint's header and metadata are packed into one
-// buffer too, and value references share their checkpoint ids: a step costs a few
-// allocations and about its encoded size in memory, not a tree of nodes per value.
+// with a full copy now and then so that reading any checkpoint stays cheap. Values that came
+// with a delta, objects, arrays and pending writes are kept as their MessagePack encoding
+// (one compact buffer each, decoded when read; a JSON tree takes several times the bytes, and
+// the caller may append to a delta's list in place); nulls share one value; other scalars are
+// kept as the caller's JsonPtr (immutable, shared, no copy). A checkpoint's header and
+// metadata are one buffer too, naming channels and nodes by index into one table per saver:
+// an agent HITL cycle (7 checkpoints, 15 writes) keeps about 10 KB.
 //
 // Thread-safety: every method may be called concurrently; one mutex guards all state.
 #pragma once

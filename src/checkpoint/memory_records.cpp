@@ -145,8 +145,7 @@ class RecordReader {
   const NameTable* names_;
 };
 
-template <class Writer>
-void write_header(Writer& out, std::string_view parent_id, const Checkpoint& checkpoint) {
+void write_header(RecordWriter& out, std::string_view parent_id, const Checkpoint& checkpoint) {
   out.u32(0);  // the metadata's offset, filled in once known
   out.str(parent_id);
   out.str(checkpoint.ts);
@@ -291,8 +290,7 @@ std::pair<std::uint64_t, std::uint64_t> add_writes(
       std::memcpy(out, entry.encoded, entry.size);
     }
   }
-  std::vector<std::uint8_t> log = exact_copy(scratch);
-  task.log_ = std::move(log);  // the old log (which `entries` pointed into) goes only now
+  task.log_ = exact_copy(scratch);  // the old log (which `entries` pointed into) goes only now
   return {added, bytes};
 }
 
