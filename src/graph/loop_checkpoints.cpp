@@ -283,7 +283,7 @@ std::vector<std::pair<std::string, Json>> PregelLoop::saved_form(const Task& tas
   std::vector<std::pair<std::string, Json>> writes;
   writes.reserve(task.writes.size());
   for (const auto& write : task.writes) {
-    writes.emplace_back(write.channel < 0 ? write.key : channel_name(write.channel), write.value);
+    writes.emplace_back(channel_name(write), write.value);
   }
   return writes;
 }
@@ -305,8 +305,7 @@ void PregelLoop::put_task_writes(Task& task, bool force,
     writes.reserve(lent_at + task.writes.size() - first_write);
     for (std::size_t i = first_write; i < task.writes.size(); ++i) {
       Write& write = task.writes[i];
-      writes.emplace_back(write.channel < 0 ? write.key : channel_name(write.channel),
-                          take(write.value));
+      writes.emplace_back(channel_name(write), take(write.value));
     }
   } else {
     Json interrupts = Json::array();

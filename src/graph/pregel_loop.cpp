@@ -243,8 +243,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
       for (const auto& target : command->goto_nodes) add_goto(pseudo, target, "Command");
       for (const auto& send : command->goto_sends) add_send(pseudo, send, "Command");
       for (auto& write : pseudo.writes) {
-        unsaved_null_writes_.emplace_back(
-            write.channel < 0 ? write.key : channel_name(write.channel), write.value);
+        unsaved_null_writes_.emplace_back(channel_name(write), write.value);
         null_writes.push_back(std::move(write));
       }
     }

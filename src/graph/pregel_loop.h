@@ -117,6 +117,10 @@ class PregelLoop {
   // Channels.
   std::size_t base_channels() const { return graph_.channels.size(); }
   const std::string& channel_name(int index) const;
+  // The name `write` goes to: its channel's, or its new state key.
+  const std::string& channel_name(const Write& write) const {
+    return write.channel < 0 ? write.key : channel_name(write.channel);
+  }
   bool is_state_channel(int index) const;
   int find_channel(std::string_view name) const;
   int channel_for_key(std::string_view key);  // creates a last-value channel if needed

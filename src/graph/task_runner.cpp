@@ -352,8 +352,7 @@ void PregelLoop::emit_task_result(Task& task) {
   if (!debug && !context_.emitter->wants(StreamMode::kTasks, ns)) return;
   Json result = Json::array();
   for (const auto& write : task.writes) {
-    result.push_back(
-        Json::array({write.channel < 0 ? write.key : channel_name(write.channel), write.value}));
+    result.push_back(Json::array({channel_name(write), write.value}));
   }
   Json error;
   if (task.error) {
