@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/router.h"
@@ -12,6 +13,7 @@
 #include "server/store.h"
 #include "server/thread_streams.h"
 #include "tollgate/checkpoint.h"
+#include "tollgate/error.h"
 
 namespace tollgate::server {
 
@@ -55,13 +57,21 @@ std::function<bool(HttpResponse&)> refusal_gate(const std::shared_ptr<EventLog>&
                                                 HeadRewrite accepted = {},
                                                 RefusalRewrite refused = {});
 
-// Field readers: each throws HttpError(400) naming the field when the type is wrong.
+// Field readers, the parsing boundary of a request: each throws Error(kInvalidArgument) naming
+// the field when the type is wrong, so a JSON type error never escapes from request data.
+// `field` may be a dotted path into nested objects ("checkpoint.checkpoint_id"); a missing or
+// null member (at any level) is absent.
 Json require_object_body(const HttpRequest& request);
+// The member at `path`, nullptr when absent or null.
+const Json* find_field(const Json& body, std::string_view path);
 std::optional<std::string> optional_string(const Json& body, const std::string& field);
 std::string enum_field(const Json& body, const std::string& field,
                        const std::vector<std::string>& allowed, const std::string& fallback);
 Json optional_object(const Json& body, const std::string& field);
 bool optional_bool(const Json& body, const std::string& field, bool fallback);
 std::size_t optional_count(const Json& body, const std::string& field, std::size_t fallback);
+// A string member of a stored object (e.g. a thread's metadata, which clients may rewrite),
+// "" when `object` is not an object or the member is absent or not a string.
+std::string string_member(const Json& object, const std::string& key);
 
 }  // namespace tollgate::server

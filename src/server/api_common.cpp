@@ -1,5 +1,6 @@
 #include "server/api.h"
 #include "server/ids.h"
+#include "tollgate/error.h"
 
 namespace tollgate::server {
 
@@ -13,7 +14,7 @@ std::optional<AssistantRecord> find_assistant(ApiContext& context, const std::st
 AssistantRecord require_assistant_for_run(ApiContext& context, const std::string& id_or_graph) {
   auto assistant = find_assistant(context, id_or_graph);
   if (!assistant) {
-    throw HttpError(404, "No assistant found for \"" + id_or_graph +
+    throw Error::NotFound("No assistant found for \"" + id_or_graph +
                              "\". Make sure the assistant ID is for a valid assistant or a "
                              "valid graph ID.");
   }
@@ -21,13 +22,13 @@ AssistantRecord require_assistant_for_run(ApiContext& context, const std::string
 }
 
 void require_uuid(const std::string& value, const std::string& field) {
-  if (!is_uuid(value)) throw HttpError(400, field + ": not a valid UUID: \"" + value + "\"");
+  if (!is_uuid(value)) throw Error::InvalidArgument(field + ": not a valid UUID: \"" + value + "\"");
 }
 
 ThreadRecord require_thread(ApiContext& context, const std::string& thread_id) {
   require_uuid(thread_id, "thread_id");
   auto thread = context.store.get_thread(thread_id);
-  if (!thread) throw HttpError(404, "Thread with ID " + thread_id + " not found");
+  if (!thread) throw Error::NotFound("Thread with ID " + thread_id + " not found");
   return *thread;
 }
 
@@ -82,15 +83,32 @@ std::function<bool(HttpResponse&)> refusal_gate(const std::shared_ptr<EventLog>&
 
 Json require_object_body(const HttpRequest& request) {
   Json body = request.json_body();
-  if (!body.is_object()) throw HttpError(400, "Request body must be a JSON object");
+  if (!body.is_object()) throw Error::InvalidArgument("Request body must be a JSON object");
   return body;
 }
 
+const Json* find_field(const Json& body, std::string_view path) {
+  const Json* node = &body;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key(path.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    auto it = node->find(key);
+    if (it == node->end() || it->is_null()) return nullptr;
+    if (dot == std::string_view::npos) return &*it;
+    if (!it->is_object()) {
+      throw Error::InvalidArgument(std::string(path.substr(0, dot)) + ": must be an object");
+    }
+    node = &*it;
+    start = dot + 1;
+  }
+}
+
 std::optional<std::string> optional_string(const Json& body, const std::string& field) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) throw HttpError(400, field + ": must be a string");
-  return it->get<std::string>();
+  const Json* value = find_field(body, field);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_string()) throw Error::InvalidArgument(field + ": must be a string");
+  return value->get<std::string>();
 }
 
 std::string enum_field(const Json& body, const std::string& field,
@@ -102,30 +120,37 @@ std::string enum_field(const Json& body, const std::string& field,
   }
   std::string options;
   for (const std::string& option : allowed) options += (options.empty() ? "" : ", ") + option;
-  throw HttpError(400, field + ": invalid value \"" + *value + "\"; expected one of " + options);
+  throw Error::InvalidArgument(field + ": invalid value \"" + *value + "\"; expected one of " +
+                               options);
 }
 
 Json optional_object(const Json& body, const std::string& field) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return Json::object();
-  if (!it->is_object()) throw HttpError(400, field + ": must be an object");
-  return *it;
+  const Json* value = find_field(body, field);
+  if (value == nullptr) return Json::object();
+  if (!value->is_object()) throw Error::InvalidArgument(field + ": must be an object");
+  return *value;
 }
 
 bool optional_bool(const Json& body, const std::string& field, bool fallback) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) throw HttpError(400, field + ": must be a boolean");
-  return it->get<bool>();
+  const Json* value = find_field(body, field);
+  if (value == nullptr) return fallback;
+  if (!value->is_boolean()) throw Error::InvalidArgument(field + ": must be a boolean");
+  return value->get<bool>();
 }
 
 std::size_t optional_count(const Json& body, const std::string& field, std::size_t fallback) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer() || it->get<long long>() < 0) {
-    throw HttpError(400, field + ": must be a non-negative integer");
+  const Json* value = find_field(body, field);
+  if (value == nullptr) return fallback;
+  if (!value->is_number_unsigned() && !(value->is_number_integer() && value->get<long long>() >= 0)) {
+    throw Error::InvalidArgument(field + ": must be a non-negative integer");
   }
-  return it->get<std::size_t>();
+  return value->get<std::size_t>();
+}
+
+std::string string_member(const Json& object, const std::string& key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace tollgate::server

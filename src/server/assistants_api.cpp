@@ -10,7 +10,7 @@ namespace {
 
 AssistantRecord require_assistant(ApiContext& context, const std::string& id) {
   auto assistant = find_assistant(context, id);
-  if (!assistant) throw HttpError(404, "Assistant not found");
+  if (!assistant) throw Error::NotFound("Assistant not found");
   return *assistant;
 }
 
@@ -64,9 +64,9 @@ void add_assistant_routes(Router& router, ApiContext& context) {
   router.add("POST", "/assistants", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
     auto graph_id = optional_string(body, "graph_id");
-    if (!graph_id) throw HttpError(400, "graph_id: required");
+    if (!graph_id) throw Error::InvalidArgument("graph_id: required");
     if (ctx->runs.graph(*graph_id) == nullptr) {
-      throw HttpError(404, "Graph \"" + *graph_id + "\" not found");
+      throw Error::NotFound("Graph \"" + *graph_id + "\" not found");
     }
     std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
     AssistantRecord a;
@@ -74,7 +74,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
     require_uuid(a.assistant_id, "assistant_id");
     if (auto existing = ctx->store.get_assistant(a.assistant_id)) {
       if (if_exists == "do_nothing") return HttpResponse::json(assistant_to_json(*existing));
-      throw HttpError(409, "Assistant already exists");
+      throw Error::Conflict("Assistant already exists");
     }
     a.graph_id = *graph_id;
     a.name = optional_string(body, "name").value_or("Untitled");
@@ -127,7 +127,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
     AssistantRecord a = require_assistant(*ctx, request.params[0]);
     if (auto graph_id = optional_string(body, "graph_id")) {
       if (ctx->runs.graph(*graph_id) == nullptr) {
-        throw HttpError(404, "Graph \"" + *graph_id + "\" not found");
+        throw Error::NotFound("Graph \"" + *graph_id + "\" not found");
       }
       a.graph_id = *graph_id;
     }

@@ -18,7 +18,7 @@ std::int64_t query_integer(const HttpRequest& request, const std::string& name, 
   const char* end = text->data() + text->size();
   auto [ptr, ec] = std::from_chars(text->data(), end, value);
   if (ec != std::errc() || ptr != end || value < low || value > high) {
-    throw HttpError(400, name + ": must be an integer from " + std::to_string(low) + " to " +
+    throw Error::InvalidArgument(name + ": must be an integer from " + std::to_string(low) + " to " +
                              std::to_string(high));
   }
   return value;
@@ -29,7 +29,7 @@ std::int64_t query_integer(const HttpRequest& request, const std::string& name, 
 void add_audit_routes(Router& router, ApiContext& context) {
   ApiContext* ctx = &context;
   router.add("GET", "/audit", [ctx](HttpRequest& request) {
-    if (ctx->audit == nullptr) throw HttpError(404, "This server keeps no audit log");
+    if (ctx->audit == nullptr) throw Error::NotFound("This server keeps no audit log");
     AuditQuery query;
     if (auto thread_id = request.query_value("thread_id")) {
       require_uuid(*thread_id, "thread_id");

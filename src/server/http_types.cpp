@@ -1,5 +1,7 @@
 #include "server/http_types.h"
 
+#include "tollgate/error.h"
+
 namespace tollgate::server {
 
 std::optional<std::string> HttpRequest::query_value(const std::string& name) const {
@@ -25,7 +27,7 @@ Json HttpRequest::json_body(const Json& empty_value) const {
   try {
     return Json::parse(body);
   } catch (const Json::parse_error& e) {
-    throw HttpError(400, "Request body is not valid JSON: " + std::string(e.what()));
+    throw Error::InvalidArgument("Request body is not valid JSON: " + std::string(e.what()));
   }
 }
 

@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,18 +12,6 @@
 #include "tollgate/json.h"
 
 namespace tollgate::server {
-
-// An error answered with `status` and {"detail": message}. Handlers throw it (or a
-// tollgate::Error, mapped through http_status()).
-class HttpError : public std::runtime_error {
- public:
-  HttpError(int status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
-  int status() const { return status_; }
-
- private:
-  int status_;
-};
 
 struct HttpRequest {
   std::string method;  // upper case: GET, POST, ...
@@ -39,7 +26,7 @@ struct HttpRequest {
   std::vector<std::string> query_values(const std::string& name) const;
   std::string header(const std::string& lower_name) const;
   // The body parsed as JSON; an empty body is `empty_value`. Malformed JSON throws
-  // HttpError(400) saying where parsing failed.
+  // Error(kInvalidArgument) saying where parsing failed.
   Json json_body(const Json& empty_value = Json::object()) const;
 };
 

@@ -9,18 +9,21 @@
 namespace tollgate::server {
 namespace {
 
-// A protocol error: answered with {"type":"error", ...}, with HTTP 200 like the reference
-// server, except a resume that cannot apply (nothing paused, an unknown interrupt id: 409).
-struct ProtocolError {
-  std::string code;
-  std::string message;
-  int http_status = 200;
-};
-
-HttpResponse protocol_error(const Json& id, const std::string& code, const std::string& message,
-                            int http_status = 200) {
-  return HttpResponse::json({{"type", "error"}, {"id", id}, {"error", code}, {"message", message}},
+HttpResponse protocol_error(const Json& id, const std::string& name, const std::string& message,
+                            int http_status) {
+  return HttpResponse::json({{"type", "error"}, {"id", id}, {"error", name}, {"message", message}},
                             http_status);
+}
+
+// A failed command: {"type":"error", ...} with the protocol's name for the error (its reason,
+// else its code's), with HTTP 200 like the reference server, except a conflict (nothing paused,
+// an unknown interrupt id, a busy thread) or a refused decision, which keep their status so a
+// client cannot take a refused decision for an accepted one.
+HttpResponse protocol_error(const Json& id, const Error& e) {
+  const bool keeps_status =
+      e.code() == ErrorCode::kConflict || e.code() == ErrorCode::kUnprocessable;
+  return protocol_error(id, e.reason().empty() ? protocol_error_name(e.code()) : e.reason(),
+                        e.what(), keeps_status ? http_status(e.code()) : 200);
 }
 
 Json pending_interrupt_ids(const ThreadRecord& thread) {
@@ -44,8 +47,7 @@ std::string strategy_of(const Json& params) {
     if (params.contains(key) && params[key].is_string()) {
       std::string value = params[key].get<std::string>();
       if (value != "reject" && value != "interrupt" && value != "rollback" && value != "enqueue") {
-        throw ProtocolError{"invalid_argument",
-                            std::string(key) + ": invalid value \"" + value + "\""};
+        throw Error::InvalidArgument(std::string(key) + ": invalid value \"" + value + "\"");
       }
       return value;
     }
@@ -68,11 +70,10 @@ RunRequest protocol_run(const std::string& thread_id, const std::string& assista
 // Starts the run; a run.start with input on a paused thread is a resume.
 RunRecord run_start(ApiContext& context, const std::string& thread_id, const Json& params) {
   auto assistant_id = params.value("assistant_id", Json());
-  if (!assistant_id.is_string()) throw ProtocolError{"invalid_argument", "assistant_id: required"};
+  if (!assistant_id.is_string()) throw Error::InvalidArgument("assistant_id: required");
   auto assistant = find_assistant(context, assistant_id.get<std::string>());
   if (!assistant) {
-    throw ProtocolError{"invalid_argument",
-                        "No assistant found for \"" + assistant_id.get<std::string>() + "\""};
+    throw Error::NotFound("No assistant found for \"" + assistant_id.get<std::string>() + "\"");
   }
   ThreadRecord thread = ensure_thread(context, thread_id);
   RunRequest r = protocol_run(thread_id, assistant->assistant_id);
@@ -98,33 +99,32 @@ RunRecord input_respond(ApiContext& context, const std::string& thread_id, const
   auto thread = context.store.get_thread(thread_id);
   Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
   if (!thread || pending.empty()) {
-    throw ProtocolError{"invalid_argument",
-                        "input.respond can only be used while the run is interrupted.", 409};
+    throw Error::Conflict("input.respond can only be used while the run is interrupted.");
   }
   Json resume = Json::object();
   auto add = [&](const Json& response) {
     if (!response.is_object() || !response.contains("interrupt_id") ||
         !response["interrupt_id"].is_string()) {
-      throw ProtocolError{"invalid_argument", "interrupt_id: required"};
+      throw Error::InvalidArgument("interrupt_id: required");
     }
     std::string id = response["interrupt_id"].get<std::string>();
     if (std::find(pending.begin(), pending.end(), Json(id)) == pending.end()) {
-      throw ProtocolError{"no_such_interrupt", "No pending interrupt with id " + id, 409};
+      throw Error::Conflict("No pending interrupt with id " + id).with_reason("no_such_interrupt");
     }
     resume[id] = response.value("response", Json());
   };
   if (params.contains("responses")) {
     if (!params["responses"].is_array())
-      throw ProtocolError{"invalid_argument", "responses: must be a list"};
+      throw Error::InvalidArgument("responses: must be a list");
     for (const Json& response : params["responses"]) add(response);
   } else {
     add(params);
   }
   // The assistant comes from the thread, not from process memory, so a respond works after
   // a restart or on another replica.
-  std::string assistant_id = thread->metadata.value("assistant_id", std::string());
+  std::string assistant_id = string_member(thread->metadata, "assistant_id");
   if (assistant_id.empty()) {
-    throw ProtocolError{"no_such_run", "Thread has no assistant; call run.start first."};
+    throw Error::NotFound("Thread has no assistant; call run.start first.").with_reason("no_such_run");
   }
   RunRequest r = protocol_run(thread_id, assistant_id);
   Json command{{"resume", resume}};
@@ -160,8 +160,8 @@ HttpResponse resume_response(ApiContext& context, const RunRecord& run, HttpResp
 
 Json state_get(ApiContext& context, const std::string& thread_id, const Json& params) {
   auto thread = context.store.get_thread(thread_id);
-  if (!thread) throw ProtocolError{"invalid_argument", "Thread " + thread_id + " not found"};
-  std::string graph_id = thread->metadata.value("graph_id", std::string());
+  if (!thread) throw Error::NotFound("Thread " + thread_id + " not found");
+  std::string graph_id = string_member(thread->metadata, "graph_id");
   const CompiledGraph* graph = context.runs.graph(graph_id);
   if (graph == nullptr) return Json{{"values", Json::object()}, {"checkpoint", nullptr}};
   RunConfig config;
@@ -192,15 +192,15 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     require_uuid(thread_id, "thread_id");
     Json body = require_object_body(request);
     if (!body.contains("id") || !body["id"].is_number_integer()) {
-      throw HttpError(400, "id: required (a non-negative integer)");
+      throw Error::InvalidArgument("id: required (a non-negative integer)");
     }
     if (!body.contains("method") || !body["method"].is_string()) {
-      throw HttpError(400, "method: required (a command name)");
+      throw Error::InvalidArgument("method: required (a command name)");
     }
     const Json id = body["id"];
     const std::string method = body["method"].get<std::string>();
     Json params = body.value("params", Json::object());
-    if (!params.is_object()) throw HttpError(400, "params: must be an object");
+    if (!params.is_object()) throw Error::InvalidArgument("params: must be an object");
     try {
       // The seq the command was applied at: events of a run it starts come after it.
       const std::int64_t applied_through = ctx->streams.current_seq(thread_id);
@@ -220,16 +220,10 @@ void add_protocol_routes(Router& router, ApiContext& context) {
         return resume_response(*ctx, run, success(Json::object()), id);
       }
       if (method == "state.get") return success(state_get(*ctx, thread_id, params));
-      throw ProtocolError{"unknown_command", "Unknown protocol command: " + method};
-    } catch (const ProtocolError& e) {
-      return protocol_error(id, e.code, e.message, e.http_status);
-    } catch (const HttpError& e) {
-      std::string code = e.status() == 404   ? "invalid_argument"
-                         : e.status() == 409 ? "invalid_argument"
-                                             : "unknown_error";
-      return protocol_error(id, code, e.what());
+      throw Error::InvalidArgument("Unknown protocol command: " + method)
+          .with_reason("unknown_command");
     } catch (const Error& e) {
-      return protocol_error(id, "unknown_error", e.what());
+      return protocol_error(id, e);
     }
   });
 
@@ -239,38 +233,38 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     Json body = require_object_body(request);
     for (const auto& [key, value] : body.items()) {
       if (key != "channels" && key != "namespaces" && key != "depth" && key != "since") {
-        throw HttpError(400, key + ": unknown field; expected channels, namespaces, depth, since");
+        throw Error::InvalidArgument(key + ": unknown field; expected channels, namespaces, depth, since");
       }
     }
     StreamFilter filter;
     if (!body.contains("channels") || !body["channels"].is_array()) {
-      throw HttpError(400, "channels: required (a list of channel names)");
+      throw Error::InvalidArgument("channels: required (a list of channel names)");
     }
     for (const Json& channel : body["channels"]) {
-      if (!channel.is_string()) throw HttpError(400, "channels: must be a list of channel names");
+      if (!channel.is_string()) throw Error::InvalidArgument("channels: must be a list of channel names");
       filter.channels.push_back(channel.get<std::string>());
     }
     if (body.contains("namespaces") && !body["namespaces"].is_null()) {
       if (!body["namespaces"].is_array())
-        throw HttpError(400, "namespaces: must be a list of namespaces");
+        throw Error::InvalidArgument("namespaces: must be a list of namespaces");
       filter.has_namespaces = true;
       for (const Json& ns : body["namespaces"]) {
         if (!ns.is_array())
-          throw HttpError(400, "namespaces: each namespace must be a list of segments");
+          throw Error::InvalidArgument("namespaces: each namespace must be a list of segments");
         std::vector<std::string> segments;
         for (const Json& segment : ns) {
-          if (!segment.is_string()) throw HttpError(400, "namespaces: segments must be strings");
+          if (!segment.is_string()) throw Error::InvalidArgument("namespaces: segments must be strings");
           segments.push_back(segment.get<std::string>());
         }
         filter.namespaces.push_back(std::move(segments));
       }
     }
     if (body.contains("depth") && !body["depth"].is_null()) {
-      if (!body["depth"].is_number_integer()) throw HttpError(400, "depth: must be an integer");
+      if (!body["depth"].is_number_integer()) throw Error::InvalidArgument("depth: must be an integer");
       filter.depth = body["depth"].get<int>();
     }
     if (body.contains("since") && !body["since"].is_null()) {
-      if (!body["since"].is_number_integer()) throw HttpError(400, "since: must be an integer");
+      if (!body["since"].is_number_integer()) throw Error::InvalidArgument("since: must be an integer");
       filter.since = body["since"].get<std::int64_t>();
     }
     LogStreamBody::Options options;

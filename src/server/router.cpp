@@ -1,8 +1,34 @@
 #include "server/router.h"
 
+#include "server/log.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
+namespace {
+
+// Runs a handler and turns whatever it throws into an answer. An Error is the client's or
+// the world's (its code decides the status); anything else is a bug in the server: 500,
+// logged with the request it happened on. Request fields are read by checked readers that
+// throw Error(kInvalidArgument) naming the field, so a JSON type error that gets here was
+// not the client's fault.
+HttpResponse guarded(const Handler& handler, HttpRequest& request) {
+  const auto internal = [&request](const std::string& message) {
+    log_error(request.method + " " + request.path + ": " + message);
+    return HttpResponse::error(500, message);
+  };
+  try {
+    return handler(request);
+  } catch (const Error& e) {
+    if (http_status(e.code()) >= 500) log_error(request.method + " " + request.path + ": " + e.what());
+    return HttpResponse::error(http_status(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return internal(std::string("Internal error: ") + e.what());
+  } catch (...) {
+    return internal("Internal error: unknown exception");
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> segments;
@@ -38,21 +64,11 @@ HttpResponse Router::dispatch(HttpRequest& request) const {
     path_known = true;
     if (route.method != request.method) continue;
     request.params = std::move(params);
-    try {
-      return route.handler(request);
-    } catch (const HttpError& e) {
-      return HttpResponse::error(e.status(), e.what());
-    } catch (const Error& e) {
-      return HttpResponse::error(http_status(e.code()), e.what());
-    } catch (const Json::exception& e) {
-      return HttpResponse::error(400, std::string("Invalid request: ") + e.what());
-    } catch (const std::exception& e) {
-      return HttpResponse::error(500, std::string("Internal error: ") + e.what());
-    }
+    return guarded(route.handler, request);
   }
   if (path_known) return HttpResponse::error(405, "Method not allowed");
   if (get_fallback_ && (request.method == "GET" || request.method == "HEAD")) {
-    return get_fallback_(request);
+    return guarded(get_fallback_, request);
   }
   return HttpResponse::error(404, "Not found");
 }

@@ -14,7 +14,7 @@ class Router {
  public:
   void add(std::string method, const std::string& pattern, Handler handler);
   // Runs the matching handler and turns exceptions into JSON error responses: 404 for an
-  // unknown path, 405 for a known path with another method, HttpError/Error statuses.
+  // unknown path, 405 for a known path with another method, an Error's status, and 500 for anything else (logged).
   HttpResponse dispatch(HttpRequest& request) const;
   // Answers GET requests for paths no route knows (e.g. the console's files).
   void set_get_fallback(Handler handler) { get_fallback_ = std::move(handler); }

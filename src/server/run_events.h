@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "server/event_log.h"
-#include "server/run_manager.h"
+#include "server/run_request.h"
 #include "server/store.h"
 #include "server/thread_streams.h"
+#include "tollgate/graph.h"
 
 namespace tollgate::server {
 

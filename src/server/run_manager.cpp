@@ -17,28 +17,6 @@ constexpr const char* kBusyMessage =
     "Thread is already running a task. Wait for it to finish or choose a different multitask "
     "strategy.";
 
-std::string error_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kRecursionLimit:
-      return "GraphRecursionError";
-    case ErrorCode::kInvalidArgument:
-      return "InvalidArgumentError";
-    case ErrorCode::kNotFound:
-      return "NotFoundError";
-    case ErrorCode::kConflict:
-      return "ConflictError";
-    case ErrorCode::kUnprocessable:
-      return "UnprocessableError";
-    case ErrorCode::kCancelled:
-      return "CancelledError";
-    case ErrorCode::kUnavailable:
-      return "UnavailableError";
-    case ErrorCode::kInternal:
-      return "InternalError";
-  }
-  return "Error";
-}
-
 // The id of the thread's latest checkpoint ("" when it has none).
 std::string latest_checkpoint(const CompiledGraph& graph, const std::string& thread_id) {
   RunConfig latest;
@@ -56,59 +34,7 @@ bool still_at(const CompiledGraph& graph, const std::string& thread_id,
   }
 }
 
-std::vector<std::string> string_list(const Json& value) {
-  std::vector<std::string> out;
-  if (value.is_string()) out.push_back(value.get<std::string>());
-  if (value.is_array()) {
-    for (const Json& item : value) {
-      if (item.is_string()) out.push_back(item.get<std::string>());
-    }
-  }
-  return out;
-}
-
 }  // namespace
-
-// ----------------------------------------------------------------------------- RunRequest
-
-Json RunRequest::to_kwargs() const {
-  Json kwargs{{"input", input},
-              {"config", config},
-              {"context", context},
-              {"stream_mode", stream_modes},
-              {"subgraphs", stream_subgraphs},
-              {"resumable", stream_resumable},
-              {"temporary", temporary},
-              {"metadata", metadata},
-              {"interrupt_before", interrupt_before},
-              {"interrupt_after", interrupt_after},
-              {"after_seconds", after_seconds},
-              {"protocol_v2", protocol_v2}};
-  if (command) kwargs["command"] = *command;
-  if (!checkpoint_id.empty()) kwargs["checkpoint_id"] = checkpoint_id;
-  return kwargs;
-}
-
-RunRequest RunRequest::from_kwargs(const Json& kwargs, const std::string& thread_id,
-                                   const std::string& assistant_id) {
-  RunRequest r;
-  r.thread_id = thread_id;
-  r.assistant_id = assistant_id;
-  r.input = kwargs.value("input", Json());
-  if (kwargs.contains("command") && !kwargs["command"].is_null()) r.command = kwargs["command"];
-  r.stream_modes = string_list(kwargs.value("stream_mode", Json::array({"values"})));
-  r.stream_subgraphs = kwargs.value("subgraphs", false);
-  r.stream_resumable = kwargs.value("resumable", false);
-  r.config = kwargs.value("config", Json::object());
-  r.context = kwargs.value("context", Json::object());
-  r.metadata = kwargs.value("metadata", Json::object());
-  r.checkpoint_id = kwargs.value("checkpoint_id", std::string());
-  r.interrupt_before = string_list(kwargs.value("interrupt_before", Json::array()));
-  r.interrupt_after = string_list(kwargs.value("interrupt_after", Json::array()));
-  r.temporary = kwargs.value("temporary", false);
-  r.protocol_v2 = kwargs.value("protocol_v2", false);
-  return r;
-}
 
 // ----------------------------------------------------------------------------- ActiveRun
 
@@ -201,9 +127,9 @@ bool RunManager::thread_active(const std::string& thread_id) {
 
 RunRecord RunManager::submit(const RunRequest& request) {
   auto assistant = store_.get_assistant(request.assistant_id);
-  if (!assistant) throw HttpError(404, "Assistant not found");
+  if (!assistant) throw Error::NotFound("Assistant not found");
   auto thread = store_.get_thread(request.thread_id);
-  if (!thread) throw HttpError(404, "Thread with ID " + request.thread_id + " not found");
+  if (!thread) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
 
   std::unique_lock lock(mutex_);
   std::vector<std::shared_ptr<ActiveRun>> in_flight;
@@ -211,7 +137,7 @@ RunRecord RunManager::submit(const RunRequest& request) {
     if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
   }
   if (!in_flight.empty()) {
-    if (request.multitask_strategy == "reject") throw HttpError(409, kBusyMessage);
+    if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
     if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
       for (auto& run : in_flight) {
         cancel_locked(run, request.multitask_strategy == "rollback", lock);
@@ -556,8 +482,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         failure = e.what();
       }
       record.status = "error";
-      events.failed(error_name(e.code()), e.what());
-      result = Json{{"__error__", {{"error", error_name(e.code())}, {"message", e.what()}}}};
+      events.failed(run_error_name(e.code()), e.what());
+      result = Json{{"__error__", {{"error", run_error_name(e.code())}, {"message", e.what()}}}};
     }
   } catch (const std::exception& e) {
     record.status = "error";

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/run_request.h"
 #include "server/store.h"
 #include "server/thread_streams.h"
 #include "tollgate/graph.h"
@@ -24,32 +25,6 @@
 namespace tollgate::server {
 
 class AuditLog;
-
-// A validated request to start a run. Stored in the run's kwargs, so a pending run survives
-// a restart.
-struct RunRequest {
-  std::string thread_id;
-  std::string assistant_id;
-  Json input;                                          // null: continue from the checkpoint
-  std::optional<Json> command;                         // {"resume", "update", "goto"}
-  std::vector<std::string> stream_modes = {"values"};  // wire names
-  bool stream_subgraphs = false;
-  bool stream_resumable = false;
-  Json config = Json::object();
-  Json context = Json::object();
-  Json metadata = Json::object();
-  std::string multitask_strategy = "reject";
-  std::string checkpoint_id;
-  std::vector<std::string> interrupt_before;
-  std::vector<std::string> interrupt_after;
-  double after_seconds = 0;
-  bool temporary = false;  // a stateless run: its thread is deleted afterwards
-  bool protocol_v2 = false;
-
-  Json to_kwargs() const;
-  static RunRequest from_kwargs(const Json& kwargs, const std::string& thread_id,
-                                const std::string& assistant_id);
-};
 
 using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std::less<>>;
 
@@ -68,7 +43,7 @@ class RunManager {
   void stop();
 
   // Creates the run (pending) after applying the multitask strategy against the thread's
-  // active runs. Throws HttpError(409) for "reject" on a busy thread.
+  // active runs. Throws Error(kConflict) for "reject" on a busy thread.
   RunRecord submit(const RunRequest& request);
 
   // The run's event log: live for active and recent runs, rebuilt (closed) from the store for

@@ -17,13 +17,13 @@ std::vector<std::string> node_list(const Json& body, const std::string& field) {
   if (it == body.end() || it->is_null()) return {};
   if (it->is_string()) {
     if (it->get<std::string>() != "*")
-      throw HttpError(400, field + ": must be \"*\" or a list of node names");
+      throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
     return {"*"};
   }
-  if (!it->is_array()) throw HttpError(400, field + ": must be \"*\" or a list of node names");
+  if (!it->is_array()) throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
   std::vector<std::string> out;
   for (const Json& node : *it) {
-    if (!node.is_string()) throw HttpError(400, field + ": must be \"*\" or a list of node names");
+    if (!node.is_string()) throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
     out.push_back(node.get<std::string>());
   }
   return out;
@@ -40,15 +40,15 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
   ParsedRun parsed;
   RunRequest& r = parsed.request;
   auto assistant_id = optional_string(body, "assistant_id");
-  if (!assistant_id) throw HttpError(400, "assistant_id: required");
+  if (!assistant_id) throw Error::InvalidArgument("assistant_id: required");
   r.assistant_id = require_assistant_for_run(context, *assistant_id).assistant_id;
   r.input = body.value("input", Json());
   if (body.contains("command") && !body["command"].is_null()) {
-    if (!body["command"].is_object()) throw HttpError(400, "command: must be an object");
+    if (!body["command"].is_object()) throw Error::InvalidArgument("command: must be an object");
     try {
       Command::from_json(body["command"]);
     } catch (const Error& e) {
-      throw HttpError(400, std::string("command: ") + e.what());
+      throw Error::InvalidArgument(std::string("command: ") + e.what());
     }
     r.command = body["command"];
   }
@@ -56,13 +56,13 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
     Json modes = body["stream_mode"];
     if (modes.is_string()) modes = Json::array({modes});
     if (!modes.is_array())
-      throw HttpError(400, "stream_mode: must be a mode name or a list of them");
+      throw Error::InvalidArgument("stream_mode: must be a mode name or a list of them");
     r.stream_modes.clear();
     for (std::size_t i = 0; i < modes.size(); ++i) {
       const Json& mode = modes[i];
       if (!mode.is_string() || std::find(kStreamModes.begin(), kStreamModes.end(),
                                          mode.get<std::string>()) == kStreamModes.end()) {
-        throw HttpError(400, "stream_mode[" + std::to_string(i) + "]: invalid value " +
+        throw Error::InvalidArgument("stream_mode[" + std::to_string(i) + "]: invalid value " +
                                  mode.dump() +
                                  "; expected one of values, messages, messages-tuple, updates, "
                                  "events, tasks, checkpoints, debug, custom, tools");
@@ -93,7 +93,7 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
   r.interrupt_after = node_list(body, "interrupt_after");
   if (body.contains("after_seconds") && !body["after_seconds"].is_null()) {
     if (!body["after_seconds"].is_number() || body["after_seconds"].get<double>() < 0) {
-      throw HttpError(400, "after_seconds: must be a non-negative number");
+      throw Error::InvalidArgument("after_seconds: must be a non-negative number");
     }
     r.after_seconds = body["after_seconds"].get<double>();
   }
@@ -105,7 +105,7 @@ void ensure_thread(ApiContext& context, const std::string& thread_id,
                    const std::string& if_not_exists) {
   require_uuid(thread_id, "thread_id");
   if (context.store.get_thread(thread_id)) return;
-  if (if_not_exists != "create") throw HttpError(404, "Thread with ID " + thread_id + " not found");
+  if (if_not_exists != "create") throw Error::NotFound("Thread with ID " + thread_id + " not found");
   context.store.create_thread(new_thread_record(thread_id, Json::object()));
 }
 
@@ -215,7 +215,7 @@ RunRecord require_run(ApiContext& context, const std::string& thread_id,
   require_uuid(thread_id, "thread_id");
   require_uuid(run_id, "run_id");
   auto run = context.store.get_run(run_id);
-  if (!run || run->thread_id != thread_id) throw HttpError(404, "Run not found");
+  if (!run || run->thread_id != thread_id) throw Error::NotFound("Run not found");
   return *run;
 }
 
@@ -223,8 +223,8 @@ HttpResponse cancel_response(ApiContext& context, const RunRecord& run,
                              const HttpRequest& request) {
   std::string action = request.query_value("action").value_or("interrupt");
   if (action != "interrupt" && action != "rollback") {
-    throw HttpError(400,
-                    "action: invalid value \"" + action + "\"; expected interrupt or rollback");
+    throw Error::InvalidArgument("action: invalid value \"" + action +
+                                 "\"; expected interrupt or rollback");
   }
   std::string wait = request.query_value("wait").value_or("0");
   std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
@@ -275,16 +275,16 @@ void add_run_routes(Router& router, ApiContext& context) {
 
   router.add("POST", "/runs/batch", [ctx](HttpRequest& request) {
     Json body = request.json_body();
-    if (!body.is_array()) throw HttpError(400, "Request body must be a JSON array of runs");
+    if (!body.is_array()) throw Error::InvalidArgument("Request body must be a JSON array of runs");
     // Every run is checked before any starts, so a bad one starts none.
     std::vector<ParsedRun> batch;
     for (std::size_t i = 0; i < body.size(); ++i) {
       if (!body[i].is_object())
-        throw HttpError(400, "[" + std::to_string(i) + "]: must be an object");
+        throw Error::InvalidArgument("[" + std::to_string(i) + "]: must be an object");
       try {
         batch.push_back(parse_run(*ctx, body[i]));
-      } catch (const HttpError& e) {
-        throw HttpError(e.status(), "[" + std::to_string(i) + "]." + e.what());
+      } catch (const Error& e) {
+        throw Error(e.code(), "[" + std::to_string(i) + "]." + e.what());
       }
     }
     Json runs = Json::array();
@@ -312,7 +312,7 @@ void add_run_routes(Router& router, ApiContext& context) {
       if (auto v = request.query_value("limit")) limit = static_cast<std::size_t>(std::stoul(*v));
       if (auto v = request.query_value("offset")) offset = static_cast<std::size_t>(std::stoul(*v));
     } catch (const std::exception&) {
-      throw HttpError(400, "limit/offset: must be non-negative integers");
+      throw Error::InvalidArgument("limit/offset: must be non-negative integers");
     }
     auto status = request.query_value("status");
     Json out = Json::array();
@@ -378,7 +378,7 @@ void add_run_routes(Router& router, ApiContext& context) {
 
   auto join_stream = [ctx](HttpRequest& request, const RunRecord& run) {
     std::shared_ptr<EventLog> log = ctx->runs.events(run.run_id);
-    if (!log) throw HttpError(404, "Run not found");
+    if (!log) throw Error::NotFound("Run not found");
     LogStreamBody::Options options;
     std::string last = request.header("last-event-id");
     if (last.empty()) {
@@ -388,7 +388,7 @@ void add_run_routes(Router& router, ApiContext& context) {
         long long id = std::stoll(last);
         options.start = id < 0 ? 0 : static_cast<std::size_t>(id + 1);
       } catch (const std::exception&) {
-        throw HttpError(400, "Last-Event-ID: must be an event id (a number, -1 for all)");
+        throw Error::InvalidArgument("Last-Event-ID: must be an event id (a number, -1 for all)");
       }
     }
     auto flag = request.query_value("cancel_on_disconnect");
@@ -411,7 +411,7 @@ void add_run_routes(Router& router, ApiContext& context) {
   router.add("GET", "/runs/:run_id/stream", [ctx, join_stream](HttpRequest& request) {
     require_uuid(request.params[0], "run_id");
     auto run = ctx->store.get_run(request.params[0]);
-    if (!run) throw HttpError(404, "Run not found");
+    if (!run) throw Error::NotFound("Run not found");
     return join_stream(request, *run);
   });
 }

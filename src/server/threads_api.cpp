@@ -10,11 +10,8 @@ namespace {
 
 // The graph that ran on the thread, or nullptr if it never ran.
 const CompiledGraph* thread_graph(ApiContext& context, const ThreadRecord& thread) {
-  if (!thread.metadata.is_object() || !thread.metadata.contains("graph_id") ||
-      !thread.metadata["graph_id"].is_string()) {
-    return nullptr;
-  }
-  return context.runs.graph(thread.metadata.value("graph_id", std::string()));
+  const std::string graph_id = string_member(thread.metadata, "graph_id");
+  return graph_id.empty() ? nullptr : context.runs.graph(graph_id);
 }
 
 Json state_of(ApiContext& context, const ThreadRecord& thread, const std::string& checkpoint_id,
@@ -27,7 +24,7 @@ Json state_of(ApiContext& context, const ThreadRecord& thread, const std::string
   config.checkpoint_ns = checkpoint_ns;
   StateSnapshot snapshot = graph->get_state(config, subgraphs);
   if (!checkpoint_id.empty() && snapshot.config.checkpoint_id.empty()) {
-    throw HttpError(404, "Checkpoint " + checkpoint_id + " not found");
+    throw Error::NotFound("Checkpoint " + checkpoint_id + " not found");
   }
   return state_to_json(snapshot);
 }
@@ -53,7 +50,7 @@ std::optional<std::string> checkpoint_id_of(const Json& value, const std::string
       return std::nullopt;
     }
   }
-  throw HttpError(400, field + ": must be a checkpoint id or a config naming one");
+  throw Error::InvalidArgument(field + ": must be a checkpoint id or a config naming one");
 }
 
 std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body) {
@@ -62,14 +59,14 @@ std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body
   auto status = optional_string(body, "status");
   if (status && *status != "idle" && *status != "busy" && *status != "interrupted" &&
       *status != "error") {
-    throw HttpError(400, "status: invalid value \"" + *status +
+    throw Error::InvalidArgument("status: invalid value \"" + *status +
                              "\"; expected one of idle, busy, interrupted, error");
   }
   std::vector<std::string> ids;
   if (body.contains("ids") && !body["ids"].is_null()) {
-    if (!body["ids"].is_array()) throw HttpError(400, "ids: must be an array of thread ids");
+    if (!body["ids"].is_array()) throw Error::InvalidArgument("ids: must be an array of thread ids");
     for (const Json& id : body["ids"]) {
-      if (!id.is_string()) throw HttpError(400, "ids: must be an array of thread ids");
+      if (!id.is_string()) throw Error::InvalidArgument("ids: must be an array of thread ids");
       ids.push_back(id.get<std::string>());
     }
   }
@@ -98,11 +95,9 @@ Json history(ApiContext& context, const ThreadRecord& thread, const Json& body) 
   if (body.contains("metadata") && !body["metadata"].is_null()) {
     query.filter = optional_object(body, "metadata");
   }
-  if (body.contains("checkpoint") && !body["checkpoint"].is_null()) {
-    Json checkpoint = optional_object(body, "checkpoint");
-    config.checkpoint_ns = checkpoint.value("checkpoint_ns", std::string());
-    config.checkpoint_id = checkpoint.value("checkpoint_id", std::string());
-  }
+  optional_object(body, "checkpoint");
+  config.checkpoint_ns = optional_string(body, "checkpoint.checkpoint_ns").value_or("");
+  config.checkpoint_id = optional_string(body, "checkpoint.checkpoint_id").value_or("");
   Json out = Json::array();
   for (const StateSnapshot& snapshot : graph->get_state_history(config, query)) {
     out.push_back(state_to_json(snapshot));
@@ -126,7 +121,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
       if (if_exists == "do_nothing") {
         return HttpResponse::json(thread_to_json(*ctx->store.get_thread(thread_id)));
       }
-      throw HttpError(409, "Thread already exists");
+      throw Error::Conflict("Thread already exists");
     }
     return HttpResponse::json(thread_to_json(thread));
   });
@@ -224,10 +219,11 @@ void add_thread_routes(Router& router, ApiContext& context) {
   router.add("POST", "/threads/:thread_id/state/checkpoint", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
     ThreadRecord thread = require_thread(*ctx, request.params[0]);
-    Json checkpoint = optional_object(body, "checkpoint");
-    return HttpResponse::json(state_of(
-        *ctx, thread, checkpoint.value("checkpoint_id", std::string()),
-        checkpoint.value("checkpoint_ns", std::string()), optional_bool(body, "subgraphs", false)));
+    optional_object(body, "checkpoint");
+    return HttpResponse::json(
+        state_of(*ctx, thread, optional_string(body, "checkpoint.checkpoint_id").value_or(""),
+                 optional_string(body, "checkpoint.checkpoint_ns").value_or(""),
+                 optional_bool(body, "subgraphs", false)));
   });
 
   router.add("POST", "/threads/:thread_id/state", [ctx](HttpRequest& request) {
@@ -235,28 +231,26 @@ void add_thread_routes(Router& router, ApiContext& context) {
     ThreadRecord thread = require_thread(*ctx, request.params[0]);
     const CompiledGraph* graph = thread_graph(*ctx, thread);
     if (graph == nullptr) {
-      throw HttpError(400, "Thread " + thread.thread_id +
+      throw Error::InvalidArgument("Thread " + thread.thread_id +
                                " has no graph yet: start a run on it before updating its state");
     }
-    if (ctx->runs.thread_active(thread.thread_id)) throw HttpError(409, "Thread is busy");
+    if (ctx->runs.thread_active(thread.thread_id)) throw Error::Conflict("Thread is busy");
     if (!body.contains("values"))
-      throw HttpError(400, "values: required (an object, a list or null)");
+      throw Error::InvalidArgument("values: required (an object, a list or null)");
     const Json& values = body["values"];
     if (!values.is_null() && !values.is_object() && !values.is_array()) {
-      throw HttpError(400, "values: must be an object, a list of objects or null");
+      throw Error::InvalidArgument("values: must be an object, a list of objects or null");
     }
     RunConfig config;
     config.thread_id = thread.thread_id;
     if (auto id = optional_string(body, "checkpoint_id")) config.checkpoint_id = *id;
-    if (body.contains("checkpoint") && !body["checkpoint"].is_null()) {
-      Json checkpoint = optional_object(body, "checkpoint");
-      config.checkpoint_id = checkpoint.value("checkpoint_id", config.checkpoint_id);
-      config.checkpoint_ns = checkpoint.value("checkpoint_ns", std::string());
-    }
+    optional_object(body, "checkpoint");
+    if (auto id = optional_string(body, "checkpoint.checkpoint_id")) config.checkpoint_id = *id;
+    config.checkpoint_ns = optional_string(body, "checkpoint.checkpoint_ns").value_or("");
     std::string as_node = optional_string(body, "as_node").value_or("");
     Json normalized = values.is_array() ? values : normalize_input(values);
     CheckpointConfig result = graph->update_state(config, normalized, as_node);
-    ctx->runs.refresh_thread(thread.thread_id, thread.metadata.value("graph_id", std::string()));
+    ctx->runs.refresh_thread(thread.thread_id, string_member(thread.metadata, "graph_id"));
     return HttpResponse::json({{"checkpoint",
                                 {{"thread_id", result.thread_id},
                                  {"checkpoint_ns", result.checkpoint_ns},
@@ -276,7 +270,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
       try {
         body["limit"] = std::stoi(*limit);
       } catch (const std::exception&) {
-        throw HttpError(400, "limit: must be a non-negative integer");
+        throw Error::InvalidArgument("limit: must be a non-negative integer");
       }
     }
     if (auto before = request.query_value("before")) body["before"] = *before;

@@ -20,5 +20,25 @@ TEST(ErrorTest, NamedConstructorsKeepCodeAndMessage) {
   EXPECT_STREQ(error_code_name(e.code()), "conflict");
 }
 
+TEST(ErrorTest, IdentityCodesMapTo401And403) {
+  EXPECT_EQ(http_status(ErrorCode::kUnauthenticated), 401);
+  EXPECT_EQ(http_status(ErrorCode::kPermissionDenied), 403);
+  EXPECT_STREQ(protocol_error_name(ErrorCode::kPermissionDenied), "permission_denied");
+}
+
+TEST(ErrorTest, EveryCodeHasAProtocolNameAndARunErrorName) {
+  EXPECT_STREQ(protocol_error_name(ErrorCode::kInvalidArgument), "invalid_argument");
+  EXPECT_STREQ(protocol_error_name(ErrorCode::kInternal), "unknown_error");
+  EXPECT_STREQ(run_error_name(ErrorCode::kRecursionLimit), "GraphRecursionError");
+  EXPECT_STREQ(run_error_name(ErrorCode::kConflict), "ConflictError");
+}
+
+TEST(ErrorTest, AReasonRefinesTheCodeAndKeepsIt) {
+  Error e = Error::Conflict("No pending interrupt with id x").with_reason("no_such_interrupt");
+  EXPECT_EQ(e.code(), ErrorCode::kConflict);
+  EXPECT_EQ(e.reason(), "no_such_interrupt");
+  EXPECT_TRUE(Error::Conflict("busy").reason().empty());
+}
+
 }  // namespace
 }  // namespace tollgate

@@ -67,6 +67,34 @@ TEST(RouterTest, ErrorCodesMapToTheirHttpStatus) {
   EXPECT_EQ(b.status, 422);
 }
 
+TEST(RouterTest, AJsonTypeErrorInsideAHandlerIsA500NotTheClientsFault) {
+  Router router;
+  router.add("GET", "/bug", [](HttpRequest&) -> HttpResponse {
+    Json number = 1;
+    return HttpResponse::json(number.get<std::string>());
+  });
+  auto r = request("GET", "/bug");
+  HttpResponse response = router.dispatch(r);
+  EXPECT_EQ(response.status, 500);
+  EXPECT_NE(body_of(response)["detail"].get<std::string>().find("Internal error"),
+            std::string::npos);
+}
+
+TEST(RouterTest, AnExceptionOfTheGetFallbackIsAnswered) {
+  Router router;
+  router.set_get_fallback(
+      [](HttpRequest&) -> HttpResponse { throw std::runtime_error("file system says no"); });
+  auto r = request("GET", "/some/page");
+  EXPECT_EQ(router.dispatch(r).status, 500);
+}
+
+TEST(RouterTest, ANonStandardExceptionIsAnswered) {
+  Router router;
+  router.add("GET", "/odd", [](HttpRequest&) -> HttpResponse { throw 42; });
+  auto r = request("GET", "/odd");
+  EXPECT_EQ(router.dispatch(r).status, 500);
+}
+
 TEST(RouterTest, EmptyBodyIsTheEmptyValue) {
   auto r = request("POST", "/x", "  \n");
   EXPECT_EQ(r.json_body(), Json::object());
