@@ -71,6 +71,7 @@ struct ToolCallRequest {
   const State* state = nullptr;  // the whole agent state
   Runtime* runtime = nullptr;
   const AgentToolbox* tools = nullptr;
+  Json* state_update = nullptr;  // the tool's state writes besides its message (ToolContext)
 };
 // Runs the tool (or the next wrapper); returns the ToolMessage dict.
 using ToolCallHandler = std::function<Json(const ToolCallRequest&)>;

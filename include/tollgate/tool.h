@@ -33,6 +33,10 @@ struct ToolContext {
   std::string tool_call_id;
   Runtime* runtime = nullptr;         // the running graph task; null outside a graph
   const Json* run_context = nullptr;  // the run's context (RunConfig::context); may be null
+  // Where a tool puts state writes besides its ToolMessage (e.g. {"files": {...}} for the
+  // in-state filesystem): keys merged into the agent's state with the message. Null when the
+  // caller takes no state writes (run_tool_call outside an agent).
+  Json* state_update = nullptr;
 
   const Json& context() const { return run_context != nullptr ? *run_context : null_json(); }
 };

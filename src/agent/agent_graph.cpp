@@ -125,14 +125,16 @@ struct AgentCore {
     return normalize_message(std::move(reply));
   }
 
-  Json call_tool(const Json& tool_call, Runtime& runtime) const {
+  // The ToolMessage of `tool_call`; the tool's other state writes go to `state_update`.
+  Json call_tool(const Json& tool_call, Runtime& runtime, Json& state_update) const {
     ToolCallRequest request;
     request.tool_call = tool_call;
     request.state = &runtime.graph_state();
     request.runtime = &runtime;
     request.tools = toolbox.get();
+    request.state_update = &state_update;
     ToolCallHandler handler = [this](const ToolCallRequest& r) {
-      return run_agent_tool(options.tools, r.tool_call, r.runtime);
+      return run_agent_tool(options.tools, r.tool_call, r.runtime, r.state_update);
     };
     for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
       if (((*it)->hooks() & AgentMiddleware::kWrapToolCall) == 0) continue;
@@ -294,9 +296,13 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
   });
   if (core->has_tools_node) {
     graph.add_node(kToolsNode, [shared](const State& input, Runtime& runtime) -> NodeResult {
+      Json state_update;  // stays null unless the tool writes other keys
       Json messages(Json::value_t::array);
-      messages.push_back(shared->call_tool(input["tool_call"], runtime));
-      return json_object("messages", std::move(messages));
+      messages.push_back(shared->call_tool(input["tool_call"], runtime, state_update));
+      if (!state_update.is_object()) return json_object("messages", std::move(messages));
+      state_update.erase("messages");
+      state_update["messages"] = std::move(messages);
+      return state_update;
     });
   }
 

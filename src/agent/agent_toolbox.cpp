@@ -52,8 +52,10 @@ std::vector<ToolSpec> tool_specs_of(const std::vector<Tool>& tools) {
   return specs;
 }
 
-Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runtime* runtime) {
+Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runtime* runtime,
+                    Json* state_update) {
   ToolContext context;
+  context.state_update = state_update;
   context.runtime = runtime;
   context.run_context = runtime != nullptr ? &runtime->context() : nullptr;
   return run_tool_call(tool_call, tools, std::move(context));

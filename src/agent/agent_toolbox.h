@@ -15,7 +15,9 @@ namespace tollgate {
 // duplicate tool name.
 std::unique_ptr<AgentToolbox> make_agent_toolbox(const std::vector<Tool>& tools);
 std::vector<ToolSpec> tool_specs_of(const std::vector<Tool>& tools);
-// run_tool_call with the task's runtime and run context.
-Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runtime* runtime);
+// run_tool_call with the task's runtime and run context; the tool's state writes besides its
+// message go to `state_update` (may be null).
+Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runtime* runtime,
+                    Json* state_update = nullptr);
 
 }  // namespace tollgate
