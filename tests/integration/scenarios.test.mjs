@@ -116,6 +116,9 @@ async function runStep(spec, threadId, step, where) {
   }
   if ("paused" in expect) assert.equal(await isPaused(threadId), expect.paused, `${where}: paused`);
   if (expect.next) assert.deepEqual(state.next, expect.next, `${where}: next`);
+  if (expect.values) {
+    assert.equal(mismatch(expect.values, state.values), "", `${where}: values`);
+  }
   if (expect.messages) {
     assert.equal(mismatch(expect.messages, state.values.messages), "", `${where}: messages`);
   }

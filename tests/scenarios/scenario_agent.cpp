@@ -1,13 +1,33 @@
 #include "scenarios/scenario_agent.h"
 
-#include <map>
 #include <stdexcept>
 
+#include "tollgate/deep_agent.h"
 #include "tollgate/graph.h"
 #include "tollgate/messages.h"
 
 namespace tollgate::scenarios {
 namespace {
+
+// The `when` functions a scenario may attach by name (the seed examples' Python predicates).
+WhenFn when_function(const std::string& name) {
+  if (name == "writes_outside_workspace") {
+    return [](const ToolCallReview& call) {
+      const Json& args = call.tool_call["args"];
+      const std::string path = args.is_object() ? args.value("file_path", "") : "";
+      return path.rfind("/workspace/", 0) != 0;
+    };
+  }
+  throw std::invalid_argument("unknown scenario when function '" + name + "'");
+}
+
+InterruptOn interrupt_on_of(const Json& agent) {
+  InterruptOn interrupt_on = parse_interrupt_on(agent.value("interrupt_on", Json::object()));
+  for (const auto& [tool, name] : agent.value("when_functions", Json::object()).items()) {
+    interrupt_on.at(tool).config.when = when_function(name.get<std::string>());
+  }
+  return interrupt_on;
+}
 
 struct Builder {
   const Json& spec;
@@ -19,7 +39,7 @@ struct Builder {
     if (agent.value("patch_tool_calls", false)) middleware.push_back(make_patch_tool_calls());
     if (agent.contains("interrupt_on")) {
       HumanInTheLoopOptions options;
-      options.interrupt_on = parse_interrupt_on(agent["interrupt_on"]);
+      options.interrupt_on = interrupt_on_of(agent);
       if (agent.contains("description_prefix"))
         options.description_prefix = agent["description_prefix"];
       if (agent.value("key_style", "python") == "js") options.key_style = KeyStyle::kJs;
@@ -30,47 +50,50 @@ struct Builder {
 
   std::vector<Tool> tools_for(const Json& agent) const {
     std::vector<Tool> tools;
-    const Json names = agent.value("tools", Json::array());
-    for (const auto& name : names) {
-      const std::string n = name.get<std::string>();
-      tools.push_back(n == "task" ? task_tool() : scenario_tool(n, log));
+    for (const auto& name : agent.value("tools", Json::array())) {
+      tools.push_back(scenario_tool(name.get<std::string>(), log));
     }
     return tools;
   }
 
-  // deepagents' `task` tool: runs the subagent named by subagent_type as a subgraph of the
-  // calling tool task; its final answer becomes the tool result.
-  Tool task_tool() const {
-    std::map<std::string, std::shared_ptr<const CompiledGraph>> subagents;
-    const Json specs = spec.value("subagents", Json::object());
-    for (const auto& [name, sub] : specs.items()) {
-      AgentOptions options;
-      options.model = model;
-      options.tools = tools_for(sub);
-      options.system_prompt = sub.value("system_prompt", "");
-      options.middleware = middleware_for(sub);
-      options.name = name;
-      subagents[name] = create_agent(std::move(options));
+  std::shared_ptr<CompiledGraph> plain_agent(const Json& agent, std::string name) const {
+    AgentOptions options;
+    options.model = model;
+    options.tools = tools_for(agent);
+    options.system_prompt = agent.value("system_prompt", "");
+    options.middleware = middleware_for(agent);
+    options.name = std::move(name);
+    return create_agent(std::move(options));
+  }
+
+  // The library's create_deep_agent, with catalog tools and scenario-named predicates.
+  std::shared_ptr<CompiledGraph> deep_agent(const Json& agent,
+                                            std::shared_ptr<Saver> saver) const {
+    DeepAgentOptions options;
+    options.model = model;
+    options.tools = tools_for(agent);
+    options.system_prompt = agent.value("system_prompt", "");
+    options.interrupt_on = interrupt_on_of(agent);
+    options.permissions = parse_filesystem_permissions(agent.value("permissions", Json::array()));
+    options.general_purpose_subagent = agent.value("general_purpose_subagent", false);
+    if (agent.value("key_style", "python") == "js") options.key_style = KeyStyle::kJs;
+    for (const auto& sub : agent.value("subagents", Json::array())) {
+      SubAgent s;
+      s.name = sub.at("name");
+      s.description = sub.at("description");
+      s.system_prompt = sub.value("system_prompt", "");
+      if (sub.contains("tools")) s.tools = tools_for(sub);
+      if (sub.contains("interrupt_on")) s.interrupt_on = interrupt_on_of(sub);
+      if (sub.contains("permissions")) s.permissions = parse_filesystem_permissions(sub["permissions"]);
+      options.subagents.push_back(std::move(s));
     }
-    const Json schema = {
-        {"type", "object"},
-        {"properties",
-         {{"description", {{"type", "string"}}}, {"subagent_type", {{"type", "string"}}}}},
-        {"required", {"description", "subagent_type"}}};
-    return Tool("task", "Delegates a task to a subagent.", schema,
-                [subagents](const Json& args, const ToolContext& ctx) -> Json {
-                  const auto it = subagents.find(args.value("subagent_type", ""));
-                  if (it == subagents.end()) throw std::runtime_error("unknown subagent");
-                  const Json out = ctx.runtime->invoke_subgraph(
-                      *it->second,
-                      Json{{"messages", {human_message(args.value("description", ""))}}});
-                  const Json& messages = out["messages"];
-                  for (auto m = messages.rbegin(); m != messages.rend(); ++m) {
-                    if (message_type(*m) == "ai" && !message_text(*m).empty())
-                      return message_text(*m);
-                  }
-                  return "";
-                });
+    for (const auto& sub : agent.value("compiled_subagents", Json::array())) {
+      const std::string name = sub.at("name");
+      options.compiled_subagents.push_back(
+          {name, sub.at("description"), plain_agent(sub.at("agent"), name)});
+    }
+    options.checkpointer = std::move(saver);
+    return create_deep_agent(std::move(options));
   }
 };
 
@@ -88,6 +111,7 @@ std::shared_ptr<CompiledGraph> build_scenario_agent(const Json& spec,
                                                     std::shared_ptr<ExecutionLog> log) {
   const Builder builder{spec, model, std::move(log)};
   const Json& agent = spec.at("agent");
+  if (agent.value("kind", "agent") == "deep_agent") return builder.deep_agent(agent, saver);
   AgentOptions options;
   options.model = std::move(model);
   options.tools = builder.tools_for(agent);

@@ -1,7 +1,8 @@
-// Builds a scenario's agent from its JSON (README.md in this folder): the tools from the
-// scenario catalog, the HumanInTheLoop / PatchToolCalls middleware, and the deepagents-style
-// `task` tool with its subagents. Shared by the library runner and the HTTP scenario server,
-// so both run exactly the same agent.
+// Builds a scenario's agent from its JSON (README.md in this folder): create_agent with the
+// tools from the scenario catalog and the HumanInTheLoop / PatchToolCalls middleware, or
+// ("kind": "deep_agent") the library's create_deep_agent with its subagents and filesystem
+// permissions. Shared by the library runner and the HTTP scenario server, so both run exactly
+// the same agent.
 #pragma once
 
 #include <memory>

@@ -173,6 +173,10 @@ class Scenario : public ::testing::TestWithParam<ScenarioCase> {
     if (expect.contains("next")) {
       EXPECT_EQ(Json(agent_->get_state(config()).next), expect["next"]) << where << ": next";
     }
+    if (expect.contains("values")) {
+      const std::string m = mismatch(expect["values"], result.values.to_json());
+      EXPECT_EQ(m, "") << where << ": values " << result.values.to_json().dump(2);
+    }
     if (expect.contains("messages")) {
       const std::string m = mismatch(expect["messages"], result.values["messages"]);
       EXPECT_EQ(m, "") << where << ": messages " << result.values["messages"].dump(2);

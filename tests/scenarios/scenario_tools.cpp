@@ -63,6 +63,46 @@ Tool scenario_tool(const std::string& name, std::shared_ptr<ExecutionLog> log) {
                   return "deleted " + text(args, "path");
                 });
   }
+  // The seed examples' tools (deepagents' human-in-the-loop guide).
+  if (name == "remove_file") {
+    return Tool(name, "Delete a file from the filesystem.", object_schema({"path"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  log->record("remove_file", args);
+                  return "Deleted " + text(args, "path");
+                });
+  }
+  if (name == "fetch_file" || name == "read_file") {
+    return Tool(name, "Read a file from the filesystem.", object_schema({"path"}),
+                [log, name](const Json& args, const ToolContext&) -> Json {
+                  log->record(name, args);
+                  return "Contents of " + text(args, "path");
+                });
+  }
+  if (name == "notify_email") {
+    return Tool(name, "Send an email.", object_schema({"to", "subject", "body"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  log->record("notify_email", args);
+                  return "Sent email to " + text(args, "to");
+                });
+  }
+  if (name == "request_approval") {
+    return Tool(name, "Request human approval before proceeding with an action.",
+                object_schema({"action_description"}),
+                [log](const Json& args, const ToolContext&) -> Json {
+                  const std::string action = text(args, "action_description");
+                  const Json approval =
+                      interrupt(Json{{"type", "approval_request"},
+                                     {"action", action},
+                                     {"message", "Please approve or reject: " + action}});
+                  log->record("request_approval", args);
+                  if (approval.is_object() && approval.value("approved", false)) {
+                    return "Action '" + action + "' was APPROVED. Proceeding...";
+                  }
+                  return "Action '" + action + "' was REJECTED. Reason: " +
+                         (approval.is_object() ? approval.value("reason", "No reason provided")
+                                               : std::string("No reason provided"));
+                });
+  }
   if (name == "book_flight") {
     return Tool(name, "Books a flight after the traveller confirms a form.",
                 object_schema({"destination"}),

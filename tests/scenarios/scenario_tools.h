@@ -36,7 +36,11 @@ class ExecutionLog {
 //   delete_file{path}           -> "deleted <path>"
 //   book_flight{destination}    -> interrupt({type:"form",...}); "Booked <d>, seat <seat>" or
 //                                  "Booking to <d> cancelled by user"
-//   task{description, subagent_type} -> runs the named subagent (see make_task_tool)
+//   remove_file{path}           -> "Deleted <path>"          (the deepagents guide's tools)
+//   fetch_file{path}, read_file{path} -> "Contents of <path>"
+//   notify_email{to, subject, body}   -> "Sent email to <to>"
+//   request_approval{action_description} -> interrupt({type:"approval_request",...});
+//                                  "Action '<a>' was APPROVED. Proceeding..." or "... REJECTED ..."
 // Throws std::invalid_argument for an unknown name.
 Tool scenario_tool(const std::string& name, std::shared_ptr<ExecutionLog> log);
 
