@@ -23,7 +23,8 @@ WhenFn when_function(const std::string& name) {
 
 InterruptOn interrupt_on_of(const Json& agent) {
   InterruptOn interrupt_on = parse_interrupt_on(agent.value("interrupt_on", Json::object()));
-  for (const auto& [tool, name] : agent.value("when_functions", Json::object()).items()) {
+  const Json functions = agent.value("when_functions", Json::object());
+  for (const auto& [tool, name] : functions.items()) {
     interrupt_on.at(tool).config.when = when_function(name.get<std::string>());
   }
   return interrupt_on;
@@ -50,7 +51,8 @@ struct Builder {
 
   std::vector<Tool> tools_for(const Json& agent) const {
     std::vector<Tool> tools;
-    for (const auto& name : agent.value("tools", Json::array())) {
+    const Json names = agent.value("tools", Json::array());
+    for (const auto& name : names) {
       tools.push_back(scenario_tool(name.get<std::string>(), log));
     }
     return tools;
@@ -77,7 +79,8 @@ struct Builder {
     options.permissions = parse_filesystem_permissions(agent.value("permissions", Json::array()));
     options.general_purpose_subagent = agent.value("general_purpose_subagent", false);
     if (agent.value("key_style", "python") == "js") options.key_style = KeyStyle::kJs;
-    for (const auto& sub : agent.value("subagents", Json::array())) {
+    const Json subagents = agent.value("subagents", Json::array());
+    for (const auto& sub : subagents) {
       SubAgent s;
       s.name = sub.at("name");
       s.description = sub.at("description");
@@ -87,7 +90,8 @@ struct Builder {
       if (sub.contains("permissions")) s.permissions = parse_filesystem_permissions(sub["permissions"]);
       options.subagents.push_back(std::move(s));
     }
-    for (const auto& sub : agent.value("compiled_subagents", Json::array())) {
+    const Json compiled = agent.value("compiled_subagents", Json::array());
+    for (const auto& sub : compiled) {
       const std::string name = sub.at("name");
       options.compiled_subagents.push_back(
           {name, sub.at("description"), plain_agent(sub.at("agent"), name)});
