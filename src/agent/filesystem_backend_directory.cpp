@@ -88,6 +88,14 @@ std::string iso_time(const struct timespec& ts) {
   return buffer;
 }
 
+// A new open file description of the directory `fd` (a dup would share its read position
+// with every other reader of the directory).
+int reopen(int fd) {
+  const int out = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out < 0) throw Error::Unavailable(std::string("cannot open directory: ") + std::strerror(errno));
+  return out;
+}
+
 // Why opening `name` under `dir` failed, as the error the tool shows.
 Error open_error(int dir, const std::string& name, const std::string& shown, int error) {
   struct stat st {};
@@ -212,7 +220,7 @@ class DirectoryBackend final : public FilesystemBackend {
   // The directory at parts[0, n), each component opened with O_NOFOLLOW under the previous
   // one; missing ones are created when `create`.
   Fd open_dir(const std::vector<std::string>& parts, std::size_t n, bool create) const {
-    Fd current(::dup(root_fd_.get()));
+    Fd current(reopen(root_fd_.get()));
     for (std::size_t i = 0; i < n; ++i) {
       const char* name = parts[i].c_str();
       int fd = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -236,7 +244,7 @@ class DirectoryBackend final : public FilesystemBackend {
   void list(int fd, const std::string& dir, std::vector<FileInfo>& out, bool recursive,
             int depth) const {
     if (depth > 64) return;
-    DIR* stream = ::fdopendir(::dup(fd));
+    DIR* stream = ::fdopendir(reopen(fd));
     if (stream == nullptr) throw Error::Unavailable(dir + ": " + std::strerror(errno));
     const std::string prefix = dir == "/" ? "/" : dir + "/";
     std::vector<std::string> subdirs;
@@ -272,7 +280,7 @@ class DirectoryBackend final : public FilesystemBackend {
       if (depth > 64) throw Error::InvalidArgument("Directory too deep to delete: " + shown);
       Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (fd.get() < 0) throw open_error(dir, name, shown, errno);
-      DIR* stream = ::fdopendir(::dup(fd.get()));
+      DIR* stream = ::fdopendir(reopen(fd.get()));
       if (stream == nullptr) throw Error::Unavailable(shown + ": " + std::strerror(errno));
       std::vector<std::pair<std::string, bool>> children;
       while (struct dirent* entry = ::readdir(stream)) {

@@ -1,0 +1,284 @@
+// create_deep_agent: in-state files across turns, the subagent inheritance rules, and reviews
+// raised inside subagents — surfaced on the parent run, resumed without re-running earlier
+// steps, one interrupt per parallel subagent answered by id in call order.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+
+#include "tollgate/deep_agent.h"
+#include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/messages.h"
+
+namespace tollgate {
+namespace {
+
+// Answers from the conversation it is shown (parallel subagents call one model in any order).
+class RoutedModel final : public ChatModel {
+ public:
+  using Route = std::function<Json(const Json& messages)>;
+  explicit RoutedModel(Route route) : route_(std::move(route)) {}
+  Json invoke(const ChatRequest& request, const TokenCallback*) override {
+    ++calls_;
+    return route_(request.messages.to_json());
+  }
+  std::string name() const override { return "routed"; }
+  int calls() const { return calls_; }
+
+ private:
+  Route route_;
+  std::atomic<int> calls_{0};
+};
+
+// The first human message's text and the last message of a conversation.
+std::string task_of(const Json& messages) {
+  for (const auto& m : messages) {
+    if (message_type(m) == "human") return message_text(m);
+  }
+  return "";
+}
+bool answered(const Json& messages) { return message_type(messages.back()) == "tool"; }
+
+Json call(const std::string& name, Json args, const std::string& id) {
+  return Json{{"name", name}, {"args", std::move(args)}, {"id", id}};
+}
+
+// Recorded executions of send_email.
+struct Outbox {
+  std::mutex mutex;
+  std::vector<std::string> sent;
+  Tool tool() {
+    return Tool("send_email", "Sends an email.",
+                Json::parse(R"({"type":"object","properties":{"to":{"type":"string"}},
+                               "required":["to"]})"),
+                [this](const Json& args, const ToolContext&) -> Json {
+                  std::lock_guard lock(mutex);
+                  sent.push_back(args["to"]);
+                  return "sent to " + args["to"].get<std::string>();
+                });
+  }
+};
+
+RunConfig thread(const std::string& id) {
+  RunConfig config;
+  config.thread_id = id;
+  return config;
+}
+
+Command resume(Json value) {
+  Command command;
+  command.resume = std::move(value);
+  return command;
+}
+
+Json approve() { return Json{{"decisions", {{{"type", "approve"}}}}}; }
+
+// The main agent delegates "email <who>" to `subagent` for each name, in one turn; each
+// subagent emails its person, then reports.
+RoutedModel::Route delegating(std::vector<std::string> people, std::string subagent) {
+  return [people, subagent](const Json& messages) -> Json {
+    const std::string task = task_of(messages);
+    if (task.rfind("email ", 0) == 0) {  // a subagent
+      if (!answered(messages)) {
+        return ai_message("", Json::array({call("send_email", {{"to", task.substr(6)}},
+                                                "call_" + task.substr(6))}));
+      }
+      return ai_message("reported on " + task.substr(6));
+    }
+    if (answered(messages)) return ai_message("all done");
+    Json calls = Json::array();
+    for (const auto& person : people) {
+      calls.push_back(call("task", {{"description", "email " + person}, {"subagent_type", subagent}},
+                           "call_task_" + person));
+    }
+    return ai_message("", calls);
+  };
+}
+
+DeepAgentOptions mailer_agent(std::shared_ptr<ChatModel> model, Outbox& outbox) {
+  DeepAgentOptions options;
+  options.model = std::move(model);
+  options.general_purpose_subagent = false;
+  options.subagents.push_back(SubAgent{.name = "mailer",
+                                       .description = "Sends emails.",
+                                       .system_prompt = "You send emails.",
+                                       .tools = std::vector<Tool>{outbox.tool()},
+                                       .interrupt_on = parse_interrupt_on({{"send_email", true}})});
+  options.checkpointer = make_memory_saver();
+  return options;
+}
+
+TEST(DeepAgent, FilesWrittenInOneTurnAreReadInTheNext) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{
+      ai_message("", Json::array({call("write_file", {{"file_path", "/a.txt"}, {"content", "hi"}},
+                                       "w")})),
+      ai_message("written"),
+      ai_message("", Json::array({call("read_file", {{"file_path", "/a.txt"}}, "r")})),
+      ai_message("read")});
+  auto agent = create_deep_agent({.model = model, .checkpointer = make_memory_saver()});
+  agent->invoke(Json{{"messages", {human_message("write")}}}, thread("files"));
+  EXPECT_EQ(agent->get_state(thread("files")).values["files"]["/a.txt"]["content"], "hi");
+  const RunResult second = agent->invoke(Json{{"messages", {human_message("read")}}}, thread("files"));
+  const Json& messages = second.values["messages"];
+  EXPECT_EQ(message_text(messages[messages.size() - 2]), "1  hi");
+}
+
+TEST(DeepAgent, ASubagentReviewPausesTheParentInTheSubagentsNamespace) {
+  Outbox outbox;
+  auto agent = create_deep_agent(
+      mailer_agent(std::make_shared<RoutedModel>(delegating({"alice"}, "mailer")), outbox));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("ns"));
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  EXPECT_EQ(paused.interrupts[0].value["action_requests"][0]["args"]["to"], "alice");
+  const StateSnapshot snapshot = agent->get_state(thread("ns"));
+  ASSERT_EQ(snapshot.tasks.size(), 1u);
+  EXPECT_EQ(snapshot.tasks[0].name, "tools");
+  EXPECT_EQ(snapshot.tasks[0].interrupts.size(), 1u);
+  // The subagent's checkpoints live in the namespace of the parent's tool task.
+  const auto inner = agent->checkpointer()->get_tuple(
+      CheckpointConfig{"ns", "tools:" + snapshot.tasks[0].id, ""});
+  ASSERT_TRUE(inner.has_value());
+  EXPECT_EQ(inner->config.checkpoint_ns, "tools:" + snapshot.tasks[0].id);
+}
+
+TEST(DeepAgent, ResumingASubagentRunsNeitherItsEarlierStepsNorTheParentsOtherCalls) {
+  Outbox outbox;
+  auto model = std::make_shared<RoutedModel>([](const Json& messages) -> Json {
+    const std::string task = task_of(messages);
+    if (task == "email alice") {
+      return answered(messages) ? ai_message("reported")
+                                : ai_message("", Json::array({call("send_email", {{"to", "alice"}},
+                                                                   "call_alice")}));
+    }
+    if (answered(messages)) return ai_message("all done");
+    return ai_message("", Json::array({call("send_email", {{"to", "boss"}}, "call_boss"),
+                                       call("task", {{"description", "email alice"},
+                                                     {"subagent_type", "mailer"}},
+                                            "call_task")}));
+  });
+  DeepAgentOptions options = mailer_agent(model, outbox);
+  options.tools = {outbox.tool()};  // the main agent's own send_email is not reviewed
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("r"));
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"boss"}));
+  EXPECT_EQ(model->calls(), 2);  // main, subagent
+
+  const Json edit{{"decisions",
+                   {{{"type", "edit"},
+                     {"edited_action", {{"name", "send_email"}, {"args", {{"to", "carol"}}}}}}}}};
+  const RunResult done = agent->invoke(resume(edit), thread("r"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"boss", "carol"}));
+  EXPECT_EQ(model->calls(), 4);  // + subagent after the review, + main
+  EXPECT_EQ(message_text(done.values["messages"].back()), "all done");
+}
+
+TEST(DeepAgent, ARejectionInsideASubagentReachesTheSubagentsModel) {
+  Outbox outbox;
+  auto agent = create_deep_agent(
+      mailer_agent(std::make_shared<RoutedModel>(delegating({"alice"}, "mailer")), outbox));
+  agent->invoke(Json{{"messages", {human_message("go")}}}, thread("rej"));
+  const RunResult done = agent->invoke(
+      resume({{"decisions", {{{"type", "reject"}, {"message", "not today"}}}}}), thread("rej"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_TRUE(outbox.sent.empty());
+  const Json& messages = done.values["messages"];
+  EXPECT_EQ(message_text(messages[2]), "reported on alice");
+}
+
+TEST(DeepAgent, ParallelSubagentsPauseOncePerSubagentInCallOrderAndResumeById) {
+  Outbox outbox;
+  auto agent = create_deep_agent(mailer_agent(
+      std::make_shared<RoutedModel>(delegating({"alice", "bob"}, "mailer")), outbox));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("par"));
+  ASSERT_EQ(paused.interrupts.size(), 2u);
+  EXPECT_EQ(paused.interrupts[0].value["action_requests"][0]["args"]["to"], "alice");
+  EXPECT_EQ(paused.interrupts[1].value["action_requests"][0]["args"]["to"], "bob");
+
+  Command bob;
+  bob.resume_map[paused.interrupts[1].id] = approve();
+  const RunResult half = agent->invoke(bob, thread("par"));
+  ASSERT_EQ(half.interrupts.size(), 1u);
+  EXPECT_EQ(half.interrupts[0].id, paused.interrupts[0].id);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"bob"}));
+
+  Command alice;
+  alice.resume_map[paused.interrupts[0].id] =
+      Json{{"decisions", {{{"type", "reject"}, {"message", "no"}}}}};
+  const RunResult done = agent->invoke(alice, thread("par"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"bob"}));
+  const Json& messages = done.values["messages"];
+  EXPECT_EQ(message_text(messages[2]), "reported on alice");  // task results in call order
+  EXPECT_EQ(message_text(messages[3]), "reported on bob");
+}
+
+TEST(DeepAgent, TheGeneralPurposeSubagentInheritsTheMainAgentsReviews) {
+  Outbox outbox;
+  DeepAgentOptions options;
+  options.model = std::make_shared<RoutedModel>(delegating({"dave"}, "general-purpose"));
+  options.tools = {outbox.tool()};
+  options.interrupt_on = parse_interrupt_on({{"send_email", true}, {"task", false}});
+  options.checkpointer = make_memory_saver();
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("gp"));
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  EXPECT_EQ(paused.interrupts[0].value["action_requests"][0]["name"], "send_email");
+  EXPECT_TRUE(outbox.sent.empty());
+}
+
+TEST(DeepAgent, ASubagentsOwnInterruptOnReplacesTheMainAgents) {
+  Outbox outbox;
+  DeepAgentOptions options = mailer_agent(
+      std::make_shared<RoutedModel>(delegating({"erin"}, "mailer")), outbox);
+  options.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.subagents[0].interrupt_on = InterruptOn{};  // reviews nothing
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("own"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"erin"}));
+}
+
+TEST(DeepAgent, ACompiledSubagentInheritsNothing) {
+  Outbox outbox;
+  auto model = std::make_shared<RoutedModel>(delegating({"frank"}, "plain"));
+  AgentOptions plain;
+  plain.model = model;
+  plain.tools = {outbox.tool()};
+  plain.name = "plain";
+  DeepAgentOptions options;
+  options.model = model;
+  options.general_purpose_subagent = false;
+  options.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.tools = {outbox.tool()};
+  options.compiled_subagents.push_back({"plain", "Sends emails unreviewed.", create_agent(plain)});
+  options.checkpointer = make_memory_saver();
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("cmp"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"frank"}));
+}
+
+TEST(DeepAgent, AnUnknownSubagentTypeIsAnsweredWithTheAllowedOnes) {
+  Outbox outbox;
+  auto agent = create_deep_agent(
+      mailer_agent(std::make_shared<RoutedModel>(delegating({"gus"}, "poet")), outbox));
+  const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("unk"));
+  EXPECT_EQ(message_text(done.values["messages"][2]),
+            "We cannot invoke subagent poet because it does not exist, the only allowed types "
+            "are `mailer`");
+}
+
+TEST(DeepAgent, RefusesASubagentWithoutADescription) {
+  Outbox outbox;
+  DeepAgentOptions options =
+      mailer_agent(std::make_shared<RoutedModel>(delegating({}, "mailer")), outbox);
+  options.subagents[0].description.clear();
+  EXPECT_THROW(create_deep_agent(std::move(options)), Error);
+}
+
+}  // namespace
+}  // namespace tollgate
