@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "models/model_test_support.h"
 #include "tollgate/chat_model.h"
 #include "tollgate/error.h"
 
@@ -87,6 +88,52 @@ TEST(InitChatModelTest, UninferableBareNameIsInvalidArgument) {
 TEST(InitChatModelTest, ProviderWithoutModelIsInvalidArgument) {
   EXPECT_EQ(error_code_of("openai:", with_env({{"OPENAI_API_KEY", "k"}})),
             ErrorCode::kInvalidArgument);
+}
+
+// The model strings of deepagents' guide, each sent to its provider's endpoint (a fake server
+// behind the provider's base-URL variable) with the model id unchanged and the key from the
+// provider's key variable. The fake server refuses the request; what it received is checked.
+TEST(InitChatModelTest, TheDeepagentsGuideModelStringsReachTheirProviders) {
+  struct Case {
+    const char* spec;
+    const char* base_url_variable;
+    const char* key_variable;
+    const char* model_id;
+    const char* path;        // the request target contains it
+    const char* key_header;  // carries the key ("" when keyless)
+  };
+  const Case cases[] = {
+      {"anthropic:claude-sonnet-4-6", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
+       "claude-sonnet-4-6", "/messages", "x-api-key"},
+      {"openai:gpt-5.5", "OPENAI_BASE_URL", "OPENAI_API_KEY", "gpt-5.5", "/chat/completions",
+       "authorization"},
+      {"google_genai:gemini-3.6-flash", "GOOGLE_GENAI_BASE_URL", "GOOGLE_API_KEY", "",
+       "gemini-3.6-flash", "x-goog-api-key"},
+      {"openrouter:z-ai/glm-5.2", "OPENROUTER_BASE_URL", "OPENROUTER_API_KEY", "z-ai/glm-5.2",
+       "/chat/completions", "authorization"},
+      {"fireworks:accounts/fireworks/models/glm-5p2", "FIREWORKS_BASE_URL", "FIREWORKS_API_KEY",
+       "accounts/fireworks/models/glm-5p2", "/chat/completions", "authorization"},
+      {"baseten:zai-org/GLM-5.2", "BASETEN_BASE_URL", "BASETEN_API_KEY", "zai-org/GLM-5.2",
+       "/chat/completions", "authorization"},
+      {"ollama:north-mini-code-1.0", "OLLAMA_HOST", "", "north-mini-code-1.0", "/api/chat", ""},
+  };
+  for (const Case& c : cases) {
+    testing::ProviderFixture fixture;
+    fixture.server.enqueue(testing::ScriptedResponse::json(400, Json{{"error", "refused"}}));
+    auto model = init_chat_model(c.spec, fixture.options(c.base_url_variable, c.key_variable));
+    ChatRequest request;
+    request.messages = Json::array({Json{{"type", "human"}, {"content", "hi"}}});
+    EXPECT_THROW(model->invoke(request), Error) << c.spec;
+    const auto requests = fixture.server.requests();
+    ASSERT_EQ(requests.size(), 1u) << c.spec;
+    EXPECT_NE(requests[0].target.find(c.path), std::string::npos) << c.spec << " " << requests[0].target;
+    if (*c.model_id != 0) {
+      EXPECT_EQ(Json::parse(requests[0].body).value("model", ""), c.model_id) << c.spec;
+    }
+    if (*c.key_header != 0) {
+      EXPECT_NE(requests[0].header(c.key_header).find("test-key"), std::string::npos) << c.spec;
+    }
+  }
 }
 
 }  // namespace
