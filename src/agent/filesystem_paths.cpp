@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/filesystem_paths.h"
 #include "tollgate/error.h"
 #include "tollgate/filesystem.h"
 
@@ -192,6 +193,29 @@ std::string normalize_virtual_path(std::string_view path) {
     out += part;
   }
   return out.empty() ? "/" : out;
+}
+
+std::string glob_anchor(std::string_view pattern) {
+  std::string anchor;
+  for (std::string_view part : split_components(pattern)) {
+    if (part.find_first_of("*?[{") != std::string_view::npos) break;
+    anchor += '/';
+    anchor += part;
+  }
+  return anchor.empty() ? "/" : anchor;
+}
+
+bool path_within(std::string_view path, std::string_view dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.substr(0, dir.size()) == dir &&
+                         path[dir.size()] == '/');
+}
+
+bool has_component(std::string_view path, std::string_view component) {
+  for (std::string_view part : split_components(path)) {
+    if (part == component) return true;
+  }
+  return false;
 }
 
 bool glob_match(std::string_view path, std::string_view pattern, bool match_dot_names) {

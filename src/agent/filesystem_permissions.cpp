@@ -3,47 +3,16 @@
 #include <string>
 #include <vector>
 
+#include "agent/filesystem_paths.h"
 #include "tollgate/error.h"
 #include "tollgate/filesystem.h"
 
 namespace tollgate {
 namespace {
 
-bool has_component(std::string_view path, std::string_view component) {
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t end = path.find('/', start);
-    const std::size_t stop = end == std::string_view::npos ? path.size() : end;
-    if (path.substr(start, stop - start) == component) return true;
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return false;
+bool overlaps(const std::string& a, const std::string& b) {
+  return path_within(a, b) || path_within(b, a);
 }
-
-// The longest leading directory of a glob without wildcards: "/secrets/**" -> "/secrets",
-// "/**/x" -> "/".
-std::string glob_anchor(std::string_view pattern) {
-  std::string anchor;
-  std::size_t start = 0;
-  while (start < pattern.size()) {
-    std::size_t end = pattern.find('/', start);
-    if (end == std::string_view::npos) end = pattern.size();
-    const std::string_view part = pattern.substr(start, end - start);
-    if (part.find_first_of("*?[{") != std::string_view::npos) break;
-    if (!part.empty()) anchor += "/" + std::string(part);
-    start = end + 1;
-  }
-  return anchor.empty() ? "/" : anchor;
-}
-
-// `a` is `b` or inside it, component-wise ("/secret" is not inside "/secrets").
-bool within(const std::string& a, const std::string& b) {
-  if (b == "/") return true;
-  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/');
-}
-
-bool overlaps(const std::string& a, const std::string& b) { return within(a, b) || within(b, a); }
 
 const Json* path_arg(const ToolCallReview& call, const char* name) {
   const Json& args = call.tool_call.contains("args") ? call.tool_call["args"] : null_json();

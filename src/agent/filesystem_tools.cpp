@@ -5,6 +5,7 @@
 #include <map>
 
 #include "agent/deep_agent_texts.h"
+#include "agent/filesystem_paths.h"
 #include "agent/hitl_texts.h"
 #include "agent/python_format.h"
 #include "tollgate/error.h"
@@ -329,25 +330,6 @@ Tool edit_file_tool(std::shared_ptr<const Shared> fs) {
 
 // ---------------------------------------------------------------------------- delete
 
-std::string glob_anchor(const std::string& pattern) {
-  std::string anchor;
-  std::size_t start = 1;
-  while (start < pattern.size()) {
-    std::size_t end = pattern.find('/', start);
-    if (end == std::string::npos) end = pattern.size();
-    const std::string part = pattern.substr(start, end - start);
-    if (part.find_first_of("*?[{") != std::string::npos) break;
-    if (!part.empty()) anchor += "/" + part;
-    start = end + 1;
-  }
-  return anchor.empty() ? "/" : anchor;
-}
-
-bool within(const std::string& a, const std::string& b) {
-  if (b == "/") return true;
-  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/');
-}
-
 // The deny patterns a recursive delete of `path` could violate: one that matches the path
 // or one of its ancestors, or one that reaches into its subtree. Fails closed.
 std::vector<std::string> denying_patterns(const Shared& fs, const std::string& path) {
@@ -356,8 +338,8 @@ std::vector<std::string> denying_patterns(const Shared& fs, const std::string& p
     if (rule.mode() != PermissionMode::kDeny || !rule.covers(FilesystemOperation::kWrite)) continue;
     for (const auto& pattern : rule.paths()) {
       const std::string anchor = glob_anchor(pattern);
-      bool hit = within(anchor, path) || glob_match(path, pattern);
-      for (std::string up = path; !hit && within(up, anchor) && up != anchor;) {
+      bool hit = path_within(anchor, path) || glob_match(path, pattern);
+      for (std::string up = path; !hit && path_within(up, anchor) && up != anchor;) {
         up = up.substr(0, std::max<std::size_t>(up.rfind('/'), 1));
         hit = glob_match(up, pattern);
       }

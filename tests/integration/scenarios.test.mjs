@@ -85,7 +85,13 @@ const jsonLines = (file) =>
         .filter(Boolean)
         .map((l) => JSON.parse(l))
     : [];
-const sortedByJson = (list) => [...list].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+// JSON with object keys in sorted order, so equal values sort alike whatever their key order.
+const canonical = (value) =>
+  JSON.stringify(value, (key, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]))
+      : v);
+const sortedByJson = (list) => [...list].sort((a, b) => (canonical(a) < canonical(b) ? -1 : 1));
 
 // Paused = the thread is interrupted and its state has a pending task with an interrupt.
 async function isPaused(threadId) {
