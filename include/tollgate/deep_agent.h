@@ -25,6 +25,7 @@
 // nothing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,6 +80,28 @@ struct DeepAgentOptions {
 // subagent without a name or description, two subagents of one name, a compiled subagent
 // without a graph, and whatever create_agent refuses.
 std::shared_ptr<CompiledGraph> create_deep_agent(DeepAgentOptions options);
+
+// How parse_deep_agent_options finds what a JSON spec names.
+struct DeepAgentResolvers {
+  // The tool of a "tools" entry; throws Error(kInvalidArgument) for an unknown name.
+  std::function<Tool(const std::string& name)> tool;
+  // A subagent's "model" value (a provider string, ...); may be empty: then "model" is refused.
+  std::function<std::shared_ptr<ChatModel>(const Json& model)> model;
+  // A "compiled_subagents" entry's "agent" value as a graph; may be empty: then they are refused.
+  std::function<std::shared_ptr<const CompiledGraph>(const Json& agent, const std::string& name)>
+      compiled_subagent;
+};
+
+// Reads a deep agent's options from JSON, with the keys of DeepAgentOptions in snake_case:
+// tools, system_prompt, interrupt_on, permissions, subagents ([{name, description,
+// system_prompt, tools, model, interrupt_on, permissions}]), compiled_subagents ([{name,
+// description, agent}]), backend ({"kind": "state"} | {"kind": "directory", "root": DIR}),
+// general_purpose_subagent, description_prefix, key_style ("python" | "js"), name. "kind" and
+// "model" of the top level are the caller's (ignored here). The model and the checkpointer are
+// left for the caller to set. Throws Error(kInvalidArgument) naming the field under `where`
+// ("agents.deep.subagents[0].name: required").
+DeepAgentOptions parse_deep_agent_options(const Json& spec, const DeepAgentResolvers& resolvers,
+                                          const std::string& where = "agent");
 
 // The building blocks, for an agent of your own:
 // The `task` tool over `subagents` (name -> graph); `description` is the tool description

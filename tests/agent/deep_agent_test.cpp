@@ -282,3 +282,90 @@ TEST(DeepAgent, RefusesASubagentWithoutADescription) {
 
 }  // namespace
 }  // namespace tollgate
+
+namespace tollgate {
+namespace {
+
+DeepAgentResolvers catalog(Outbox& outbox) {
+  DeepAgentResolvers resolvers;
+  resolvers.tool = [&outbox](const std::string& name) {
+    if (name != "send_email") throw Error::InvalidArgument("unknown tool '" + name + "'");
+    return outbox.tool();
+  };
+  return resolvers;
+}
+
+std::string parse_error(const Json& spec, const DeepAgentResolvers& resolvers) {
+  try {
+    parse_deep_agent_options(spec, resolvers, "agents.deep");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(DeepAgentOptionsJson, ReadsEveryKeyInSnakeCase) {
+  Outbox outbox;
+  const DeepAgentOptions options = parse_deep_agent_options(
+      Json::parse(R"({"kind": "deep_agent", "model": "demo", "tools": ["send_email"],
+        "system_prompt": "Be brief.", "interrupt_on": {"send_email": true},
+        "permissions": [{"operations": ["write"], "paths": ["/secrets/**"], "mode": "interrupt"}],
+        "subagents": [{"name": "mailer", "description": "Sends emails.", "tools": ["send_email"],
+                       "interrupt_on": {}}],
+        "general_purpose_subagent": false, "key_style": "js", "name": "deep"})"),
+      catalog(outbox));
+  EXPECT_EQ(options.tools.size(), 1u);
+  EXPECT_EQ(options.system_prompt, "Be brief.");
+  EXPECT_EQ(options.interrupt_on.count("send_email"), 1u);
+  ASSERT_EQ(options.permissions.size(), 1u);
+  ASSERT_EQ(options.subagents.size(), 1u);
+  EXPECT_TRUE(options.subagents[0].interrupt_on.has_value());
+  EXPECT_FALSE(options.subagents[0].permissions.has_value());  // inherits
+  EXPECT_FALSE(options.general_purpose_subagent);
+  EXPECT_EQ(options.key_style, KeyStyle::kJs);
+  EXPECT_EQ(options.name, "deep");
+}
+
+TEST(DeepAgentOptionsJson, NamesTheFieldOfAMistake) {
+  Outbox outbox;
+  const DeepAgentResolvers resolvers = catalog(outbox);
+  EXPECT_EQ(parse_error(Json::parse(R"({"subagents": [{"description": "x"}]})"), resolvers),
+            "agents.deep.subagents[0].name: required");
+  EXPECT_EQ(parse_error(Json::parse(R"({"tools": ["send_email", "nope"]})"), resolvers),
+            "agents.deep.tools[1]: unknown tool 'nope'");
+  EXPECT_EQ(parse_error(Json::parse(R"({"permissions": [{"operations": ["read"], "paths": ["x"]}]})"),
+                        resolvers),
+            "agents.deep.permissions: permissions[0]: Permission path must start with '/': 'x'");
+  EXPECT_EQ(parse_error(Json::parse(R"({"backend": {"kind": "s3"}})"), resolvers),
+            "agents.deep.backend.kind: unknown backend 's3' (expected 'state' or 'directory')");
+  EXPECT_EQ(parse_error(Json::parse(R"({"subagent": []})"), resolvers),
+            "agents.deep.subagent: unknown key");
+}
+
+TEST(DeepAgent, AnEditedFilesystemCallMeetsTheDenyRulesAgain) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{
+      ai_message("", Json::array({call("write_file", {{"file_path", "/secrets/k"}, {"content", "x"}},
+                                       "w")})),
+      ai_message("done")});
+  DeepAgentOptions options;
+  options.model = model;
+  options.permissions = {FilesystemPermission({"write"}, {"/locked/**"}, "deny"),
+                         FilesystemPermission({"write"}, {"/secrets/**"}, "interrupt")};
+  options.checkpointer = make_memory_saver();
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("save")}}}, thread("e"));
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  const Json edit{
+      {"decisions",
+       {{{"type", "edit"},
+         {"edited_action",
+          {{"name", "write_file"}, {"args", {{"file_path", "/locked/k"}, {"content", "x"}}}}}}}}};
+  const RunResult done = agent->invoke(resume(edit), thread("e"));
+  const std::string result = message_text(done.values["messages"][2]);
+  EXPECT_NE(result.find("Error: permission denied for write on /locked/k"), std::string::npos)
+      << result;
+  EXPECT_TRUE(done.values["files"].empty());
+}
+
+}  // namespace
+}  // namespace tollgate

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "tollgate/deep_agent.h"
+#include "tollgate/error.h"
 #include "tollgate/graph.h"
 #include "tollgate/messages.h"
 
@@ -68,34 +69,28 @@ struct Builder {
     return create_agent(std::move(options));
   }
 
-  // The library's create_deep_agent, with catalog tools and scenario-named predicates.
-  std::shared_ptr<CompiledGraph> deep_agent(const Json& agent,
-                                            std::shared_ptr<Saver> saver) const {
-    DeepAgentOptions options;
+  // The library's create_deep_agent from the spec (parse_deep_agent_options), with catalog
+  // tools and scenario-named `when` predicates.
+  std::shared_ptr<CompiledGraph> deep_agent(Json agent, std::shared_ptr<Saver> saver) const {
+    const Json functions = agent.value("when_functions", Json::object());
+    agent.erase("when_functions");
+    DeepAgentResolvers resolvers;
+    resolvers.tool = [this](const std::string& name) {
+      try {
+        return scenario_tool(name, log);
+      } catch (const std::invalid_argument& e) {
+        throw Error::InvalidArgument(e.what());
+      }
+    };
+    resolvers.compiled_subagent = [this](const Json& spec, const std::string& name) {
+      return std::shared_ptr<const CompiledGraph>(plain_agent(spec, name));
+    };
+    DeepAgentOptions options = parse_deep_agent_options(agent, resolvers);
+    for (const auto& [tool, name] : functions.items()) {
+      options.interrupt_on.at(tool).config.when = when_function(name.get<std::string>());
+    }
+    if (!agent.contains("general_purpose_subagent")) options.general_purpose_subagent = false;
     options.model = model;
-    options.tools = tools_for(agent);
-    options.system_prompt = agent.value("system_prompt", "");
-    options.interrupt_on = interrupt_on_of(agent);
-    options.permissions = parse_filesystem_permissions(agent.value("permissions", Json::array()));
-    options.general_purpose_subagent = agent.value("general_purpose_subagent", false);
-    if (agent.value("key_style", "python") == "js") options.key_style = KeyStyle::kJs;
-    const Json subagents = agent.value("subagents", Json::array());
-    for (const auto& sub : subagents) {
-      SubAgent s;
-      s.name = sub.at("name");
-      s.description = sub.at("description");
-      s.system_prompt = sub.value("system_prompt", "");
-      if (sub.contains("tools")) s.tools = tools_for(sub);
-      if (sub.contains("interrupt_on")) s.interrupt_on = interrupt_on_of(sub);
-      if (sub.contains("permissions")) s.permissions = parse_filesystem_permissions(sub["permissions"]);
-      options.subagents.push_back(std::move(s));
-    }
-    const Json compiled = agent.value("compiled_subagents", Json::array());
-    for (const auto& sub : compiled) {
-      const std::string name = sub.at("name");
-      options.compiled_subagents.push_back(
-          {name, sub.at("description"), plain_agent(sub.at("agent"), name)});
-    }
     options.checkpointer = std::move(saver);
     return create_deep_agent(std::move(options));
   }
