@@ -404,7 +404,7 @@ Tool glob_tool(std::shared_ptr<const Shared> fs) {
                   }
                   std::string pattern = arg_string(args, "pattern");
                   std::replace(pattern.begin(), pattern.end(), '\\', '/');
-                  if (("/" + pattern + "/").find("/../") != std::string::npos) {
+                  if (has_component(pattern, "..")) {
                     return error_message("Path traversal not allowed: " + pattern);
                   }
                   CallScope scope(context);
