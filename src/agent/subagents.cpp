@@ -5,7 +5,6 @@
 
 #include "agent/deep_agent_texts.h"
 #include "agent/hitl_texts.h"
-#include "agent/python_format.h"
 #include "tollgate/deep_agent.h"
 #include "tollgate/error.h"
 #include "tollgate/graph.h"
@@ -69,31 +68,6 @@ Json run_subagent(const CompiledGraph& graph, const std::string& description,
   return final_text(output);
 }
 
-class DeepAgentState final : public AgentMiddleware {
- public:
-  std::string name() const override { return "DeepAgentState"; }
-  unsigned hooks() const override { return 0; }
-  void extend_state(StateSchema& schema) const override {
-    schema.reducer(
-        "files",
-        [](const Json& current, const Json& update) {
-          Json files = current.is_object() ? current : Json::object();
-          if (!update.is_object()) return files;
-          for (const auto& [path, file] : update.items()) {
-            if (file.is_null()) {
-              files.erase(path);
-            } else {
-              files[path] = file;
-            }
-          }
-          return files;
-        },
-        Json::object());
-    // The last list written wins (two parallel write_todos calls must not fail the run).
-    schema.reducer("todos", [](const Json&, const Json& update) { return update; });
-  }
-};
-
 }  // namespace
 
 Tool make_task_tool(std::vector<CompiledSubAgent> subagents, std::string description) {
@@ -132,37 +106,6 @@ Tool make_task_tool(std::vector<CompiledSubAgent> subagents, std::string descrip
                 }
                 return run_subagent(*it->second, args.value("description", ""), context);
               });
-}
-
-Tool make_write_todos_tool() {
-  const Json schema{
-      {"type", "object"},
-      {"properties",
-       {{"todos",
-         {{"type", "array"},
-          {"description", "The updated todo list."},
-          {"items",
-           {{"type", "object"},
-            {"properties",
-             {{"content", {{"type", "string"}}},
-              {"status",
-               {{"type", "string"}, {"enum", {"pending", "in_progress", "completed"}}}}}},
-            {"required", {"content", "status"}}}}}}}},
-      {"required", {"todos"}}};
-  return Tool("write_todos", std::string(deep_texts::kWriteTodosToolDescription), schema,
-              [](const Json& args, const ToolContext& context) -> Json {
-                const Json& todos = args["todos"];
-                if (context.state_update != nullptr) {
-                  Json& update = *context.state_update;
-                  if (!update.is_object()) update = Json::object();
-                  update["todos"] = todos;
-                }
-                return format_text(deep_texts::kTodosUpdated, {{"todos", python_repr(todos)}});
-              });
-}
-
-std::shared_ptr<const AgentMiddleware> make_deep_agent_state() {
-  return std::make_shared<DeepAgentState>();
 }
 
 }  // namespace tollgate
