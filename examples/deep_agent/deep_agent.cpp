@@ -46,10 +46,12 @@ std::shared_ptr<CompiledGraph> build_agent(const std::string& db, const std::str
   options.backend = make_directory_backend(root);
   options.permissions = {FilesystemPermission({"write"}, {"/secrets/**"}, "interrupt")};
   options.general_purpose_subagent = false;
-  options.subagents = {SubAgent{.name = "file-manager",
-                                .description = "Manages file operations",
-                                .system_prompt = "You are a file management assistant.",
-                                .interrupt_on = parse_interrupt_on({{"read_file", true}})}};
+  SubAgent file_manager;
+  file_manager.name = "file-manager";
+  file_manager.description = "Manages file operations";
+  file_manager.system_prompt = "You are a file management assistant.";
+  file_manager.interrupt_on = parse_interrupt_on({{"read_file", true}});  // replaces the main's
+  options.subagents = {file_manager};
   options.checkpointer = open_sqlite_saver(db);
   return create_deep_agent(std::move(options));
 }

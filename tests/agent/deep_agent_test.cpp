@@ -3,10 +3,7 @@
 // steps, one interrupt per parallel subagent answered by id in call order.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <functional>
-#include <mutex>
-
+#include "support/deep_agent_fakes.h"
 #include "tollgate/deep_agent.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
@@ -15,51 +12,12 @@
 namespace tollgate {
 namespace {
 
-// Answers from the conversation it is shown (parallel subagents call one model in any order).
-class RoutedModel final : public ChatModel {
- public:
-  using Route = std::function<Json(const Json& messages)>;
-  explicit RoutedModel(Route route) : route_(std::move(route)) {}
-  Json invoke(const ChatRequest& request, const TokenCallback*) override {
-    ++calls_;
-    return route_(request.messages.to_json());
-  }
-  std::string name() const override { return "routed"; }
-  int calls() const { return calls_; }
-
- private:
-  Route route_;
-  std::atomic<int> calls_{0};
-};
-
-// The first human message's text and the last message of a conversation.
-std::string task_of(const Json& messages) {
-  for (const auto& m : messages) {
-    if (message_type(m) == "human") return message_text(m);
-  }
-  return "";
-}
-bool answered(const Json& messages) { return message_type(messages.back()) == "tool"; }
-
-Json call(const std::string& name, Json args, const std::string& id) {
-  return Json{{"name", name}, {"args", std::move(args)}, {"id", id}};
-}
-
-// Recorded executions of send_email.
-struct Outbox {
-  std::mutex mutex;
-  std::vector<std::string> sent;
-  Tool tool() {
-    return Tool("send_email", "Sends an email.",
-                Json::parse(R"({"type":"object","properties":{"to":{"type":"string"}},
-                               "required":["to"]})"),
-                [this](const Json& args, const ToolContext&) -> Json {
-                  std::lock_guard lock(mutex);
-                  sent.push_back(args["to"]);
-                  return "sent to " + args["to"].get<std::string>();
-                });
-  }
-};
+using testing::answered;
+using testing::call;
+using testing::delegating;
+using testing::first_human;
+using testing::Outbox;
+using testing::RoutedModel;
 
 RunConfig thread(const std::string& id) {
   RunConfig config;
@@ -75,37 +33,17 @@ Command resume(Json value) {
 
 Json approve() { return Json{{"decisions", {{{"type", "approve"}}}}}; }
 
-// The main agent delegates "email <who>" to `subagent` for each name, in one turn; each
-// subagent emails its person, then reports.
-RoutedModel::Route delegating(std::vector<std::string> people, std::string subagent) {
-  return [people, subagent](const Json& messages) -> Json {
-    const std::string task = task_of(messages);
-    if (task.rfind("email ", 0) == 0) {  // a subagent
-      if (!answered(messages)) {
-        return ai_message("", Json::array({call("send_email", {{"to", task.substr(6)}},
-                                                "call_" + task.substr(6))}));
-      }
-      return ai_message("reported on " + task.substr(6));
-    }
-    if (answered(messages)) return ai_message("all done");
-    Json calls = Json::array();
-    for (const auto& person : people) {
-      calls.push_back(call("task", {{"description", "email " + person}, {"subagent_type", subagent}},
-                           "call_task_" + person));
-    }
-    return ai_message("", calls);
-  };
-}
-
 DeepAgentOptions mailer_agent(std::shared_ptr<ChatModel> model, Outbox& outbox) {
   DeepAgentOptions options;
   options.model = std::move(model);
   options.general_purpose_subagent = false;
-  options.subagents.push_back(SubAgent{.name = "mailer",
-                                       .description = "Sends emails.",
-                                       .system_prompt = "You send emails.",
-                                       .tools = std::vector<Tool>{outbox.tool()},
-                                       .interrupt_on = parse_interrupt_on({{"send_email", true}})});
+  SubAgent mailer;
+  mailer.name = "mailer";
+  mailer.description = "Sends emails.";
+  mailer.system_prompt = "You send emails.";
+  mailer.tools = std::vector<Tool>{outbox.tool()};
+  mailer.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.subagents.push_back(std::move(mailer));
   options.checkpointer = make_memory_saver();
   return options;
 }
@@ -117,7 +55,10 @@ TEST(DeepAgent, FilesWrittenInOneTurnAreReadInTheNext) {
       ai_message("written"),
       ai_message("", Json::array({call("read_file", {{"file_path", "/a.txt"}}, "r")})),
       ai_message("read")});
-  auto agent = create_deep_agent({.model = model, .checkpointer = make_memory_saver()});
+  DeepAgentOptions options;
+  options.model = model;
+  options.checkpointer = make_memory_saver();
+  auto agent = create_deep_agent(std::move(options));
   agent->invoke(Json{{"messages", {human_message("write")}}}, thread("files"));
   EXPECT_EQ(agent->get_state(thread("files")).values["files"]["/a.txt"]["content"], "hi");
   const RunResult second = agent->invoke(Json{{"messages", {human_message("read")}}}, thread("files"));
@@ -146,7 +87,7 @@ TEST(DeepAgent, ASubagentReviewPausesTheParentInTheSubagentsNamespace) {
 TEST(DeepAgent, ResumingASubagentRunsNeitherItsEarlierStepsNorTheParentsOtherCalls) {
   Outbox outbox;
   auto model = std::make_shared<RoutedModel>([](const Json& messages) -> Json {
-    const std::string task = task_of(messages);
+    const std::string task = first_human(messages);
     if (task == "email alice") {
       return answered(messages) ? ai_message("reported")
                                 : ai_message("", Json::array({call("send_email", {{"to", "alice"}},
@@ -163,7 +104,7 @@ TEST(DeepAgent, ResumingASubagentRunsNeitherItsEarlierStepsNorTheParentsOtherCal
   auto agent = create_deep_agent(std::move(options));
   const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("r"));
   ASSERT_EQ(paused.interrupts.size(), 1u);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"boss"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"boss"}));
   EXPECT_EQ(model->calls(), 2);  // main, subagent
 
   const Json edit{{"decisions",
@@ -171,7 +112,7 @@ TEST(DeepAgent, ResumingASubagentRunsNeitherItsEarlierStepsNorTheParentsOtherCal
                      {"edited_action", {{"name", "send_email"}, {"args", {{"to", "carol"}}}}}}}}};
   const RunResult done = agent->invoke(resume(edit), thread("r"));
   EXPECT_FALSE(done.paused);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"boss", "carol"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"boss", "carol"}));
   EXPECT_EQ(model->calls(), 4);  // + subagent after the review, + main
   EXPECT_EQ(message_text(done.values["messages"].back()), "all done");
 }
@@ -184,7 +125,7 @@ TEST(DeepAgent, ARejectionInsideASubagentReachesTheSubagentsModel) {
   const RunResult done = agent->invoke(
       resume({{"decisions", {{{"type", "reject"}, {"message", "not today"}}}}}), thread("rej"));
   EXPECT_FALSE(done.paused);
-  EXPECT_TRUE(outbox.sent.empty());
+  EXPECT_TRUE(outbox.sent().empty());
   const Json& messages = done.values["messages"];
   EXPECT_EQ(message_text(messages[2]), "reported on alice");
 }
@@ -203,14 +144,14 @@ TEST(DeepAgent, ParallelSubagentsPauseOncePerSubagentInCallOrderAndResumeById) {
   const RunResult half = agent->invoke(bob, thread("par"));
   ASSERT_EQ(half.interrupts.size(), 1u);
   EXPECT_EQ(half.interrupts[0].id, paused.interrupts[0].id);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"bob"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"bob"}));
 
   Command alice;
   alice.resume_map[paused.interrupts[0].id] =
       Json{{"decisions", {{{"type", "reject"}, {"message", "no"}}}}};
   const RunResult done = agent->invoke(alice, thread("par"));
   EXPECT_FALSE(done.paused);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"bob"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"bob"}));
   const Json& messages = done.values["messages"];
   EXPECT_EQ(message_text(messages[2]), "reported on alice");  // task results in call order
   EXPECT_EQ(message_text(messages[3]), "reported on bob");
@@ -227,7 +168,7 @@ TEST(DeepAgent, TheGeneralPurposeSubagentInheritsTheMainAgentsReviews) {
   const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("gp"));
   ASSERT_EQ(paused.interrupts.size(), 1u);
   EXPECT_EQ(paused.interrupts[0].value["action_requests"][0]["name"], "send_email");
-  EXPECT_TRUE(outbox.sent.empty());
+  EXPECT_TRUE(outbox.sent().empty());
 }
 
 TEST(DeepAgent, ASubagentsOwnInterruptOnReplacesTheMainAgents) {
@@ -239,7 +180,7 @@ TEST(DeepAgent, ASubagentsOwnInterruptOnReplacesTheMainAgents) {
   auto agent = create_deep_agent(std::move(options));
   const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("own"));
   EXPECT_FALSE(done.paused);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"erin"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"erin"}));
 }
 
 TEST(DeepAgent, ACompiledSubagentInheritsNothing) {
@@ -259,7 +200,7 @@ TEST(DeepAgent, ACompiledSubagentInheritsNothing) {
   auto agent = create_deep_agent(std::move(options));
   const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("cmp"));
   EXPECT_FALSE(done.paused);
-  EXPECT_EQ(outbox.sent, (std::vector<std::string>{"frank"}));
+  EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"frank"}));
 }
 
 TEST(DeepAgent, AnUnknownSubagentTypeIsAnsweredWithTheAllowedOnes) {

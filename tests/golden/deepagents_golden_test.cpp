@@ -6,11 +6,9 @@
 // reference lets through), the test says so and checks ours.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <fstream>
-#include <functional>
-#include <mutex>
 
+#include "support/deep_agent_fakes.h"
 #include "tollgate/deep_agent.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
@@ -30,79 +28,18 @@ Json recorded(const std::string& name) {
   return load(std::string(TOLLGATE_SOURCE_DIR) + "/tests/golden/data/" + name + ".json");
 }
 
-// Answers from the conversation, as the recording's model does.
-class RoutedModel final : public ChatModel {
- public:
-  using Route = std::function<Json(const Json& messages)>;
-  explicit RoutedModel(Route route) : route_(std::move(route)) {}
-  Json invoke(const ChatRequest& request, const TokenCallback*) override {
-    ++calls_;
-    Json messages = Json::array();
-    for (const auto& m : request.messages.to_json()) {
-      if (message_type(m) != "system") messages.push_back(m);
-    }
-    return route_(messages);
-  }
-  std::string name() const override { return "routed"; }
-  int calls() const { return calls_; }
+using testing::answered;
+using testing::call;
+using testing::delegating;
+using testing::first_human;
+using testing::Outbox;
+using testing::RoutedModel;
 
- private:
-  Route route_;
-  std::atomic<int> calls_{0};
-};
-
-std::string first_human(const Json& messages) {
-  for (const auto& m : messages) {
-    if (message_type(m) == "human") return message_text(m);
-  }
-  return "";
-}
-bool answered(const Json& messages) { return message_type(messages.back()) == "tool"; }
-Json call(const std::string& name, Json args, const std::string& id) {
-  return Json{{"name", name}, {"args", std::move(args)}, {"id", id}};
-}
 Json reply(const std::string& id, const std::string& text, Json calls = Json::array()) {
   return ai_message(text, std::move(calls), id);
 }
 
-struct Outbox {
-  std::mutex mutex;
-  std::vector<std::string> sent;
-  Json sent_json() {
-    std::lock_guard lock(mutex);
-    return Json(sent);
-  }
-  Tool tool() {
-    return Tool("send_email", "Sends an email.",
-                Json::parse(R"({"type":"object","properties":{"to":{"type":"string"}},"required":["to"]})"),
-                [this](const Json& args, const ToolContext&) -> Json {
-                  std::lock_guard lock(mutex);
-                  sent.push_back(args["to"]);
-                  return "sent to " + args["to"].get<std::string>();
-                });
-  }
-};
-
-RoutedModel::Route delegating(std::vector<std::string> people, std::string subagent) {
-  return [people, subagent](const Json& messages) -> Json {
-    const std::string task = first_human(messages);
-    if (task.rfind("email ", 0) == 0) {
-      const std::string who = task.substr(6);
-      if (!answered(messages)) {
-        return reply("ai-sub-" + who + "-1", "",
-                     Json::array({call("send_email", {{"to", who}}, "call_" + who)}));
-      }
-      return reply("ai-sub-" + who + "-2", "reported on " + who);
-    }
-    if (answered(messages)) return reply("ai-main-2", "all done");
-    Json calls = Json::array();
-    for (const auto& p : people) {
-      calls.push_back(call("task", {{"description", "email " + p}, {"subagent_type", subagent}},
-                           "call_task_" + p));
-    }
-    return reply("ai-main-1", "", calls);
-  };
-}
+Json sent(const Outbox& outbox) { return Json(outbox.sent()); }
 
 std::shared_ptr<CompiledGraph> mailer_agent(std::shared_ptr<ChatModel> model, Outbox& outbox,
                                             KeyStyle style = KeyStyle::kJs) {
@@ -110,11 +47,13 @@ std::shared_ptr<CompiledGraph> mailer_agent(std::shared_ptr<ChatModel> model, Ou
   options.model = std::move(model);
   options.key_style = style;
   options.general_purpose_subagent = false;  // the traces' agents list only their subagents
-  options.subagents.push_back(SubAgent{.name = "mailer",
-                                       .description = "Sends emails.",
-                                       .system_prompt = "You send emails.",
-                                       .tools = std::vector<Tool>{outbox.tool()},
-                                       .interrupt_on = parse_interrupt_on({{"send_email", true}})});
+  SubAgent mailer;
+  mailer.name = "mailer";
+  mailer.description = "Sends emails.";
+  mailer.system_prompt = "You send emails.";
+  mailer.tools = std::vector<Tool>{outbox.tool()};
+  mailer.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.subagents.push_back(std::move(mailer));
   options.checkpointer = make_memory_saver();
   return create_deep_agent(std::move(options));
 }
@@ -206,7 +145,7 @@ TEST_P(SubagentReference, TheSubagentsReviewPausesTheParentsToolTask) {
   ASSERT_EQ(actual.size(), expected.size());
   EXPECT_EQ(message_text(actual[2]), expected[2]["content"]);
   EXPECT_EQ(message_text(actual[3]), expected[3]["content"]);
-  EXPECT_EQ(outbox.sent.size(), golden["toolsExecuted"].size());
+  EXPECT_EQ(outbox.sent().size(), golden["toolsExecuted"].size());
   EXPECT_EQ(model->calls(), golden["modelCallCount"].get<int>());
 }
 
@@ -233,14 +172,14 @@ TEST(DeepagentsJs, J1_ParallelSubagentReviewsAreAnsweredByIdInCallOrder) {
   const RunResult second = agent->invoke(bob, thread("j1"));
   ASSERT_EQ(second.interrupts.size(), steps[1]["interrupts"].size());
   EXPECT_EQ(second.interrupts[0].id, first.interrupts[0].id);  // remainingIsFirst
-  EXPECT_EQ(outbox.sent_json(), steps[1]["sent"]);
+  EXPECT_EQ(sent(outbox), steps[1]["sent"]);
   Command alice;
   alice.resume_map[first.interrupts[0].id] =
       Json{{"decisions", {{{"type", "reject"}, {"message", "no"}}}}};
   const RunResult third = agent->invoke(alice, thread("j1"));
   EXPECT_FALSE(third.paused);
   EXPECT_EQ(shape(third.values["messages"]), ours(steps[2]["messages"]));
-  EXPECT_EQ(outbox.sent_json(), steps[2]["sent"]);
+  EXPECT_EQ(sent(outbox), steps[2]["sent"]);
   EXPECT_EQ(model->calls(), trace["modelCallCount"].get<int>());
 }
 
@@ -258,7 +197,7 @@ TEST(DeepagentsJs, J2_AnEditInsideASubagentRunsTheEditedCallOnly) {
                         {"editedAction", {{"name", "send_email"}, {"args", {{"to", "carol"}}}}}}}}};
   const RunResult done = agent->invoke(edit, thread("j2"));
   EXPECT_EQ(shape(done.values["messages"]), ours(steps[1]["messages"]));
-  EXPECT_EQ(outbox.sent_json(), steps[1]["sent"]);
+  EXPECT_EQ(sent(outbox), steps[1]["sent"]);
   EXPECT_EQ(model->calls(), trace["modelCallCount"].get<int>());
 }
 

@@ -82,8 +82,8 @@ struct Builder {
         throw Error::InvalidArgument(e.what());
       }
     };
-    resolvers.compiled_subagent = [this](const Json& spec, const std::string& name) {
-      return std::shared_ptr<const CompiledGraph>(plain_agent(spec, name));
+    resolvers.compiled_subagent = [this](const Json& sub, const std::string& name) {
+      return std::shared_ptr<const CompiledGraph>(plain_agent(sub, name));
     };
     DeepAgentOptions options = parse_deep_agent_options(agent, resolvers);
     for (const auto& [tool, name] : functions.items()) {
