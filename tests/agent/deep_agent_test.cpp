@@ -283,6 +283,22 @@ TEST(DeepAgentOptionsJson, NamesTheFieldOfAMistake) {
             "agents.deep.subagent: unknown key");
 }
 
+TEST(DeepAgent, AUserInterruptOnEntryOverridesThePermissionsReview) {
+  auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{
+      ai_message("", Json::array({call("write_file", {{"file_path", "/secrets/k"}, {"content", "x"}},
+                                       "w")})),
+      ai_message("done")});
+  DeepAgentOptions options;
+  options.model = model;
+  options.permissions = {FilesystemPermission({"write"}, {"/secrets/**"}, "interrupt")};
+  options.interrupt_on = parse_interrupt_on({{"write_file", false}});
+  options.checkpointer = make_memory_saver();
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult done = agent->invoke(Json{{"messages", {human_message("save")}}}, thread("o"));
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(done.values["files"]["/secrets/k"]["content"], "x");
+}
+
 TEST(DeepAgent, AnEditedFilesystemCallMeetsTheDenyRulesAgain) {
   auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{
       ai_message("", Json::array({call("write_file", {{"file_path", "/secrets/k"}, {"content", "x"}},
