@@ -1,6 +1,6 @@
 #include "agent/python_format.h"
 
-#include <cstdio>
+#include "core/hex.h"
 
 namespace tollgate {
 namespace {
@@ -29,9 +29,8 @@ std::string repr_string(const std::string& text) {
           out += '\\';
           out += c;
         } else if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\x%02x", static_cast<unsigned>(c));
-          out += buffer;
+          out += "\\x";
+          core::append_hex(out, static_cast<unsigned char>(c), 2);
         } else {
           out += c;
         }

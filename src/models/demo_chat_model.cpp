@@ -2,12 +2,12 @@
 // and turns them into calls of the demo tools, so the human-in-the-loop flow can be tried
 // without any provider account. Anything else gets a plain explanation of what it can do.
 #include <cctype>
-#include <cstdio>
 #include <optional>
 #include <regex>
 #include <set>
 #include <string_view>
 
+#include "core/hex.h"
 #include "models/ai_message.h"
 #include "tollgate/chat_model.h"
 
@@ -40,8 +40,8 @@ std::string conversation_hash(const ChatMessages& messages) {
     feed(messages[i].dump());
   }
   feed("]");
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
+  std::string out;
+  core::append_hex(out, hash, 16);
   return out;
 }
 

@@ -6,10 +6,10 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "core/hex.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -24,9 +24,8 @@ std::string percent_decode(const std::string& text, bool plus_as_space) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    if (c == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
+    if (c == '%' && core::hex_byte_at(text, i + 1) >= 0) {
+      out.push_back(static_cast<char>(core::hex_byte_at(text, i + 1)));
       i += 2;
     } else if (c == '+' && plus_as_space) {
       out.push_back(' ');
@@ -264,9 +263,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void append_chunk(const std::string& data) {
-    char size[24];
-    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-    outgoing_ += size;
+    core::append_hex(outgoing_, data.size());
+    outgoing_ += "\r\n";
     outgoing_ += data;
     outgoing_ += "\r\n";
   }
