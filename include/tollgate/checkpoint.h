@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tollgate/clock.h"
 #include "tollgate/json.h"
 
 namespace tollgate {
@@ -110,11 +111,13 @@ inline constexpr std::string_view kNullTaskId = "00000000-0000-0000-0000-0000000
 // The fixed index of a special channel's write, or nullopt for an ordinary channel.
 std::optional<int> special_write_index(std::string_view channel);
 
-// A new checkpoint id: a time-ordered UUID (version 6) whose clock sequence is the step, so
-// ids compare in creation order within a process and across restarts. Thread-safe.
-std::string new_checkpoint_id(std::int64_t step);
-// The current UTC time as ISO-8601 with microseconds, e.g. "2026-11-30T03:41:19.123456+00:00".
-std::string utc_timestamp();
+// A new checkpoint id: a time-ordered UUID (version 6) whose time is read from `clock` and
+// whose clock sequence is the step, so ids compare in creation order within a process (even
+// when the clock stands still or goes back) and across restarts. Thread-safe.
+std::string new_checkpoint_id(std::int64_t step, const Clock& clock = system_clock());
+// The time by `clock` in UTC as ISO-8601 with microseconds, e.g.
+// "2026-11-30T03:41:19.123456+00:00" (a checkpoint's `ts`).
+std::string utc_timestamp(const Clock& clock = system_clock());
 
 // Stores checkpoints and pending writes.
 // Thread-safety: every method may be called concurrently from any thread.

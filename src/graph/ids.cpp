@@ -8,6 +8,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/hex.h"
+#include "core/ids.h"
+
 namespace tollgate::graph_internal {
 
 namespace {
@@ -34,31 +37,16 @@ XXH128_hash_t hash_parts(const std::vector<std::string_view>& parts) {
   return XXH3_128bits(bytes, size);
 }
 
-// Writes the 16 hex digits of `value` to out[0..16).
-void hex64(std::uint64_t value, char* out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (int i = 15; i >= 0; --i) {
-    out[i] = kDigits[value & 0xF];
-    value >>= 4;
-  }
-}
-
 }  // namespace
 
 std::string task_id(const std::vector<std::string_view>& parts) {
   const XXH128_hash_t h = hash_parts(parts);
-  std::array<char, 32> hex{};
-  hex64(h.high64, hex.data());
-  hex64(h.low64, hex.data() + 16);
-  std::string id(36, '-');
-  const std::size_t groups[] = {8, 4, 4, 4, 12};
-  std::size_t from = 0;
-  std::size_t to = 0;
-  for (std::size_t group : groups) {
-    for (std::size_t i = 0; i < group; ++i) id[to++] = hex[from++];
-    ++to;  // the dash
+  std::array<std::uint8_t, 16> bytes{};
+  for (std::size_t i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<std::uint8_t>(h.high64 >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<std::uint8_t>(h.low64 >> (56 - 8 * i));
   }
-  return id;
+  return core::format_uuid(bytes);
 }
 
 std::string interrupt_id(std::string_view task_ns, std::size_t index) {
@@ -69,18 +57,13 @@ std::string interrupt_id(std::string_view task_ns, std::size_t index) {
   }
   const XXH128_hash_t h = XXH3_128bits(input.data(), input.size());
   std::string id(32, '0');
-  hex64(h.high64, id.data());
-  hex64(h.low64, id.data() + 16);
+  core::put_hex(id.data(), h.high64, 16);
+  core::put_hex(id.data() + 16, h.low64, 16);
   return id;
 }
 
 bool looks_like_interrupt_id(std::string_view text) {
-  if (text.size() != 32) return false;
-  for (char c : text) {
-    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (!hex) return false;
-  }
-  return true;
+  return text.size() == 32 && core::is_hex(text);
 }
 
 }  // namespace tollgate::graph_internal

@@ -5,13 +5,12 @@
 #include <array>
 #include <cassert>
 #include <cctype>
-#include <cstdint>
 #include <optional>
-#include <random>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
 
+#include "core/ids.h"
 #include "graph/channel.h"
 #include "tollgate/error.h"
 
@@ -75,29 +74,6 @@ Json from_class_serialised(Json message, std::size_t position) {
 
 }  // namespace
 
-std::string new_message_id() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  const std::uint64_t high = (rng() & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
-  const std::uint64_t low = (rng() & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  id.reserve(36);
-  auto put = [&](std::uint64_t bits, int from_nibble, int count) {
-    for (int i = from_nibble; i > from_nibble - count; --i)
-      id.push_back(kHex[(bits >> (i * 4)) & 0xF]);
-  };
-  put(high, 15, 8);
-  id.push_back('-');
-  put(high, 7, 4);
-  id.push_back('-');
-  put(high, 3, 4);
-  id.push_back('-');
-  put(low, 15, 4);
-  id.push_back('-');
-  put(low, 11, 12);
-  return id;
-}
-
 bool is_remove_message(const Json& message) {
   auto type = message.find("type");
   return type != message.end() && type->is_string() &&
@@ -106,7 +82,7 @@ bool is_remove_message(const Json& message) {
 
 Json coerce_message(Json message, std::size_t position) {
   if (message.is_string()) {
-    return Json{{"type", "human"}, {"content", std::move(message)}, {"id", new_message_id()}};
+    return Json{{"type", "human"}, {"content", std::move(message)}, {"id", core::uuid4()}};
   }
   if (message.is_array() && message.size() == 2 && message[0].is_string()) {
     // A (type, content) pair.
@@ -141,7 +117,7 @@ Json coerce_message(Json message, std::size_t position) {
   Json& id = message["id"];
   if (id.is_null()) {
     if (type == "remove") throw invalid_message(position, "a remove message needs an 'id'");
-    id = new_message_id();
+    id = core::uuid4();
   } else if (!id.is_string()) {
     throw invalid_message(position, "'id' must be a string");
   }

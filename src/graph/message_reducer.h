@@ -27,9 +27,6 @@ Json coerce_message(Json message, std::size_t position = 0);
 // A write to a messages channel (one message or a list of them) as canonical messages.
 Json::array_t coerce_messages(Json write);
 
-// A random (version 4) UUID, lowercase with hyphens.
-std::string new_message_id();
-
 // True for {"type":"remove", ...} (canonical messages only).
 bool is_remove_message(const Json& message);
 

@@ -2,9 +2,15 @@
 // C++ looks exactly like one that came over the wire.
 #include <algorithm>
 
+#include "core/ids.h"
 #include "tollgate/messages.h"
 
 namespace tollgate {
+
+std::string uuid4() {
+  return core::uuid4();
+}
+
 namespace {
 
 Json base(const char* type, Json content, std::string id) {

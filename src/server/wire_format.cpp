@@ -1,25 +1,10 @@
 #include "server/wire_format.h"
 
-#include <random>
-
+#include "core/ids.h"
 #include "server/ids.h"
 
 namespace tollgate::server {
 namespace {
-
-std::string random_uuid4() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20) out.push_back('-');
-    unsigned value = static_cast<unsigned>(rng() & 0xf);
-    if (i == 12) value = 4;
-    if (i == 16) value = 8 | (value & 3);
-    out.push_back(kHex[value]);
-  }
-  return out;
-}
 
 Json checkpoint_json(const CheckpointConfig& config) {
   return Json{{"thread_id", config.thread_id},
@@ -160,7 +145,7 @@ Json normalize_message(const Json& message) {
   }
   if (!out.contains("id") || out["id"].is_null() ||
       (out["id"].is_string() && out["id"].get<std::string>().empty())) {
-    out["id"] = random_uuid4();
+    out["id"] = core::uuid4();
   }
   if (!out.contains("additional_kwargs")) out["additional_kwargs"] = Json::object();
   if (!out.contains("response_metadata")) out["response_metadata"] = Json::object();

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
-#include <set>
 
 #include "tollgate/checkpoint.h"
 
 namespace tollgate {
 namespace {
+
+using namespace std::chrono_literals;
 
 TEST(CheckpointIdTest, IsAVersion6UuidCarryingTheStep) {
   const std::string id = new_checkpoint_id(1);
@@ -35,6 +37,26 @@ TEST(CheckpointIdTest, SpecialChannelsHaveFixedNegativeIndexes) {
 TEST(CheckpointIdTest, TimestampIsIsoUtc) {
   EXPECT_TRUE(std::regex_match(utc_timestamp(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00)")));
+}
+
+TEST(CheckpointIdTest, TimestampIsTheInjectedClocksTime) {
+  const ManualClock clock(std::chrono::system_clock::time_point(1796008879123456us));
+  EXPECT_EQ(utc_timestamp(clock), "2026-11-30T03:21:19.123456+00:00");
+}
+
+TEST(CheckpointIdTest, TimestampBefore1970CountsTheFractionForward) {
+  const ManualClock clock(std::chrono::system_clock::time_point(-1500ms));
+  EXPECT_EQ(utc_timestamp(clock), "1969-12-31T23:59:58.500000+00:00");
+}
+
+TEST(CheckpointIdTest, IdsFromAClockThatStandsStillStillIncrease) {
+  const ManualClock clock(std::chrono::system_clock::now());
+  std::string previous = new_checkpoint_id(0, clock);
+  for (int i = 1; i < 1000; ++i) {
+    std::string next = new_checkpoint_id(i, clock);
+    ASSERT_LT(previous, next);
+    previous = next;
+  }
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include "tollgate/memory_saver.h"
 
 using namespace tollgate;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
@@ -24,8 +24,8 @@ CompileOptions opts(std::shared_ptr<Saver> saver) {
   return options;
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+double seconds_since(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
 
 void chain3(int n) {
@@ -39,7 +39,7 @@ void chain3(int n) {
   auto graph = g.compile();
   const Json input{{"n", 0}};
   for (int i = 0; i < std::min(n, 2000); ++i) graph->invoke(input);
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   for (int i = 0; i < n; ++i) graph->invoke(input);
   std::printf("chain3 (no saver): %.2f us/invoke\n", seconds_since(start) * 1e6 / n);
 }
@@ -54,7 +54,7 @@ void hitl_cycle(int n) {
   auto graph = g.compile(opts(saver));
   Command answer;
   answer.resume = "yes";
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   for (int i = 0; i < n; ++i) {
     RunConfig config;
     config.thread_id = "t" + std::to_string(i);
@@ -92,7 +92,7 @@ void long_thread() {
   };
   int i = 0;
   auto measure = [&](int turns) {
-    auto start = Clock::now();
+    auto start = SteadyClock::now();
     for (int k = 0; k < turns; ++k) turn(i++);
     return seconds_since(start) * 1e6 / turns;
   };
