@@ -1,10 +1,9 @@
-// add_messages: coercion of loose messages, and the id-aware merge (see message_reducer.h).
+// add_messages: coercion of loose messages (type names from messages/message_types.h), and the
+// id-aware merge (see message_reducer.h).
 #include "graph/message_reducer.h"
 
 #include <algorithm>
-#include <array>
 #include <cassert>
-#include <cctype>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -12,6 +11,7 @@
 
 #include "core/ids.h"
 #include "graph/channel.h"
+#include "messages/message_types.h"
 #include "tollgate/error.h"
 
 namespace tollgate::graph_internal {
@@ -26,38 +26,18 @@ Error invalid_message(std::size_t position, const std::string& what) {
                                 what);
 }
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-// The canonical type for a message type, role or LangChain class name ("AIMessageChunk"),
-// or nullopt when unknown. "developer" is kept: the caller turns it into a system message.
-std::optional<std::string> canonical_type(std::string_view type) {
-  if (ends_with(type, "Chunk")) type.remove_suffix(5);
-  if (ends_with(type, "Message")) type.remove_suffix(7);
-  std::string lower(type);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "human" || lower == "user") return "human";
-  if (lower == "ai" || lower == "assistant") return "ai";
-  static constexpr std::array<std::string_view, 6> kSame = {"system", "tool",   "function",
-                                                            "chat",   "remove", "developer"};
-  if (std::find(kSame.begin(), kSame.end(), lower) != kSame.end()) return lower;
-  return std::nullopt;
-}
-
 std::string type_of(const Json& message, std::string_view field, std::size_t position) {
   const Json& type = message[std::string(field)];
   if (!type.is_string()) {
     throw invalid_message(position, "'" + std::string(field) + "' must be a string");
   }
-  auto canonical = canonical_type(type.get_ref<const std::string&>());
+  auto canonical = messages_internal::canonical_message_type(type.get_ref<const std::string&>());
   if (!canonical) {
     throw invalid_message(position, "Unexpected message type: '" +
                                         type.get_ref<const std::string&>() + "'. " +
                                         std::string(kUnexpectedTypeHint));
   }
-  return *canonical;
+  return std::string(*canonical);
 }
 
 // {"lc":1,"type":"constructor","id":[..., "HumanMessage"],"kwargs":{...}} -> kwargs + type.
@@ -107,12 +87,11 @@ Json coerce_message(Json message, std::size_t position) {
     throw invalid_message(position, "missing 'type' (or 'role')");
   }
   if (type == "developer") {
+    messages_internal::rewrite_developer_as_system(message);
     type = "system";
-    Json& extra = message["additional_kwargs"];
-    if (!extra.is_object()) extra = Json::object();
-    extra["__openai_role__"] = "developer";
+  } else if (message["type"] != type) {
+    message["type"] = type;
   }
-  if (message["type"] != type) message["type"] = type;
 
   Json& id = message["id"];
   if (id.is_null()) {
@@ -169,8 +148,6 @@ std::optional<std::size_t> after_last_remove_all(const Json::array_t& write) {
 
 // Whether coerce_message() would leave `message` as it is.
 bool is_canonical(const Json& message) {
-  static constexpr std::array<std::string_view, 7> kTypes = {"human",    "ai",   "system", "tool",
-                                                             "function", "chat", "remove"};
   if (!message.is_object()) return false;
   auto type = message.find("type");
   auto id = message.find("id");
@@ -181,7 +158,7 @@ bool is_canonical(const Json& message) {
   }
   const std::string& name = type->get_ref<const std::string&>();
   if (name == "tool" && !message.value("tool_call_id", Json()).is_string()) return false;
-  return std::find(kTypes.begin(), kTypes.end(), name) != kTypes.end();
+  return messages_internal::is_stored_message_type(name);
 }
 
 Error unknown_id_removal(const std::string& id) {

@@ -1,15 +1,17 @@
 // Reading messages in every form clients and providers send, and turning them into the one
 // serialised form the runtime stores and the Agent Server emits.
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 #include <utility>
 
+#include "messages/message_types.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 
 namespace tollgate {
 namespace {
+
+using messages_internal::canonical_message_type;
 
 // obj[key] when it is a string, else "" (never throws on odd input).
 std::string string_field(const Json& obj, const char* key) {
@@ -21,41 +23,6 @@ bool is_lc_constructor(const Json& message) {
   return message.is_object() && string_field(message, "type") == "constructor" &&
          message.contains("kwargs") && message.contains("id") && message["id"].is_array() &&
          !message["id"].empty() && message["id"].back().is_string();
-}
-
-// "AIMessageChunk" -> "ai", "HumanMessage" -> "human", "ToolMessage" -> "tool".
-std::string type_from_class_name(std::string name) {
-  for (std::string_view suffix : {"MessageChunk", "Message"}) {
-    if (name.size() > suffix.size() && name.ends_with(suffix)) {
-      name.resize(name.size() - suffix.size());
-      break;
-    }
-  }
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return name;
-}
-
-bool is_known_type(const std::string& type) {
-  return type == "human" || type == "ai" || type == "system" || type == "tool" ||
-         type == "remove" || type == "function" || type == "chat" || type == "developer";
-}
-
-std::string type_from_role(const std::string& role) {
-  if (role == "user" || role == "human") return "human";
-  if (role == "assistant" || role == "ai") return "ai";
-  if (role == "system") return "system";
-  if (role == "tool") return "tool";
-  if (role == "function") return "function";
-  if (role == "developer") return "developer";
-  if (role == "remove") return "remove";
-  return "chat";
-}
-
-std::string canonical_type(const std::string& type) {
-  if (is_known_type(type)) return type;
-  std::string from_class = type_from_class_name(type);
-  return is_known_type(from_class) ? from_class : type;
 }
 
 // Arguments as a JSON object, or nothing: an object as is, a JSON text holding an object
@@ -194,7 +161,7 @@ bool in_stored_form(const Json& message) {
   if (!is_a(f.type, &Json::is_string)) return false;
   const std::string& type = f.type->get_ref<const std::string&>();
   // "remove" has rules of its own and "developer" is rewritten: both take the full path.
-  if (type == "remove" || type == "developer" || !is_known_type(type)) return false;
+  if (type == "remove" || !messages_internal::is_stored_message_type(type)) return false;
   if (!is_a(f.id, &Json::is_string) || f.id->get_ref<const std::string&>().empty()) return false;
   if (!is_a(f.content, &Json::is_string) && !is_a(f.content, &Json::is_array)) return false;
   if (!is_a(f.additional_kwargs, &Json::is_object) ||
@@ -227,14 +194,18 @@ bool in_stored_form(const Json& message) {
 std::string message_type(const Json& message) {
   if (message.is_string()) return "human";
   if (!message.is_object()) return "";
+  // An unknown type or class name comes back as given (normalize_message refuses it); an
+  // unknown role is a chat message's.
   if (is_lc_constructor(message)) {
-    return canonical_type(type_from_class_name(message["id"].back().get<std::string>()));
+    const std::string& class_name = message["id"].back().get_ref<const std::string&>();
+    return std::string(canonical_message_type(class_name).value_or(class_name));
   }
   if (auto it = message.find("type"); it != message.end() && it->is_string()) {
-    return canonical_type(it->get<std::string>());
+    const std::string& type = it->get_ref<const std::string&>();
+    return std::string(canonical_message_type(type).value_or(type));
   }
   if (auto it = message.find("role"); it != message.end() && it->is_string()) {
-    return type_from_role(it->get<std::string>());
+    return std::string(canonical_message_type(it->get_ref<const std::string&>()).value_or("chat"));
   }
   return "";
 }
@@ -292,11 +263,8 @@ Json normalize_message(Json message) {
     if (type != "chat") message.erase("role");
   }
   if (type.empty()) bad_field("type", "missing: expected a \"type\" or a \"role\"");
-  if (!is_known_type(type)) bad_field("type", "'" + type + "' is not a known message type");
-
-  if (type == "developer") {  // OpenAI's developer role is a system message for everyone else
-    type = "system";
-    message["additional_kwargs"]["__openai_role__"] = "developer";
+  if (!canonical_message_type(type)) {
+    bad_field("type", "'" + type + "' is not a known message type");
   }
   message["type"] = type;
 
@@ -323,6 +291,10 @@ Json normalize_message(Json message) {
     } else if (!it->is_object()) {
       bad_field(field, "must be an object");
     }
+  }
+  if (type == "developer") {  // after the check above: additional_kwargs is an object
+    messages_internal::rewrite_developer_as_system(message);
+    return message;
   }
   if (type == "ai") {
     const auto given = message.find("tool_calls");

@@ -10,6 +10,7 @@
 #include "graph/channel.h"
 #include "tollgate/error.h"
 #include "tollgate/graph.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::graph_internal {
 namespace {
@@ -390,6 +391,19 @@ TEST(AddMessagesChannelTest, MissingIdsOnTheLeftAreAssignedToo) {
       add_messages(Json::array({Json{{"type", "human"}, {"content", "old"}}}), human("n", "new"));
   ASSERT_EQ(merged.size(), 2u);
   EXPECT_TRUE(merged[0]["id"].is_string());
+}
+
+TEST(AddMessagesChannelTest, TypeNamesMeanWhatTheyMeanToNormalizeMessage) {
+  for (const char* name : {"human", "user", "HUMAN", "HumanMessage", "ai", "assistant",
+                           "AIMessageChunk", "system", "SystemMessage", "developer", "tool",
+                           "ToolMessageChunk", "function", "chat", "ChatMessage"}) {
+    for (const char* field : {"type", "role"}) {
+      const Json message{
+          {field, name}, {"content", "x"}, {"id", "m-1"}, {"tool_call_id", "call_1"}};
+      EXPECT_EQ(add_messages(Json::array(), message)[0]["type"], normalize_message(message)["type"])
+          << field << ": " << name;
+    }
+  }
 }
 
 TEST(AddMessagesChannelTest, UnknownTypeFailsNamingIt) {

@@ -173,6 +173,17 @@ TEST(NormalizeMessage, OtherRolesBecomeChatMessagesKeepingTheRole) {
   EXPECT_EQ(m["role"], "critic");
 }
 
+TEST(NormalizeMessage, RoleNamedInAnotherCaseIsItsType) {
+  Json m = normalize_message(Json::parse(R"({"role":"User","content":"hi"})"));
+  EXPECT_EQ(m["type"], "human");
+  EXPECT_FALSE(m.contains("role"));
+}
+
+TEST(NormalizeMessage, TypeMayBeARoleName) {
+  EXPECT_EQ(normalize_message(Json::parse(R"({"type":"assistant","content":"x"})"))["type"], "ai");
+  EXPECT_EQ(normalize_message(Json::parse(R"({"type":"user","content":"x"})"))["type"], "human");
+}
+
 void expect_refused(const Json& message, const std::string& text) {
   try {
     normalize_message(message);
@@ -186,6 +197,18 @@ void expect_refused(const Json& message, const std::string& text) {
 TEST(NormalizeMessage, RefusesAnUnknownType) {
   expect_refused(Json::parse(R"({"type":"robot","content":"x"})"),
                  "message.type 'robot' is not a known message type");
+}
+
+TEST(NormalizeMessage, RefusesAnUnknownClassNamingIt) {
+  expect_refused(
+      Json::parse(
+          R"({"lc":1,"type":"constructor","id":["x","CriticMessage"],"kwargs":{"content":"x"}})"),
+      "message.type 'CriticMessage' is not a known message type");
+}
+
+TEST(NormalizeMessage, RefusesADeveloperMessageWhoseAdditionalKwargsIsNotAnObject) {
+  expect_refused(Json::parse(R"({"role":"developer","content":"x","additional_kwargs":"no"})"),
+                 "message.additional_kwargs must be an object");
 }
 
 TEST(NormalizeMessage, RefusesAMessageWithoutTypeOrRole) {
