@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <mutex>
 
-#include "graph/async_saves.h"
 #include "graph/ids.h"
-#include "graph/map_entries.h"
-#include "graph/signals.h"
 #include "tollgate/error.h"
 
 namespace tollgate::graph_internal {
@@ -30,107 +28,18 @@ std::string recursion_limit_message(int limit) {
 }  // namespace
 
 PregelLoop::PregelLoop(const CompiledGraph::Impl& graph, LoopContext context)
-    : graph_(graph), context_(std::move(context)), config_(*context_.config) {
-  saver_ = context_.saver.get();
-  thread_id_ = config_.thread_id;
-  // The channels are made by create_missing_channels() once load() has taken what the values
-  // cache holds: a resumed run adopts the channels its previous run left there.
-  slots_.resize(graph_.channels.size());
-  seen_.resize(graph_.nodes.size());
-  for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
-    seen_[i].assign(graph_.nodes[i].triggers.size(), 0);
-  }
-  changed_since_save_.assign(slots_.size(), 0);
-}
+    : graph_(graph),
+      context_(std::move(context)),
+      config_(*context_.config),
+      channels_(graph),
+      checkpointer_(graph, context_, channels_) {}
 
 PregelLoop::~PregelLoop() = default;
-
-void PregelLoop::create_missing_channels() {
-  for (std::size_t i = 0; i < base_channels(); ++i) {
-    if (!slots_[i].channel) slots_[i].channel = graph_.channels[i].prototype->clone_empty();
-  }
-}
-
-// ------------------------------------------------------------------------------ channels
-
-const std::string& PregelLoop::channel_name(int index) const {
-  const auto position = static_cast<std::size_t>(index);
-  return position < base_channels() ? graph_.channels[position].name
-                                    : dynamic_names_[position - base_channels()];
-}
-
-bool PregelLoop::is_state_channel(int index) const {
-  const auto position = static_cast<std::size_t>(index);
-  return position >= base_channels() || graph_.channels[position].is_state;
-}
-
-int PregelLoop::find_channel(std::string_view name) const {
-  if (auto it = graph_.channel_index.find(name); it != graph_.channel_index.end()) {
-    return it->second;
-  }
-  if (auto it = dynamic_index_.find(name); it != dynamic_index_.end()) return it->second;
-  return -1;
-}
-
-int PregelLoop::channel_for_key(std::string_view key) {
-  if (int index = find_channel(key); index >= 0) return index;
-  const int index = static_cast<int>(slots_.size());
-  slots_.push_back(Slot{make_last_value_channel(std::string(key)), 0});
-  dynamic_index_.emplace(std::string(key), index);
-  dynamic_names_.emplace_back(key);
-  changed_since_save_.push_back(0);
-  return index;
-}
-
-bool PregelLoop::is_output_channel(int index) const {
-  const auto position = static_cast<std::size_t>(index);
-  return position >= base_channels() ||
-         (graph_.channels[position].is_state && !graph_.channels[position].is_private);
-}
-
-State PregelLoop::view(bool output_only) const {
-  std::map<std::string, JsonPtr, std::less<>> values;
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    const int index = static_cast<int>(i);
-    if (!(output_only ? is_output_channel(index) : is_state_channel(index))) continue;
-    if (JsonPtr value = slots_[i].channel->get()) {
-      values.emplace_hint(values.end(), channel_name(index), std::move(value));
-    }
-  }
-  return State(std::move(values));
-}
-
-State PregelLoop::state_view() {
-  // The previous view's map is reused when nobody holds it any more: its entries stay and
-  // only their values change, so a step's view allocates nothing once the keys are known.
-  if (!state_values_ || state_values_.use_count() > 1) {
-    state_values_ = std::make_shared<std::map<std::string, JsonPtr, std::less<>>>();
-  }
-  auto& values = *state_values_;
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    const int index = static_cast<int>(i);
-    if (!is_state_channel(index)) continue;
-    if (JsonPtr value = slots_[i].channel->get()) {
-      put_entry(values, channel_name(index), std::move(value));
-    } else {
-      erase_entry(values, channel_name(index));
-    }
-  }
-  return State(std::shared_ptr<const std::map<std::string, JsonPtr, std::less<>>>(state_values_));
-}
 
 void PregelLoop::release_state_view() {
   step_state_ = State();
   for (auto& task : tasks_) task.input = State();
-  // The kept map lets go of the values too (a list channel appends in place only while it
-  // holds its list alone); state_view() sets every entry again before the map is shown.
-  if (state_values_ && state_values_.use_count() == 1) {
-    for (auto& entry : *state_values_) entry.second.reset();
-  }
-}
-
-Json PregelLoop::values_json() const {
-  return output_view().to_json();
+  channels_.release_state_values();
 }
 
 const Json& PregelLoop::public_input(const Json& input, Json& storage) const {
@@ -149,6 +58,8 @@ const Json& PregelLoop::public_input(const Json& input, Json& storage) const {
 // ---------------------------------------------------------------------------------- run
 
 RunResult PregelLoop::run(const Json* input, const Command* command, bool continue_if_exists) {
+  Saver* saver = context_.saver.get();
+  const std::string& thread_id = config_.thread_id;
   const bool has_resume = command && (command->resume || !command->resume_map.empty());
   if (command) {
     if (command->graph == Command::PARENT) throw Error::InvalidArgument("There is no parent graph");
@@ -160,111 +71,96 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
         command->goto_sends.empty()) {
       throw Error::InvalidArgument("Received empty Command input");
     }
-    if (has_resume && !saver_) {
+    if (has_resume && !saver) {
       throw Error::InvalidArgument("Cannot use Command(resume=...) without checkpointer");
     }
   }
-  if (saver_ && thread_id_.empty()) {
+  if (saver && thread_id.empty()) {
     throw Error::InvalidArgument(
         "thread_id is required: the graph has a checkpointer (set RunConfig::thread_id)");
   }
 
   bool replay = false;
-  if (saver_) {
-    load(context_.checkpoint_id, /*use_cache=*/true);
-    if (has_checkpoint_ && !context_.checkpoint_id.empty()) {
-      auto latest = saver_->get_tuple(CheckpointConfig{thread_id_, context_.checkpoint_ns, ""});
-      replay = latest && latest->config.checkpoint_id != checkpoint_id_;
+  if (saver) {
+    checkpointer_.load(context_.checkpoint_id, /*use_cache=*/true);
+    if (checkpointer_.has_checkpoint() && !context_.checkpoint_id.empty()) {
+      auto latest = saver->get_tuple(CheckpointConfig{thread_id, context_.checkpoint_ns, ""});
+      replay = latest && latest->config.checkpoint_id != checkpointer_.checkpoint_id();
     }
   }
-  create_missing_channels();  // load() made them; without a saver they are made here
-  if (!has_checkpoint_) new_thread();
+  channels_.create_missing();  // load() made them; without a saver they are made here
+  if (!checkpointer_.has_checkpoint()) channels_.set_initial_values();
 
-  if (input && !input->is_null() && (!has_checkpoint_ || !continue_if_exists)) {
+  if (input && !input->is_null() && (!checkpointer_.has_checkpoint() || !continue_if_exists)) {
     if (!input->is_object()) {
       throw Error::InvalidArgument(std::string("Graph input must be a JSON object, got ") +
                                    input->type_name());
     }
     // A new run discards the unfinished step of the old one: its tasks' triggers are
     // consumed without running them.
-    saved_tasks_.clear();
+    checkpointer_.forget_saved_tasks();
     std::vector<Task> tasks;
-    if (has_checkpoint_) {
+    if (checkpointer_.has_checkpoint()) {
       prepare_tasks();
       for (auto& task : tasks_) {
-        if (!task.push) tasks.push_back(std::move(task));
+        if (task.kind != TaskKind::kPush) tasks.push_back(std::move(task));
       }
       tasks_.clear();
     }
     const bool discarded = !tasks.empty();
     Task start;
-    start.synthetic = true;
+    start.kind = TaskKind::kSynthetic;
     start.node = 0;
     Json storage;
     start.writes.push_back(Write{graph_.start_channel, public_input(*input, storage), {}});
     tasks.push_back(std::move(start));
     apply_writes(tasks, discarded);
-    step_ += 1;
-    save_checkpoint("input");
+    checkpointer_.save_step("input");
   } else {
-    if (!has_checkpoint_) {
+    if (!checkpointer_.has_checkpoint()) {
       if (has_resume || !context_.answers.empty()) {
-        throw Error::Conflict("Thread '" + thread_id_ + "' has no pending interrupt to resume");
+        throw Error::Conflict("Thread '" + thread_id + "' has no pending interrupt to resume");
       }
       if (!command) return finish(false, {});
     }
     if (replay) {
-      saved_tasks_.clear();  // interrupts re-fire, finished tasks re-run
-      step_ += 1;
-      save_checkpoint("fork");
+      checkpointer_.forget_saved_tasks();  // interrupts re-fire, finished tasks re-run
+      checkpointer_.save_step("fork");
     }
-    interrupt_seen_.clear();
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].version > 0)
-        interrupt_seen_[channel_name(static_cast<int>(i))] = slots_[i].version;
-    }
+    channels_.mark_interrupt_seen();
     distribute_answers(command);
     std::vector<Write> null_writes;
-    if (auto it = saved_tasks_.find(kNullTaskId); it != saved_tasks_.end()) {
-      for (auto& [channel, value] : it->second.writes) {
-        const int index = find_channel(channel);
-        if (index >= 0) {
-          null_writes.push_back(Write{index, value, {}});
-        } else if (!is_reserved_channel(channel)) {
-          null_writes.push_back(Write{-1, value, channel});
-        }
-      }
+    const auto& saved_tasks = checkpointer_.saved_tasks();
+    if (auto it = saved_tasks.find(kNullTaskId); it != saved_tasks.end()) {
+      append_saved_writes(it->second.writes, null_writes);
     }
     if (command &&
         (command->update || !command->goto_nodes.empty() || !command->goto_sends.empty())) {
       Task pseudo;
+      pseudo.kind = TaskKind::kSynthetic;
       pseudo.node = 0;
       if (command->update) add_update(pseudo, *command->update);
       for (const auto& target : command->goto_nodes) add_goto(pseudo, target, "Command");
       for (const auto& send : command->goto_sends) add_send(pseudo, send, "Command");
       for (auto& write : pseudo.writes) {
-        unsaved_null_writes_.emplace_back(channel_name(write), write.value);
+        checkpointer_.hold_null_write(channels_.name(write), write.value);
         null_writes.push_back(std::move(write));
       }
     }
     if (!null_writes.empty()) apply_null_writes(std::move(null_writes));
-    if (!has_checkpoint_) {
-      step_ += 1;
-      save_checkpoint("input");
-      unsaved_null_writes_.clear();
-    }
+    if (!checkpointer_.has_checkpoint()) checkpointer_.save_step("input");
   }
 
-  const std::int64_t stop = step_ + 1 + config_.recursion_limit + 1;
+  const std::int64_t stop = step() + config_.recursion_limit + 1;
   while (true) {
     if (config_.cancel && config_.cancel->load()) {
-      wait_for_saves();
+      checkpointer_.wait_for_saves();
       throw Error(ErrorCode::kCancelled, "Run cancelled");
     }
     prepare_tasks();
     if (tasks_.empty()) break;
-    if (step_ + 1 > stop) {
-      wait_for_saves();
+    if (step() > stop) {
+      checkpointer_.wait_for_saves();
       throw Error(ErrorCode::kRecursionLimit, recursion_limit_message(config_.recursion_limit));
     }
     attach_saved_writes();
@@ -274,8 +170,8 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     run_step();
     for (auto& task : tasks_) {
-      if (task.error) {
-        wait_for_saves();
+      if (task.state() == TaskState::kFailed) {
+        checkpointer_.wait_for_saves();
         std::rethrow_exception(task.error);
       }
     }
@@ -285,7 +181,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     // copied; otherwise they were saved when their task paused and move to the result.
     const bool keep_interrupts = config_.durability == Durability::kExit;
     for (auto& task : tasks_) {
-      if (!task.paused) continue;
+      if (task.state() != TaskState::kPaused) continue;
       paused = true;
       for (auto& interrupt : task.interrupts) {
         interrupts.push_back(keep_interrupts ? interrupt : std::move(interrupt));
@@ -297,9 +193,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     // its value alone appends in place instead of copying the whole list.
     release_state_view();
     apply_writes(tasks_, true);
-    step_ += 1;
-    save_checkpoint("loop");
-    unsaved_null_writes_.clear();
+    checkpointer_.save_step("loop");
     if (context_.emitter->wants(StreamMode::kValues, context_.ns_segments)) {
       context_.emitter->emit(StreamMode::kValues, context_.ns_segments, values_json());
     }
@@ -322,14 +216,14 @@ void PregelLoop::distribute_answers(const Command* command) {
   if (!plain && answers.empty()) return;
 
   std::vector<std::pair<std::string, std::string>> pending;  // (interrupt id, task id)
-  for (const auto& [task_id, saved] : saved_tasks_) {
+  for (const auto& [task_id, saved] : checkpointer_.saved_tasks()) {
     if (saved.finished || !saved.interrupts || !saved.interrupts->is_array()) continue;
     for (const auto& interrupt : *saved.interrupts) {
       pending.emplace_back(interrupt.value("id", ""), task_id);
     }
   }
   const std::string where =
-      "Thread '" + thread_id_ + "'" +
+      "Thread '" + config_.thread_id + "'" +
       (context_.checkpoint_ns.empty() ? "" : " (namespace '" + context_.checkpoint_ns + "')");
   if (pending.empty()) throw Error::Conflict(where + " has no pending interrupt to resume");
   if (plain) {
@@ -354,7 +248,7 @@ void PregelLoop::distribute_answers(const Command* command) {
 
 void PregelLoop::apply_null_writes(std::vector<Write> writes) {
   Task pseudo;
-  pseudo.synthetic = true;
+  pseudo.kind = TaskKind::kSynthetic;
   pseudo.node = 0;
   pseudo.writes = std::move(writes);
   std::vector<Task> tasks;
@@ -365,16 +259,17 @@ void PregelLoop::apply_null_writes(std::vector<Write> writes) {
 // --------------------------------------------------------------------------------- steps
 
 void PregelLoop::ensure_task_id(Task& task) const {
-  if (task.has_id) return;
-  const std::string step_text = std::to_string(step_ + 1);
+  if (!task.id.empty()) return;  // task ids are never empty (UUIDs)
+  const std::string step_text = std::to_string(step());
   const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
-  if (task.push) {
-    task.id = task_id({checkpoint_id_, context_.checkpoint_ns, step_text, name, kPushPath,
+  const std::string& checkpoint_id = checkpointer_.checkpoint_id();
+  if (task.kind == TaskKind::kPush) {
+    task.id = task_id({checkpoint_id, context_.checkpoint_ns, step_text, name, kPushPath,
                        std::to_string(task.push_index)});
   } else {
-    std::vector<std::string_view> parts{checkpoint_id_, context_.checkpoint_ns, step_text, name,
+    std::vector<std::string_view> parts{checkpoint_id, context_.checkpoint_ns, step_text, name,
                                         kPullPath};
-    for (int fired : task.fired) parts.emplace_back(channel_name(fired));
+    for (int fired : task.fired) parts.emplace_back(channels_.name(fired));
     task.id = task_id(parts);
   }
   std::string& ns = task.ns;
@@ -387,15 +282,14 @@ void PregelLoop::ensure_task_id(Task& task) const {
   ns += name;
   ns += ':';
   ns += task.id;
-  task.has_id = true;
 }
 
 void PregelLoop::prepare_tasks() {
   tasks_.clear();
   tasks_.reserve(4);
-  step_state_ = state_view();
+  step_state_ = channels_.state_view();
 
-  const Slot& sends = slots_[static_cast<std::size_t>(graph_.tasks_channel)];
+  const Slot& sends = channels_.slot(graph_.tasks_channel);
   if (sends.channel->is_available()) {
     JsonPtr list = sends.channel->get();
     if (list && list->is_array()) {
@@ -405,7 +299,7 @@ void PregelLoop::prepare_tasks() {
         if (node <= 0) continue;
         Task task;
         task.node = node;
-        task.push = true;
+        task.kind = TaskKind::kPush;
         task.push_index = i;
         // Read in place: value("arg", ...) would copy the argument before from_json copies it.
         const auto arg = send.find("arg");
@@ -418,9 +312,10 @@ void PregelLoop::prepare_tasks() {
   for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
     const CompiledNode& node = graph_.nodes[n];
     Task task;
+    const std::vector<ChannelVersion>& seen = channels_.seen(static_cast<int>(n));
     for (std::size_t j = 0; j < node.triggers.size(); ++j) {
-      const Slot& slot = slots_[static_cast<std::size_t>(node.triggers[j])];
-      if (slot.version > seen_[n][j] && slot.channel->is_available()) {
+      const Slot& slot = channels_.slot(node.triggers[j]);
+      if (slot.version > seen[j] && slot.channel->is_available()) {
         task.fired.push_back(node.triggers[j]);
       }
     }
@@ -432,38 +327,32 @@ void PregelLoop::prepare_tasks() {
   }
   if (any_regular) {
     std::erase_if(tasks_, [&](const Task& task) {
-      return !task.push && graph_.nodes[static_cast<std::size_t>(task.node)].defer;
+      return task.kind != TaskKind::kPush &&
+             graph_.nodes[static_cast<std::size_t>(task.node)].defer;
     });
   }
   // With a saver the ids key saved writes and are part of every saved task; the checkpoint
   // id they hash changes once the step is applied, so they are fixed now.
-  if (saver_) {
+  if (context_.saver) {
     for (auto& task : tasks_) ensure_task_id(task);
   }
 }
 
 void PregelLoop::attach_saved_writes() {
-  if (saved_tasks_.empty() && answers_by_task_.empty()) return;
+  const auto& saved_tasks = checkpointer_.saved_tasks();
+  if (saved_tasks.empty() && answers_by_task_.empty()) return;
   for (auto& task : tasks_) {
     ensure_task_id(task);
-    if (auto it = saved_tasks_.find(task.id); it != saved_tasks_.end()) {
+    if (auto it = saved_tasks.find(task.id); it != saved_tasks.end()) {
       const SavedTask& saved = it->second;
       if (saved.finished) {
-        for (const auto& [channel, value] : saved.writes) {
-          const int index = find_channel(channel);
-          if (index >= 0) {
-            task.writes.push_back(Write{index, value, {}});
-          } else if (!is_reserved_channel(channel)) {
-            task.writes.push_back(Write{-1, value, channel});
-          }
-        }
-        task.done = true;
-        task.reattached = true;
+        append_saved_writes(saved.writes, task.writes);
+        task.advance(TaskState::kReattached);
       } else {
         if (saved.resume && saved.resume->is_array()) {
           task.resume_values.assign(saved.resume->begin(), saved.resume->end());
         }
-        task.resuming = saved.interrupts.has_value();
+        if (saved.interrupts) task.advance(TaskState::kResuming);
       }
     }
     if (auto it = answers_by_task_.find(task.id); it != answers_by_task_.end()) {
@@ -473,16 +362,21 @@ void PregelLoop::attach_saved_writes() {
   }
 }
 
+void PregelLoop::append_saved_writes(const SavedWrites& saved, std::vector<Write>& writes) const {
+  for (const auto& [channel, value] : saved) {
+    const int index = channels_.find(channel);
+    if (index >= 0) {
+      writes.push_back(Write{index, value, {}});
+    } else if (!is_reserved_channel(channel)) {
+      writes.push_back(Write{-1, value, channel});
+    }
+  }
+}
+
 bool PregelLoop::breakpoint_hit(const std::vector<std::string>& run_names,
                                 const std::vector<std::string>& compiled_names) const {
   if (run_names.empty() && compiled_names.empty()) return false;
-  bool changed = false;
-  for (std::size_t i = 0; i < slots_.size() && !changed; ++i) {
-    if (slots_[i].version == 0) continue;
-    auto it = interrupt_seen_.find(channel_name(static_cast<int>(i)));
-    changed = it == interrupt_seen_.end() || slots_[i].version > it->second;
-  }
-  if (!changed) return false;
+  if (!channels_.changed_since_interrupt_seen()) return false;
   for (const auto& task : tasks_) {
     const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
     if (task.node == 0) continue;
@@ -525,7 +419,7 @@ struct StepWork {
 void PregelLoop::run_step() {
   std::vector<Task*> todo;
   for (auto& task : tasks_) {
-    if (!task.done) todo.push_back(&task);
+    if (task.waits_to_run()) todo.push_back(&task);
   }
   if (todo.empty()) return;
   if (todo.size() == 1) {
@@ -548,8 +442,8 @@ void PregelLoop::run_step() {
 
 std::vector<int> PregelLoop::apply_writes(std::vector<Task>& tasks, bool bump_step) {
   std::vector<int> updated;
-  updated.reserve(slots_.size());  // one allocation instead of one per doubling
-  updated_.assign(slots_.size(), 0);
+  updated.reserve(channels_.size());  // one allocation instead of one per doubling
+  updated_.assign(channels_.size(), 0);
   auto mark = [&](int index) {
     if (!updated_[static_cast<std::size_t>(index)]) {
       updated_[static_cast<std::size_t>(index)] = 1;
@@ -557,134 +451,109 @@ std::vector<int> PregelLoop::apply_writes(std::vector<Task>& tasks, bool bump_st
     }
   };
   for (auto& task : tasks) {
-    if (task.push || task.synthetic) continue;
+    if (task.kind != TaskKind::kPull) continue;
     const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
+    std::vector<ChannelVersion>& seen = channels_.seen(task.node);
     for (std::size_t j = 0; j < node.triggers.size(); ++j) {
-      const int trigger = node.triggers[j];
-      seen_[static_cast<std::size_t>(task.node)][j] =
-          slots_[static_cast<std::size_t>(trigger)].version;
-      if (slots_[static_cast<std::size_t>(trigger)].channel->consume()) mark(trigger);
+      Slot& trigger = channels_.slot(node.triggers[j]);
+      seen[j] = trigger.version;
+      if (trigger.channel->consume()) mark(node.triggers[j]);
     }
   }
   Task* router = nullptr;
   for (auto& task : tasks) {
     for (auto& write : task.writes) {
-      if (write.channel < 0) write.channel = channel_for_key(write.key);
+      if (write.channel < 0) write.channel = channels_.for_key(write.key);
     }
-    if (task.route_at_apply && task.done && !task.reattached) router = &task;
+    if (task.route_at_apply && task.state() == TaskState::kDone) router = &task;
   }
-  updated_.resize(slots_.size(), 0);
-  buckets_.resize(slots_.size());
-  written_.assign(slots_.size(), 0);
+  updated_.resize(channels_.size(), 0);
+  buckets_.resize(channels_.size());
+  written_.assign(channels_.size(), 0);
 
   // State keys first, so that a step's only task can route on the state it produced.
-  std::vector<std::pair<std::string, Json>> router_payload;
-  const bool save_router_writes =
-      router && saver_ && !updating_state_ && config_.durability != Durability::kExit;
-  if (save_router_writes) router_payload = saved_form(*router);
+  SavedWrites router_payload;
+  const bool save_router_writes = router && checkpointer_.saves_task_writes_at_once();
+  if (save_router_writes) router_payload = checkpointer_.saved_form(*router);
   for (int pass = 0; pass < 2; ++pass) {
     const bool state_pass = pass == 0;
     if (!state_pass && router) {
       const std::size_t before = router->writes.size();
-      route(*router, state_view());
-      if (save_router_writes) put_task_writes(*router, false, std::move(router_payload), before);
+      route(*router, channels_.state_view());
+      if (save_router_writes) {
+        checkpointer_.put_task_writes(*router, false, std::move(router_payload), before);
+      }
     }
     for (auto& task : tasks) {
       for (auto& write : task.writes) {
-        if (is_state_channel(write.channel) != state_pass) continue;
+        if (channels_.is_state(write.channel) != state_pass) continue;
         buckets_[static_cast<std::size_t>(write.channel)].push_back(std::move(write.value));
       }
     }
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
       if (buckets_[i].empty()) continue;
       written_[i] = 1;
-      if (slots_[i].channel->update(std::move(buckets_[i]))) mark(static_cast<int>(i));
+      if (channels_[i].channel->update(std::move(buckets_[i]))) mark(static_cast<int>(i));
       buckets_[i].clear();
     }
   }
   if (bump_step) {
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (!written_[i] && slots_[i].channel->update({})) mark(static_cast<int>(i));
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      if (!written_[i] && channels_[i].channel->update({})) mark(static_cast<int>(i));
     }
   }
-  auto bump = [&](const std::vector<int>& channels) {
-    if (channels.empty()) return;
-    const ChannelVersion next = saver_ ? saver_->next_version(max_version_) : max_version_ + 1;
-    for (int index : channels) {
-      slots_[static_cast<std::size_t>(index)].version = next;
-      changed_since_save_[static_cast<std::size_t>(index)] = 1;
-    }
-    max_version_ = next;
-  };
-  bump(updated);
-  const bool triggers_any = std::any_of(updated.begin(), updated.end(), [&](int index) {
-    const auto position = static_cast<std::size_t>(index);
-    return position < base_channels() && graph_.channels[position].triggers_node;
-  });
+  const Saver* saver = context_.saver.get();
+  channels_.bump(updated, saver);
+  const bool triggers_any = std::any_of(updated.begin(), updated.end(),
+                                        [&](int index) { return channels_.triggers_node(index); });
   if (!triggers_any && bump_step) {
     std::vector<int> finished;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].channel->finish()) finished.push_back(static_cast<int>(i));
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+      if (channels_[i].channel->finish()) finished.push_back(static_cast<int>(i));
     }
-    bump(finished);
+    channels_.bump(finished, saver);
     updated.insert(updated.end(), finished.begin(), finished.end());
   }
-  if (saver_) {
-    updated_channels_.clear();
-    for (int index : updated) updated_channels_.push_back(channel_name(index));
-  }
+  checkpointer_.record_updated_channels(updated);
   return updated;
 }
 
 void PregelLoop::apply_for_output(std::vector<Task>& tasks) {
-  buckets_.resize(slots_.size());
+  buckets_.resize(channels_.size());
   bool any = false;
   for (auto& task : tasks) {
-    if (!task.done) continue;
+    if (!task.has_writes()) continue;
     for (auto& write : task.writes) {
-      if (write.channel < 0) write.channel = channel_for_key(write.key);
-      if (!is_state_channel(write.channel)) continue;
-      buckets_.resize(slots_.size());
+      if (write.channel < 0) write.channel = channels_.for_key(write.key);
+      if (!channels_.is_state(write.channel)) continue;
+      buckets_.resize(channels_.size());
       buckets_[static_cast<std::size_t>(write.channel)].push_back(std::move(write.value));
       any = true;
     }
   }
   if (!any) return;
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
+  for (std::size_t i = 0; i < channels_.size(); ++i) {
     if (buckets_[i].empty()) continue;
-    slots_[i].channel->update(std::move(buckets_[i]));
+    channels_[i].channel->update(std::move(buckets_[i]));
     buckets_[i].clear();
   }
 }
 
 RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
-  if (saver_ && has_checkpoint_) {
-    if (config_.durability == Durability::kExit) {
-      if (!saved_) put_current_checkpoint();
-      if (paused) {
-        for (auto& task : tasks_) {
-          if ((task.done && !task.reattached) || task.paused) put_task_writes(task, true);
-        }
-      }
-    }
-    if (paused && !unsaved_null_writes_.empty()) {
-      put_writes_payload(std::string(kNullTaskId), std::move(unsaved_null_writes_), true);
-      unsaved_null_writes_.clear();
-    }
-    wait_for_saves();
-  }
+  checkpointer_.save_at_end(tasks_, paused);
   const bool output_has_writes =
-      paused && std::any_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.done; });
+      paused &&
+      std::any_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.has_writes(); });
   RunResult result;
   if (output_has_writes) {
     // The values shown include the writes of tasks that finished in the paused step; the
     // channels then no longer match the checkpoint, so only the values are cached.
-    if (saver_ && has_checkpoint_) stash_values(false);
+    checkpointer_.stash_values(false);
     apply_for_output(tasks_);
     result.values = output_view();
   } else {
     result.values = output_view();
-    if (saver_ && has_checkpoint_) stash_values(true);
+    checkpointer_.stash_values(true);
   }
   result.paused = paused;
   result.interrupts = std::move(interrupts);

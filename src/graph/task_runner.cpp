@@ -53,7 +53,8 @@ std::vector<std::string> task_segments(const PregelLoop& loop, Task& task) {
 
 class TaskRuntime final : public Runtime {
  public:
-  TaskRuntime(PregelLoop& loop, Task& task) : loop_(loop), task_(task) {}
+  TaskRuntime(PregelLoop& loop, Task& task, bool resuming)
+      : loop_(loop), task_(task), resuming_(resuming) {}
 
   Json interrupt(Json value) override {
     std::optional<Json> answer = interrupt_or_pause(std::move(value));
@@ -119,12 +120,13 @@ class TaskRuntime final : public Runtime {
   }
 
   Json invoke_subgraph(const CompiledGraph& graph, const Json& input) override {
-    return loop_.run_child_graph(task_, graph, input);
+    return loop_.run_child_graph(task_, graph, input, resuming_);
   }
 
  private:
   PregelLoop& loop_;
   Task& task_;
+  const bool resuming_;
   std::size_t counter_ = 0;
   std::vector<Interrupt> pause_;
 };
@@ -137,7 +139,7 @@ void PregelLoop::run_task(Task& task) {
   if (debug || context_.emitter->wants(StreamMode::kTasks, context_.ns_segments)) {
     ensure_task_id(task);
     Json triggers = Json::array();
-    for (int fired : task.fired) triggers.push_back(channel_name(fired));
+    for (int fired : task.fired) triggers.push_back(channels_.name(fired));
     Json payload{{"id", task.id},
                  {"name", node.name},
                  {"input", task.input.to_json()},
@@ -152,16 +154,18 @@ void PregelLoop::run_task(Task& task) {
     context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
   }
 
-  TaskRuntime runtime(*this, task);
+  const bool resuming = task.state() == TaskState::kResuming;
+  task.advance(TaskState::kRunning);
+  TaskRuntime runtime(*this, task, resuming);
   try {
     NodeResult result;
     try {
       RuntimeScope scope(&runtime);
       if (node.is_start) {
-        JsonPtr input = slots_[static_cast<std::size_t>(graph_.start_channel)].channel->get();
+        JsonPtr input = channels_.slot(graph_.start_channel).channel->get();
         result = NodeResult(input ? *input : Json::object());
       } else if (node.subgraph) {
-        result = NodeResult(run_child_graph(task, *node.subgraph, task.input.to_json()));
+        result = NodeResult(run_child_graph(task, *node.subgraph, task.input.to_json(), resuming));
       } else {
         result = node.fn(task.input, runtime);
       }
@@ -171,36 +175,40 @@ void PregelLoop::run_task(Task& task) {
       result = NodeResult(std::move(signal.command));
     }
     if (runtime.pausing()) {  // paused through interrupt_or_pause(): what it returned is moot
-      task.paused = true;
       task.interrupts = runtime.take_pause();
+      task.advance(TaskState::kPaused);
     } else {
       if (Command* command = result.command(); command && command->graph == Command::PARENT) {
         if (!context_.has_parent) throw Error::InvalidArgument("There is no parent graph");
         throw ParentCommandSignal{std::move(*command)};
       }
       collect_writes(task, std::move(result));
-      task.done = true;
+      task.advance(TaskState::kDone);
     }
   } catch (GraphInterruptSignal& signal) {
-    task.paused = true;
     task.interrupts = std::move(signal.interrupts);
+    task.advance(TaskState::kPaused);
   } catch (...) {
     // Nothing of a failed task is saved: an answer it took stays unconsumed.
     task.error = std::current_exception();
-  }
-  if (task.error) {
+    task.advance(TaskState::kFailed);
     emit_task_result(task);
     return;
   }
   try {
-    if (!task.route_at_apply || task.paused) put_task_writes(task);
+    if (!task.route_at_apply || task.state() == TaskState::kPaused) {
+      checkpointer_.put_task_writes(task);
+    }
   } catch (...) {
     task.error = std::current_exception();
   }
+  // A task whose save failed is reported with what it did and the error, then fails.
   emit_task_result(task);
+  if (task.error) task.advance(TaskState::kFailed);
 }
 
-Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const Json& input) {
+Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const Json& input,
+                                 bool resuming) {
   ensure_task_id(task);
   LoopContext context;
   context.config = context_.config;
@@ -209,12 +217,12 @@ Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const J
   context.checkpoint_ns = task.ns;
   context.ns_segments = task_segments(*this, task);
   context.parents = context_.parents;
-  context.parents[context_.checkpoint_ns] = checkpoint_id_;
+  context.parents[context_.checkpoint_ns] = checkpointer_.checkpoint_id();
   context.has_parent = true;
   context.answers = std::move(task.answers);
   task.answers.clear();
   PregelLoop loop(child.impl(), std::move(context));
-  RunResult result = loop.run(&input, nullptr, task.resuming);
+  RunResult result = loop.run(&input, nullptr, resuming);
   if (result.paused) throw GraphInterruptSignal{std::move(result.interrupts)};
   return result.values.to_json();
 }
@@ -248,8 +256,8 @@ void PregelLoop::add_update(Task& task, Json update) {
   }
   for (auto it = update.begin(); it != update.end(); ++it) {
     const std::string& key = it.key();
-    const int channel = find_channel(key);
-    if (channel >= 0 && is_state_channel(channel)) {
+    const int channel = channels_.find(key);
+    if (channel >= 0 && channels_.is_state(channel)) {
       task.writes.push_back(Write{channel, std::move(it.value()), {}});
     } else if (channel < 0 && !is_reserved_channel(key)) {
       task.writes.push_back(Write{-1, std::move(it.value()), key});
@@ -309,7 +317,7 @@ void PregelLoop::route(Task& task, const State& view) {
 State PregelLoop::fresh_view(const Task& task) const {
   bool any_state_write = false;
   for (const auto& write : task.writes) {
-    if (write.channel < 0 || is_state_channel(write.channel)) any_state_write = true;
+    if (write.channel < 0 || channels_.is_state(write.channel)) any_state_write = true;
   }
   if (!any_state_write) return step_state_;
   std::map<std::string, JsonPtr, std::less<>> values = step_state_.values();
@@ -317,18 +325,17 @@ State PregelLoop::fresh_view(const Task& task) const {
   for (const auto& write : task.writes) {
     if (write.channel < 0) {
       values[write.key] = make_json_ptr(write.value);
-    } else if (is_state_channel(write.channel)) {
+    } else if (channels_.is_state(write.channel)) {
       by_channel[write.channel].push_back(write.value);
     }
   }
   for (auto& [index, writes] : by_channel) {
-    const auto position = static_cast<std::size_t>(index);
-    std::unique_ptr<Channel> copy = position < base_channels()
-                                        ? graph_.channels[position].prototype->clone_empty()
-                                        : make_last_value_channel(channel_name(index));
-    if (JsonPtr current = slots_[position].channel->checkpoint()) copy->restore(std::move(current));
+    std::unique_ptr<Channel> copy = channels_.clone_empty(index);
+    if (JsonPtr current = channels_.slot(index).channel->checkpoint()) {
+      copy->restore(std::move(current));
+    }
     copy->update(std::move(writes));
-    if (JsonPtr value = copy->get()) values[channel_name(index)] = std::move(value);
+    if (JsonPtr value = copy->get()) values[channels_.name(index)] = std::move(value);
   }
   return State(std::move(values));
 }
@@ -336,13 +343,13 @@ State PregelLoop::fresh_view(const Task& task) const {
 void PregelLoop::emit_task_result(Task& task) {
   const auto& ns = context_.ns_segments;
   const std::string& name = graph_.nodes[static_cast<std::size_t>(task.node)].name;
-  if (task.done && context_.emitter->wants(StreamMode::kUpdates, ns)) {
+  if (task.state() == TaskState::kDone && context_.emitter->wants(StreamMode::kUpdates, ns)) {
     Json update = Json::object();
     for (const auto& write : task.writes) {
       if (write.channel < 0) {
         update[write.key] = write.value;
-      } else if (is_output_channel(write.channel)) {
-        update[channel_name(write.channel)] = write.value;
+      } else if (channels_.is_output(write.channel)) {
+        update[channels_.name(write.channel)] = write.value;
       }
     }
     context_.emitter->emit(StreamMode::kUpdates, ns,
@@ -352,7 +359,7 @@ void PregelLoop::emit_task_result(Task& task) {
   if (!debug && !context_.emitter->wants(StreamMode::kTasks, ns)) return;
   Json result = Json::array();
   for (const auto& write : task.writes) {
-    result.push_back(Json::array({channel_name(write), write.value}));
+    result.push_back(Json::array({channels_.name(write), write.value}));
   }
   Json error;
   if (task.error) {
