@@ -12,7 +12,6 @@
 #include <cctype>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -50,6 +49,20 @@ Command resume_with(Json answer) {
 
 // A scripted stand-in for an LLM: asks for the weather tool on a question, answers from the
 // tool's result otherwise.
+// The capitalised words after "in ": "What's the weather in New York?" -> "New York"; "" if none.
+std::string city_named_in(const std::string& question) {
+  for (auto at = question.find("in "); at != std::string::npos; at = question.find("in ", at + 1)) {
+    std::size_t end = at + 3;
+    if (end >= question.size() || !std::isupper(static_cast<unsigned char>(question[end])))
+      continue;
+    while (end < question.size() &&
+           (std::isalpha(static_cast<unsigned char>(question[end])) || question[end] == ' '))
+      ++end;
+    return question.substr(at + 3, end - at - 3);
+  }
+  return "";
+}
+
 Json scripted_model_reply(const Json& messages, int turn) {
   const Json& last = messages.back();
   if (last.value("type", "") == "tool") {
@@ -57,15 +70,14 @@ Json scripted_model_reply(const Json& messages, int turn) {
             {"content", "Here is what I found: " + last.value("content", "")},
             {"tool_calls", Json::array()}};
   }
-  std::smatch match;
   const std::string question = last.value("content", "");
   if (question.find("weather") == std::string::npos) {
     return {{"type", "ai"}, {"id", "ai-" + std::to_string(turn)},
             {"content", "Understood, I won't look anything up. (" + question + ")"},
             {"tool_calls", Json::array()}};
   }
-  std::string city = "San Francisco";
-  if (std::regex_search(question, match, std::regex(R"(in ([A-Z][a-zA-Z ]+))"))) city = match[1];
+  std::string city = city_named_in(question);
+  if (city.empty()) city = "San Francisco";
   return {{"type", "ai"}, {"id", "ai-" + std::to_string(turn)},
           {"content", ""},
           {"tool_calls", Json::array({{{"id", "call-" + std::to_string(turn)},

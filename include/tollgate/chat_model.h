@@ -219,7 +219,7 @@ class ScriptedChatModel : public ChatModel {
 //       "replies": [{"content": "I will email Bob.",
 //                    "tool_calls": [{"name": "send_email", "args": {"to": "bob@example.com"}}]},
 //                   "Done: {tool_results}"]},
-//      {"regex": "delete (\\S+)",  // or an ECMAScript regular expression searched in it
+//      {"regex": "delete (\\S+)",  // or an RE2 regular expression searched in it
 //       "replies": [...]}],
 //    "fallback": "No script for that."}   // optional
 // The human message is the latest one in the request: each turn of a thread is matched on its

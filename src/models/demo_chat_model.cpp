@@ -1,9 +1,11 @@
 // The offline demo model: no network, no randomness. It recognises a handful of request shapes
 // and turns them into calls of the demo tools, so the human-in-the-loop flow can be tried
 // without any provider account. Anything else gets a plain explanation of what it can do.
+// The request shapes are RE2 patterns: linear in the message, however long or odd it is.
+#include <re2/re2.h>
+
 #include <cctype>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string_view>
 
@@ -83,27 +85,36 @@ long count_words(const std::string& text) {
   return words;
 }
 
+RE2::Options pattern_options(bool case_sensitive) {
+  RE2::Options options;
+  options.set_case_sensitive(case_sensitive);
+  options.set_log_errors(false);
+  return options;
+}
+
 class DemoChatModel final : public ChatModel {
  public:
   DemoChatModel()
-      : sql_(R"(run\s+sql\s*:?\s*(.+))", std::regex::icase),
-        select_(R"(^\s*((select|insert|update|delete\s+from|create|drop|with)\s.+))",
-                std::regex::icase),
-        how_many_(R"(how\s+many\s+([a-z_][a-z0-9_]*))", std::regex::icase),
-        email_address_(R"(([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}))"),
-        email_topic_(R"(\b(?:about|regarding|re:)\s+(.+))", std::regex::icase),
+      : sql_(R"(run\s+sql\s*:?\s*(.+))", pattern_options(false)),
+        select_(R"(^\s*((?:select|insert|update|delete\s+from|create|drop|with)\s.+))",
+                pattern_options(false)),
+        how_many_(R"(how\s+many\s+([a-z_][a-z0-9_]*))", pattern_options(false)),
+        email_address_(R"(([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}))",
+                       pattern_options(true)),
+        email_topic_(R"(\b(?:about|regarding|re:)\s+(.+))", pattern_options(false)),
         delete_(R"(\b(?:delete|remove|erase)\s+(?:the\s+)?(?:file\s+)?([^\s]+))",
-                std::regex::icase),
+                pattern_options(false)),
         write_(
             R"(\b(?:write|save|put)\s+(.+?)\s+(?:to|into|in)\s+(?:the\s+)?(?:file\s+)?([^\s]+)\s*$)",
-            std::regex::icase),
+            pattern_options(false)),
         create_(
             R"(\bcreate\s+(?:a\s+)?(?:the\s+)?(?:file\s+)?([^\s]+)\s+(?:with|containing)\s+(?:the\s+)?(?:content\s+|text\s+)?(.+))",
-            std::regex::icase),
+            pattern_options(false)),
         read_(
             R"(\b(?:read|show|open|cat|display|print)\s+(?:me\s+)?(?:the\s+)?(?:file\s+)?(?:contents\s+of\s+)?([^\s]+))",
-            std::regex::icase),
-        weather_(R"(\bweather\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*))", std::regex::icase) {}
+            pattern_options(false)),
+        weather_(R"(\bweather\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*))",
+                 pattern_options(false)) {}
 
   std::string name() const override { return kModelName; }
 
@@ -174,29 +185,27 @@ class DemoChatModel final : public ChatModel {
 
  private:
   std::optional<PlannedCall> plan(const std::string& said) const {
-    std::smatch m;
-    if (std::regex_search(said, m, sql_)) {
-      return PlannedCall{"execute_sql", {{"query", trim_punctuation(m[1].str())}}};
+    std::string a;
+    std::string b;
+    if (RE2::PartialMatch(said, sql_, &a)) {
+      return PlannedCall{"execute_sql", {{"query", trim_punctuation(a)}}};
     }
-    if (std::regex_search(said, m, select_)) {
-      std::string query = m[1].str();
-      while (!query.empty() && std::isspace(static_cast<unsigned char>(query.back())))
-        query.pop_back();
-      return PlannedCall{"execute_sql", {{"query", query}}};
+    if (RE2::PartialMatch(said, select_, &a)) {
+      while (!a.empty() && std::isspace(static_cast<unsigned char>(a.back()))) a.pop_back();
+      return PlannedCall{"execute_sql", {{"query", a}}};
     }
-    if (std::regex_search(said, m, how_many_)) {
-      std::string table = lowercase(m[1].str());
+    if (RE2::PartialMatch(said, how_many_, &a)) {
+      std::string table = lowercase(a);
       if (table == "user" || table == "users" || table == "people") table = "users";
       return PlannedCall{"execute_sql", {{"query", "SELECT COUNT(*) FROM " + table + ";"}}};
     }
     const std::string lower = lowercase(said);
-    if (std::regex_search(said, m, email_address_) &&
+    if (RE2::PartialMatch(said, email_address_, &a) &&
         (lower.find("email") != std::string::npos || lower.find("mail") != std::string::npos ||
          lower.find("send") != std::string::npos || lower.find("write to") != std::string::npos)) {
-      const std::string to = m[1].str();
+      const std::string to = a;
       std::string topic = "a quick note";
-      std::smatch t;
-      if (std::regex_search(said, t, email_topic_)) topic = trim_punctuation(t[1].str());
+      if (RE2::PartialMatch(said, email_topic_, &b)) topic = trim_punctuation(b);
       std::string subject = topic;
       if (!subject.empty())
         subject[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(subject[0])));
@@ -206,27 +215,25 @@ class DemoChatModel final : public ChatModel {
            {"subject", subject},
            {"body", "Hello,\n\nI am writing to you about " + topic + ".\n\nBest regards"}}};
     }
-    if (std::regex_search(said, m, delete_)) {
-      return PlannedCall{"delete_file", {{"path", trim_punctuation(m[1].str())}}};
+    if (RE2::PartialMatch(said, delete_, &a)) {
+      return PlannedCall{"delete_file", {{"path", trim_punctuation(a)}}};
     }
-    if (std::regex_search(said, m, create_)) {
-      return PlannedCall{
-          "write_file",
-          {{"path", trim_punctuation(m[1].str())}, {"content", trim_punctuation(m[2].str())}}};
+    if (RE2::PartialMatch(said, create_, &a, &b)) {
+      return PlannedCall{"write_file",
+                         {{"path", trim_punctuation(a)}, {"content", trim_punctuation(b)}}};
     }
-    if (std::regex_search(said, m, write_)) {
-      return PlannedCall{
-          "write_file",
-          {{"path", trim_punctuation(m[2].str())}, {"content", trim_punctuation(m[1].str())}}};
+    if (RE2::PartialMatch(said, write_, &a, &b)) {
+      return PlannedCall{"write_file",
+                         {{"path", trim_punctuation(b)}, {"content", trim_punctuation(a)}}};
     }
-    if (std::regex_search(said, m, read_)) {
-      const std::string path = trim_punctuation(m[1].str());
+    if (RE2::PartialMatch(said, read_, &a)) {
+      const std::string path = trim_punctuation(a);
       if (path.find('.') != std::string::npos || path.find('/') != std::string::npos) {
         return PlannedCall{"read_file", {{"path", path}}};
       }
     }
-    if (std::regex_search(said, m, weather_)) {
-      std::string city = trim_punctuation(m[1].str());
+    if (RE2::PartialMatch(said, weather_, &a)) {
+      std::string city = trim_punctuation(a);
       // "weather in Paris today" -> "Paris": stop at common trailing words.
       static const char* const kStopWords[] = {" today", " tomorrow", " now", " right",
                                                " this",  " please",   " like"};
@@ -285,8 +292,8 @@ class DemoChatModel final : public ChatModel {
            "anything more.";
   }
 
-  const std::regex sql_, select_, how_many_, email_address_, email_topic_, delete_, write_, create_,
-      read_, weather_;
+  const RE2 sql_, select_, how_many_, email_address_, email_topic_, delete_, write_, create_, read_,
+      weather_;
 };
 
 }  // namespace

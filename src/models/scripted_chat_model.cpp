@@ -1,10 +1,12 @@
 // The scripted models: ScriptedChatModel replays a fixed list of replies (tests, data-driven
 // scenarios); ScriptedConversationModel picks each reply from the conversation it is given
 // (servers with many threads).
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <mutex>
-#include <regex>
 
 #include "models/ai_message.h"
 #include "tollgate/chat_model.h"
@@ -145,8 +147,8 @@ std::string replace_all(std::string text, const std::string& token, const std::s
 
 struct ScriptedConversationModel::Script {
   struct Conversation {
-    std::string match;  // lower-cased substring, when regex is not used
-    std::optional<std::regex> regex;
+    std::string match;                 // lower-cased substring, when regex is not used
+    std::shared_ptr<const RE2> regex;  // searched in the message; linear time
     std::vector<Json> replies;
   };
   std::string model_name;
@@ -156,7 +158,7 @@ struct ScriptedConversationModel::Script {
   const Conversation* find(const std::string& human) const {
     const std::string lowered = lowercase(human);
     for (const auto& conversation : conversations) {
-      if (conversation.regex ? std::regex_search(human, *conversation.regex)
+      if (conversation.regex ? RE2::PartialMatch(human, *conversation.regex)
                              : lowered.find(conversation.match) != std::string::npos) {
         return &conversation;
       }
@@ -196,11 +198,11 @@ ScriptedConversationModel::ScriptedConversationModel(const Json& script, std::st
     if (!entry[key].is_string()) throw fail(at + "." + key + ": must be a string");
     const std::string pattern = entry[key].get<std::string>();
     if (entry.contains("regex")) {
-      try {
-        conversation.regex.emplace(pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        throw fail(at + ".regex: not a valid regular expression: " + e.what());
-      }
+      RE2::Options options;
+      options.set_log_errors(false);
+      conversation.regex = std::make_shared<const RE2>(pattern, options);
+      if (!conversation.regex->ok())
+        throw fail(at + ".regex: not a valid regular expression: " + conversation.regex->error());
     } else {
       conversation.match = lowercase(pattern);
     }

@@ -1,3 +1,5 @@
+// The offline demo model: the request shapes it turns into demo tool calls, and that no message
+// is too long or too odd for it.
 #include <gtest/gtest.h>
 
 #include "models/model_test_support.h"
@@ -127,6 +129,51 @@ TEST(DemoChatModelTest, StreamsItsTextWithTheMessageId) {
   Json reply = make_demo_model()->invoke(request, &recorder.callback);
   EXPECT_EQ(recorder.text(), reply["content"]);
   for (const auto& chunk : recorder.chunks) EXPECT_EQ(chunk["id"], reply["id"]);
+}
+
+// `size` bytes of prose.
+std::string filler(std::size_t size) {
+  std::string text;
+  while (text.size() < size) text += "lorem ipsum dolor sit amet ";
+  return text;
+}
+
+// These must simply answer. With std::regex the SQL and email shapes overflowed the stack at
+// 30 KB (its matcher recurses once per character), and a crash took the server's worker down.
+TEST(DemoChatModelTest, AThirtyKilobyteSqlRequestBecomesItsToolCall) {
+  Json call = only_call(ask("run sql: " + filler(30 * 1024)));
+  EXPECT_EQ(call["name"], "execute_sql");
+  EXPECT_GE(call["args"]["query"].get<std::string>().size(), 30u * 1000);
+}
+
+TEST(DemoChatModelTest, AThirtyKilobyteEmailRequestBecomesItsToolCall) {
+  Json call = only_call(ask("email bob@example.com about " + filler(30 * 1024)));
+  EXPECT_EQ(call["name"], "send_email");
+  EXPECT_EQ(call["args"]["to"], "bob@example.com");
+}
+
+TEST(DemoChatModelTest, AMegabyteSqlRequestBecomesItsToolCall) {
+  Json call = only_call(ask("run sql: " + filler(1 << 20)));
+  EXPECT_EQ(call["name"], "execute_sql");
+}
+
+TEST(DemoChatModelTest, AMegabyteEmailRequestBecomesItsToolCall) {
+  Json call = only_call(ask("email bob@example.com about " + filler(1 << 20)));
+  EXPECT_EQ(call["name"], "send_email");
+}
+
+TEST(DemoChatModelTest, AMegabyteWriteRequestKeepsItsContent) {
+  const std::string content(1 << 20, 'x');
+  Json call = only_call(ask("write " + content + " to big.txt"));
+  EXPECT_EQ(call["name"], "write_file");
+  EXPECT_EQ(call["args"]["path"], "big.txt");
+  EXPECT_EQ(call["args"]["content"].get<std::string>().size(), content.size());
+}
+
+TEST(DemoChatModelTest, AMegabyteOfTextWithoutARequestGetsAnAnswer) {
+  Json reply = ask(std::string(1 << 20, 'a'));
+  EXPECT_EQ(reply["type"], "ai");
+  EXPECT_TRUE(reply["tool_calls"].empty());
 }
 
 }  // namespace
