@@ -22,6 +22,7 @@
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
 #include "tollgate/sqlite_saver.h"
+#include "tollgate/when_rules.h"
 
 using namespace tollgate;
 
@@ -61,8 +62,9 @@ Tool message_tool(const std::filesystem::path& log) {
 HumanInTheLoopOptions review_policy() {
   InterruptOnConfig sql;
   sql.allowed_decisions = {"approve", "reject"};
-  sql.when = [](const ToolCallReview& call) {
-    return is_sql_write(call.tool_call["args"].value("query", ""));
+  sql.when = [](const ToolCallReview& call) {  // fails closed: no query text, a review
+    const Json query = call.tool_call["args"].value("query", Json());
+    return !query.is_string() || is_sql_write(query.get<std::string>());
   };
   sql.description_fn = [](const ToolCallReview& call) {
     return "This SQL changes the database:\n" + call.tool_call["args"].value("query", "");
@@ -85,7 +87,7 @@ std::shared_ptr<CompiledGraph> build_agent(const std::string& model_spec, const 
   options.tools = {*find_tool(env.tools(), "execute_sql"),
                    message_tool(env.root() / "messages.log")};
   options.system_prompt = "You answer questions about the shop's database and message colleagues.";
-  options.middleware = {make_human_in_the_loop(review_policy())};
+  options.middleware = {make_human_in_the_loop(review_policy(), options.tools)};
   options.checkpointer = open_sqlite_saver(db);
   return create_agent(std::move(options));
 }

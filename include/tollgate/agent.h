@@ -45,7 +45,9 @@ struct AgentOptions {
 };
 
 // Builds and compiles the agent graph. Throws Error(kInvalidArgument) for a missing model,
-// duplicate tool or middleware names, or a middleware whose jump targets do not exist.
+// duplicate tool or middleware names, a middleware whose jump targets do not exist, or one that
+// names a tool the agent lacks (a HumanInTheLoop interrupt_on entry: "interrupt_on.send_emial:
+// unknown tool 'send_emial' (the agent's tools: read_file, send_email)").
 std::shared_ptr<CompiledGraph> create_agent(AgentOptions options);
 
 }  // namespace tollgate

@@ -13,7 +13,7 @@
 //        "description_prefix": "Please review", "key_style": "python",
 //        "description": "Writes email; mail outside example.com waits for a person."}}}
 //
-//   auto agents = load_agent_config("tollgate.json", {.tools = env.tools()});
+//   auto agents = load_agent_config("tollgate.json", {.tools = my_tools});
 //   for (const auto& agent : agents)                        // e.g. into a server's GraphRegistry
 //     graphs.add(agent.graph_id, [agent](auto saver) { return agent.build(saver); },
 //                agent.description);
@@ -46,6 +46,9 @@ struct AgentConfigOptions {
   std::string default_model;
   // Passed to init_chat_model for every agent (script and script_file come from the agent).
   ModelOptions model_options;
+  // The folder the tools take relative paths from; path rules in `when` read absolute paths
+  // inside it as relative (PolicyContext::sandbox).
+  std::filesystem::path sandbox;
 };
 
 // One declared agent, ready to compile. `options` holds the model (built once, shared by every
@@ -76,11 +79,13 @@ std::vector<AgentDeclaration> load_agent_config(const std::filesystem::path& fil
 // read" / "<file>: not valid JSON: ..." / "<file>: must hold a JSON object".
 Json read_json_object_file(const std::filesystem::path& file);
 
-// Parses a declarative interrupt_on map (the policy file format of demo_tools.h): per tool
-// true | false | {allowed_decisions, description (text with {arg} placeholders, or
-// {"template": ...}), when (declarative rules), args_schema}. Errors start with `path`, e.g.
-// path "agents.mail.interrupt_on" -> "agents.mail.interrupt_on.send_email.when: unknown key
-// 'startswith' (expected ...)". Every tool's allowed_decisions is checked (fails closed).
-InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path);
+// A review policy file (`tollgate chat --policy`, docs/chat.md):
+//   {"description_prefix": "...", "interrupt_on": {<tool>: true | false | {config}}}
+// or the bare interrupt_on map. The entries are those of a config file
+// (parse_declared_interrupt_on), checked against `context` (tools, sandbox). Throws
+// Error(kInvalidArgument) naming the field; load_policy_file prefixes "policy file <path>: ".
+HumanInTheLoopOptions parse_policy(const Json& json, const PolicyContext& context = {});
+HumanInTheLoopOptions load_policy_file(const std::filesystem::path& file,
+                                       const PolicyContext& context = {});
 
 }  // namespace tollgate

@@ -1,4 +1,4 @@
-// Demo tools with real, inspectable effects, the demo review policy, and the JSON policy file.
+// Demo tools with real, inspectable effects and the demo review policy.
 //
 // Used by `tollgate chat` and by the server's demo agent. Nothing leaves the machine:
 //   weather_search{city}                 a deterministic fake forecast
@@ -22,11 +22,9 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "tollgate/human_in_the_loop.h"
-#include "tollgate/json.h"
 #include "tollgate/tool.h"
 
 namespace tollgate {
@@ -50,40 +48,16 @@ class DemoEnvironment {
   std::filesystem::path root_;  // absolute, canonical
 };
 
-// Maps a path a tool received to a file inside `sandbox` (a canonical folder). Relative paths
-// are taken from the sandbox; absolute ones must already lie inside it. Throws
-// Error(kInvalidArgument) for an empty path, any `..` component, or a path that leaves the
-// sandbox — also through a symlink.
+// Maps a path a tool received to a file inside `sandbox` (a canonical folder), as
+// sandbox_relative_path (when_rules.h) sees it. Relative paths are taken from the sandbox;
+// absolute ones must already lie inside it. Throws Error(kInvalidArgument) for an empty path,
+// any `..` component, or a path that leaves the sandbox — also through a symlink.
 std::filesystem::path resolve_in_sandbox(const std::filesystem::path& sandbox,
                                          const std::string& path);
 
-// True when running `query` (SQLite dialect, possibly several statements) could change a
-// database: INSERT/UPDATE/DELETE/REPLACE/CREATE/DROP/ALTER/ATTACH/DETACH/VACUUM/REINDEX/
-// ANALYZE, `WITH ... DELETE|INSERT|UPDATE`, PRAGMA assignments and side-effect pragmas, and
-// anything it does not recognise (fails closed). Comments and quoted text are ignored.
-bool is_sql_write(std::string_view query);
-
 // The demo review policy: send_email (approve/edit/reject/respond), write_file and delete_file
 // (approve/edit/reject), execute_sql only when is_sql_write (approve/edit/reject), ask_user
-// (respond). Reads and the weather run freely.
+// (respond). Reads and the weather run freely. Written in the `when` grammar of config files.
 HumanInTheLoopOptions demo_policy();
-
-// A policy file (JSON):
-//   {"description_prefix": "...",                          (optional)
-//    "interrupt_on": {
-//      "delete_file": true,
-//      "execute_sql": {"allowed_decisions": ["approve","reject"], "when": {"sql_writes": true}},
-//      "send_email":  {"allowed_decisions": ["approve","edit","reject"],
-//                      "when": {"arg": "to", "not_matches": ".*@example\\.com$"},
-//                      "description": "Send mail to {to}?"}}}
-// A bare {"tool": ...} map without "interrupt_on" is accepted too. `when` rules:
-//   {"sql_writes": true|false [, "arg": "query"]}
-//   {"arg": NAME, OP: VALUE} with OP one of equals, not_equals, starts_with, contains,
-//   matches, not_matches (regular expressions match the whole text)
-//   {"all": [rule, ...]} / {"any": [rule, ...]}
-// A string description with {name} placeholders is a template ({tool} = the tool name).
-// Throws Error(kInvalidArgument) naming the tool and the field.
-HumanInTheLoopOptions parse_policy(const Json& json);
-HumanInTheLoopOptions load_policy_file(const std::string& path);
 
 }  // namespace tollgate

@@ -7,6 +7,9 @@
 //             refused when the policy is built: a typo must never switch the gate off),
 //             optional `description` (text or function), `when` predicate (review only the
 //             calls it returns true for), `args_schema` (informational, for the reviewer's UI).
+// A tool name the agent does not have is refused too: by create_agent, by
+// make_human_in_the_loop(options, tools), and by the JSON parsers when PolicyContext::tools is set.
+// From JSON, `when` is a declarative rule (include/tollgate/when_rules.h, docs/config.md).
 //
 // All reviewed calls of one model turn go into ONE interrupt whose value is a HITLRequest
 //   {action_requests:[{name,args,description}], review_configs:[{action_name,allowed_decisions}]}
@@ -17,6 +20,7 @@
 // thread-safe and deterministic, because they run again when a paused run resumes.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,12 +79,32 @@ struct ToolReviewPolicy {
 };
 using InterruptOn = std::map<std::string, ToolReviewPolicy>;
 
+// What a policy read from JSON is checked against: the tools it guards and their folder.
+struct PolicyContext {
+  // The agent's tool names. When set, an interrupt_on entry for any other tool is refused with
+  // its JSON path and the known names; nullopt leaves that check to create_agent.
+  std::optional<std::vector<std::string>> tools;
+  // The folder the tools take relative paths from (e.g. the demo sandbox). Path rules
+  // (path_glob, path_under) read an absolute path inside it as relative to it; empty: every
+  // absolute path is outside, so a path rule on one holds (the call is reviewed).
+  std::filesystem::path sandbox;
+};
+
 // Parses interrupt_on from JSON: {"tool": true | false | {config}}. A config accepts both key
-// styles (allowed_decisions/allowedDecisions, args_schema/argsSchema), a string description,
-// a template description {"template": "Delete {path}?"} ({name} = an argument, {tool} = the
-// tool name), and a declarative `when` rule {"arg": "path", "starts_with" | "equals" |
-// "contains" | "matches": value}. Throws Error(kInvalidArgument) naming the field.
-InterruptOn parse_interrupt_on(const Json& json);
+// styles (allowed_decisions/allowedDecisions, args_schema/argsSchema), a string description
+// (verbatim), a template description {"template": "Delete {path}?"} ({name} = an argument,
+// {tool} = the tool name), and a `when` rule (when_rules.h). A config without
+// allowed_decisions is refused when the policy is built (LangChain's rule). Throws
+// Error(kInvalidArgument) naming the field: "interrupt_on.<tool>.when: ...".
+InterruptOn parse_interrupt_on(const Json& json, const PolicyContext& context = {});
+
+// The interrupt_on of config and policy files (docs/config.md): like parse_interrupt_on, but
+// unknown keys are refused, an omitted allowed_decisions means all four, and a string
+// description with {name} placeholders is a template. Every entry is resolved at once (fails
+// closed). Errors start with `path`: path "agents.mail.interrupt_on" ->
+// "agents.mail.interrupt_on.send_email.when: unknown key 'startswith' (expected ...)".
+InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path,
+                                        const PolicyContext& context = {});
 
 struct HumanInTheLoopOptions {
   InterruptOn interrupt_on;
@@ -106,6 +130,9 @@ class HitlPolicy {
   std::optional<std::vector<DecisionType>> review_for(const ToolCallReview& call) const;
   // True when the tool has a review policy at all (before any `when` predicate).
   bool gates_tool(const std::string& tool_name) const;
+  // Throws Error(kInvalidArgument) "interrupt_on.<tool>: unknown tool '<tool>' (the agent's
+  // tools: ...)" when interrupt_on names a tool that is not in `tool_names` (fails closed).
+  void check_tools(const std::vector<std::string>& tool_names) const;
   std::string describe(const ToolCallReview& call) const;
   const HumanInTheLoopOptions& options() const { return options_; }
 

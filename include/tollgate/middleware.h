@@ -25,6 +25,7 @@
 #include "tollgate/graph.h"
 #include "tollgate/human_in_the_loop.h"
 #include "tollgate/json.h"
+#include "tollgate/tool.h"
 
 namespace tollgate {
 
@@ -97,6 +98,9 @@ class AgentMiddleware {
   virtual std::vector<JumpTo> can_jump_to(Hook /*hook*/) const { return {}; }
   // Declares the private state keys this middleware reads and writes.
   virtual void extend_state(StateSchema& /*schema*/) const {}
+  // Called by create_agent with the names of the agent's tools. Throws Error(kInvalidArgument)
+  // when the middleware refers to a tool the agent does not have (HumanInTheLoop: interrupt_on).
+  virtual void check_tools(const std::vector<std::string>& /*tool_names*/) const {}
 
   virtual std::optional<HookResult> before_agent(const HookContext& /*ctx*/) const { return {}; }
   virtual std::optional<HookResult> before_model(const HookContext& /*ctx*/) const { return {}; }
@@ -116,8 +120,11 @@ class AgentMiddleware {
 // model turn with one HITLRequest for every call its policy gates, validates the reviewer's
 // decisions completely before anything happens (Error(kUnprocessable) otherwise, the run stays
 // paused), answers rejected / responded calls with ToolMessages, and executes edits with a
-// notice for the model. Throws Error(kInvalidArgument) for a bad policy (fails closed).
+// notice for the model. Throws Error(kInvalidArgument) for a bad policy (fails closed); with
+// `tools`, also for an interrupt_on entry naming none of them (create_agent checks that anyway).
 std::shared_ptr<const AgentMiddleware> make_human_in_the_loop(HumanInTheLoopOptions options);
+std::shared_ptr<const AgentMiddleware> make_human_in_the_loop(HumanInTheLoopOptions options,
+                                                              const std::vector<Tool>& tools);
 
 // PatchToolCalls (before_agent): at the start of each run, answers every tool call of the history
 // that has no ToolMessage with a "was cancelled" ToolMessage (or "could not be executed" for

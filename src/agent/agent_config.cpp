@@ -90,17 +90,16 @@ std::shared_ptr<ChatModel> build_model(const Json& entry, const std::string& at,
 }
 
 HumanInTheLoopOptions review_options(const Json& entry, const std::string& at,
-                                     const std::vector<Tool>& tools) {
+                                     const std::vector<Tool>& tools,
+                                     const AgentConfigOptions& config) {
   HumanInTheLoopOptions hitl;
   if (entry.contains("interrupt_on")) {
-    hitl.interrupt_on = parse_declared_interrupt_on(entry["interrupt_on"], at + ".interrupt_on");
-    for (const auto& [tool, policy] : hitl.interrupt_on) {
-      (void)policy;
-      if (find_tool(tools, tool) == nullptr) {
-        throw Error::InvalidArgument(at + ".interrupt_on." + tool +
-                                     ": not one of this agent's tools (add it to \"tools\")");
-      }
-    }
+    PolicyContext context;
+    context.tools.emplace();
+    for (const auto& tool : tools) context.tools->push_back(tool.name());
+    context.sandbox = config.sandbox;
+    hitl.interrupt_on =
+        parse_declared_interrupt_on(entry["interrupt_on"], at + ".interrupt_on", context);
   }
   if (entry.contains("description_prefix"))
     hitl.description_prefix = string_field(entry, "description_prefix", at);
@@ -140,7 +139,7 @@ AgentDeclaration parse_agent(const std::string& graph_id, const Json& entry,
   agent.options.system_prompt = string_field(entry, "system_prompt", at);
   if (entry.contains("tools"))
     agent.options.tools = select_tools(entry["tools"], at + ".tools", config.tools);
-  HumanInTheLoopOptions hitl = review_options(entry, at, agent.options.tools);
+  HumanInTheLoopOptions hitl = review_options(entry, at, agent.options.tools, config);
   agent.options.model = build_model(entry, at, base_dir, config);
   agent.options.middleware.push_back(make_patch_tool_calls());
   if (!hitl.interrupt_on.empty())
@@ -188,6 +187,43 @@ std::vector<AgentDeclaration> load_agent_config(const std::filesystem::path& fil
     return parse_agent_declarations(json["agents"], file.parent_path(), options);
   } catch (const Error& e) {
     throw Error::InvalidArgument(file.string() + ": " + e.what());
+  }
+}
+
+HumanInTheLoopOptions parse_policy(const Json& json, const PolicyContext& context) {
+  if (!json.is_object()) throw Error::InvalidArgument("policy: must be a JSON object");
+  HumanInTheLoopOptions options;
+  const Json* map = &json;
+  if (json.contains("interrupt_on")) {
+    for (const auto& [key, value] : json.items()) {
+      (void)value;
+      if (key != "interrupt_on" && key != "description_prefix")
+        throw Error::InvalidArgument("policy: unknown key '" + key +
+                                     "' (expected interrupt_on, description_prefix)");
+    }
+    map = &json["interrupt_on"];
+    if (json.contains("description_prefix"))
+      options.description_prefix = string_field(json, "description_prefix", "policy");
+  }
+  options.interrupt_on = parse_declared_interrupt_on(*map, "interrupt_on", context);
+  return options;
+}
+
+HumanInTheLoopOptions load_policy_file(const std::filesystem::path& file,
+                                       const PolicyContext& context) {
+  const std::string name = "policy file " + file.string();
+  std::ifstream in(file);
+  if (!in) throw Error::InvalidArgument(name + ": cannot be read");
+  Json json;
+  try {
+    json = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw Error::InvalidArgument(name + ": not valid JSON: " + e.what());
+  }
+  try {
+    return parse_policy(json, context);
+  } catch (const Error& e) {
+    throw Error::InvalidArgument(name + ": " + e.what());
   }
 }
 

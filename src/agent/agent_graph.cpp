@@ -250,6 +250,11 @@ std::shared_ptr<CompiledGraph> create_agent(AgentOptions options) {
       }
     }
   }
+  {
+    std::vector<std::string> tool_names;
+    for (const auto& tool : options.tools) tool_names.push_back(tool.name());
+    for (const auto& m : options.middleware) m->check_tools(tool_names);
+  }
   auto core = std::make_shared<AgentCore>();
   core->options = std::move(options);
   core->toolbox = make_agent_toolbox(core->options.tools);  // borrows; throws on duplicates

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tollgate/error.h"
+#include "tollgate/when_rules.h"
 
 namespace tollgate {
 namespace fs = std::filesystem;
@@ -222,22 +223,16 @@ DemoEnvironment::DemoEnvironment(fs::path root) {
 
 fs::path resolve_in_sandbox(const fs::path& sandbox, const std::string& path) {
   if (path.empty()) throw Error::InvalidArgument("argument 'path' must not be empty");
-  const fs::path given(path);
-  for (const auto& part : given) {
+  for (const auto& part : fs::path(path)) {
     if (part == "..")
       throw Error::InvalidArgument("path '" + path + "' is refused: '..' is not allowed");
   }
-  const fs::path joined = given.is_absolute() ? given : sandbox / given;
-  // weakly_canonical follows every symlink that exists, so a link pointing out is caught.
-  const fs::path real = fs::weakly_canonical(joined);
-  const auto [end, unused] =
-      std::mismatch(sandbox.begin(), sandbox.end(), real.begin(), real.end());
-  (void)unused;
-  if (end != sandbox.end() || real == sandbox) {
+  const std::optional<std::string> inside = sandbox_relative_path(path, sandbox);
+  if (!inside || inside->empty()) {
     throw Error::InvalidArgument("path '" + path + "' is outside the sandbox folder " +
                                  sandbox.string());
   }
-  return real;
+  return sandbox / *inside;
 }
 
 namespace {

@@ -1,12 +1,13 @@
-// Review policy: parsing interrupt_on (JSON or C++), failing closed on bad configs, and
-// deciding per tool call whether a person must review it.
+// Review policy: parsing interrupt_on (the C++ API's JSON and the declared form of config and
+// policy files), failing closed on bad configs and unknown tools, and deciding per tool call
+// whether a person must review it.
 #include <algorithm>
-#include <regex>
 
 #include "agent/hitl_texts.h"
 #include "agent/python_format.h"
 #include "tollgate/error.h"
 #include "tollgate/human_in_the_loop.h"
+#include "tollgate/when_rules.h"
 
 namespace tollgate {
 namespace {
@@ -51,53 +52,8 @@ DescriptionFn template_description(const std::string& tool, std::string text) {
   };
 }
 
-// {"arg": "path", "starts_with": "/etc"} and friends.
-WhenFn declarative_when(const std::string& tool, const Json& rule) {
-  auto fail = [&tool](const std::string& what) {
-    return Error::InvalidArgument("interrupt_on." + tool + ".when: " + what);
-  };
-  if (!rule.is_object())
-    throw fail("must be an object like {\"arg\": \"path\", \"starts_with\": \"/etc\"}");
-  const auto arg_it = rule.find("arg");
-  if (arg_it == rule.end() || !arg_it->is_string()) throw fail("'arg' must be a string");
-  const std::string arg = arg_it->get<std::string>();
-  std::string op;
-  Json operand;
-  for (const auto& [key, value] : rule.items()) {
-    if (key == "arg") continue;
-    if (key != "starts_with" && key != "equals" && key != "contains" && key != "matches") {
-      throw fail("unknown key '" + key + "' (expected starts_with, equals, contains or matches)");
-    }
-    if (!op.empty()) throw fail("more than one condition ('" + op + "' and '" + key + "')");
-    op = key;
-    operand = value;
-  }
-  if (op.empty()) throw fail("missing a condition (starts_with, equals, contains or matches)");
-  if (op != "equals" && !operand.is_string()) throw fail("'" + op + "' must be a string");
-  std::optional<std::regex> pattern;
-  if (op == "matches") {
-    try {
-      pattern.emplace(operand.get<std::string>(), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw fail("'matches' is not a valid regular expression: " + std::string(e.what()));
-    }
-  }
-  return [arg, op, operand, pattern](const ToolCallReview& call) {
-    const auto args = call.tool_call.find("args");
-    if (args == call.tool_call.end() || !args->is_object()) return false;
-    const auto value = args->find(arg);
-    if (value == args->end()) return false;
-    if (op == "equals") return *value == operand;
-    if (!value->is_string()) return false;
-    const std::string& text = value->get_ref<const std::string&>();
-    const std::string& needle = operand.get_ref<const std::string&>();
-    if (op == "starts_with") return text.rfind(needle, 0) == 0;
-    if (op == "contains") return text.find(needle) != std::string::npos;
-    return std::regex_search(text, *pattern);
-  };
-}
-
-InterruptOnConfig parse_config(const std::string& tool, const Json& object) {
+InterruptOnConfig parse_config(const std::string& tool, const Json& object,
+                               const std::string& field, const PolicyContext& context) {
   InterruptOnConfig config;
   for (const auto& [key, value] : object.items()) config.source_keys.push_back(key);
   if (const Json* allowed = find_either(object, "allowed_decisions", "allowedDecisions")) {
@@ -115,16 +71,16 @@ InterruptOnConfig parse_config(const std::string& tool, const Json& object) {
     } else if (it->is_object() && it->contains("template") && (*it)["template"].is_string()) {
       config.description_fn = template_description(tool, (*it)["template"].get<std::string>());
     } else {
-      throw Error::InvalidArgument("interrupt_on." + tool +
+      throw Error::InvalidArgument(field +
                                    ".description: must be a string or {\"template\": string}");
     }
   }
   if (const auto it = object.find("when"); it != object.end()) {
-    config.when = declarative_when(tool, *it);
+    config.when = parse_when_rule(*it, field + ".when", context);
   }
   if (const Json* schema = find_either(object, "args_schema", "argsSchema")) {
     if (!schema->is_object()) {
-      throw Error::InvalidArgument("interrupt_on." + tool + ".args_schema: must be an object");
+      throw Error::InvalidArgument(field + ".args_schema: must be an object");
     }
     config.args_schema = *schema;
   }
@@ -161,6 +117,18 @@ std::vector<DecisionType> resolve_allowed(const std::string& tool,
       {{"tool", tool}, {"keys", python_repr(Json(keys))}, {"allowed", python_repr(shown)}}));
 }
 
+// Fails closed on a typo: a policy for a tool the agent lacks would never review anything.
+void check_known_tool(const std::string& field, const std::string& tool,
+                      const std::vector<std::string>& known) {
+  if (std::find(known.begin(), known.end(), tool) != known.end()) return;
+  std::vector<std::string> sorted = known;
+  std::sort(sorted.begin(), sorted.end());
+  std::string listed;
+  for (const auto& name : sorted) listed += (listed.empty() ? "" : ", ") + name;
+  throw Error::InvalidArgument(field + ": unknown tool '" + tool +
+                               "' (the agent's tools: " + (listed.empty() ? "none" : listed) + ")");
+}
+
 }  // namespace
 
 const char* decision_type_name(DecisionType type) {
@@ -184,21 +152,71 @@ std::optional<DecisionType> parse_decision_type(const std::string& name) {
   return std::nullopt;
 }
 
-InterruptOn parse_interrupt_on(const Json& json) {
+InterruptOn parse_interrupt_on(const Json& json, const PolicyContext& context) {
   if (!json.is_object()) {
     throw Error::InvalidArgument("interrupt_on: must be an object mapping tool names to policies");
   }
   InterruptOn result;
   for (const auto& [tool, value] : json.items()) {
+    const std::string field = "interrupt_on." + tool;
+    if (context.tools) check_known_tool(field, tool, *context.tools);
     if (value.is_boolean()) {
       result[tool] =
           value.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
     } else if (value.is_object()) {
-      result[tool] = ToolReviewPolicy::with(parse_config(tool, value));
+      result[tool] = ToolReviewPolicy::with(parse_config(tool, value, field, context));
     } else {
-      throw Error::InvalidArgument("interrupt_on." + tool +
+      throw Error::InvalidArgument(field +
                                    ": must be true, false or an object with allowed_decisions");
     }
+  }
+  return result;
+}
+
+InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path,
+                                        const PolicyContext& context) {
+  if (!map.is_object()) throw Error::InvalidArgument(path + ": must be an object");
+  static const char* const kKeys[] = {
+      "allowed_decisions", "allowedDecisions", "description", "when", "args_schema", "argsSchema"};
+  InterruptOn result;
+  for (const auto& [tool, entry] : map.items()) {
+    const std::string field = path + "." + tool;
+    if (context.tools) check_known_tool(field, tool, *context.tools);
+    if (entry.is_boolean()) {
+      result[tool] =
+          entry.get<bool>() ? ToolReviewPolicy::review_all() : ToolReviewPolicy::auto_approve();
+      continue;
+    }
+    if (!entry.is_object())
+      throw Error::InvalidArgument(field + ": must be true, false or an object");
+    for (const auto& [key, value] : entry.items()) {
+      (void)value;
+      if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+        throw Error::InvalidArgument(
+            field + ": unknown key '" + key +
+            "' (expected allowed_decisions, description, when, args_schema)");
+      }
+    }
+    Json config = entry;
+    if (const auto it = entry.find("description"); it != entry.end()) {
+      const bool template_object = it->is_object() && it->size() == 1 && it->contains("template");
+      if (!it->is_string() && !template_object)
+        throw Error::InvalidArgument(field + ".description: must be a string or " +
+                                     "{\"template\": string}");
+      if (it->is_string() && it->get_ref<const std::string&>().find('{') != std::string::npos)
+        config["description"] = {{"template", *it}};
+    }
+    // An omitted allowed_decisions means every decision; an empty or unknown one is refused
+    // below (fails closed).
+    if (!config.contains("allowed_decisions") && !config.contains("allowedDecisions"))
+      config["allowed_decisions"] = Json::array({"approve", "edit", "reject", "respond"});
+    ToolReviewPolicy policy = ToolReviewPolicy::with(parse_config(tool, config, field, context));
+    try {
+      (void)resolve_allowed(tool, policy.config);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(field + ": " + e.what());
+    }
+    result[tool] = std::move(policy);
   }
   return result;
 }
@@ -215,6 +233,13 @@ HitlPolicy::HitlPolicy(HumanInTheLoopOptions options) : options_(std::move(optio
         resolved_[tool] = Resolved{resolve_allowed(tool, policy.config), &policy.config};
         break;
     }
+  }
+}
+
+void HitlPolicy::check_tools(const std::vector<std::string>& tool_names) const {
+  for (const auto& [tool, policy] : options_.interrupt_on) {
+    (void)policy;
+    check_known_tool("interrupt_on." + tool, tool, tool_names);
   }
 }
 

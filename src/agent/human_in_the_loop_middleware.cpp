@@ -22,6 +22,9 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
   void extend_state(StateSchema& schema) const override {
     schema.last_value(kEditedKey, Json::object()).make_private(kEditedKey);
   }
+  void check_tools(const std::vector<std::string>& tool_names) const override {
+    policy_.check_tools(tool_names);
+  }
 
   std::optional<HookResult> after_model(const HookContext& ctx) const override {
     const Json* ai = hitl::last_ai_message(ctx.state["messages"]);
@@ -88,6 +91,15 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
 
 std::shared_ptr<const AgentMiddleware> make_human_in_the_loop(HumanInTheLoopOptions options) {
   return std::make_shared<const HumanInTheLoopMiddleware>(std::move(options));
+}
+
+std::shared_ptr<const AgentMiddleware> make_human_in_the_loop(HumanInTheLoopOptions options,
+                                                              const std::vector<Tool>& tools) {
+  auto middleware = make_human_in_the_loop(std::move(options));
+  std::vector<std::string> names;
+  for (const auto& tool : tools) names.push_back(tool.name());
+  middleware->check_tools(names);
+  return middleware;
 }
 
 }  // namespace tollgate

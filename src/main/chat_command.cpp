@@ -13,6 +13,7 @@
 
 #include "main/subcommands.h"
 #include "tollgate/agent.h"
+#include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
 #include "tollgate/demo_tools.h"
 #include "tollgate/error.h"
@@ -39,9 +40,13 @@ class ChatSession {
       : in_(in), out_(out), json_mode_(args.non_interactive), env_(args.workdir) {
     std::shared_ptr<ChatModel> model = init_chat_model(args.model);
     model_name_ = model->name();
-    HumanInTheLoopOptions policy =
-        args.policy.empty() ? demo_policy() : load_policy_file(args.policy);
     tools_ = env_.tools();
+    PolicyContext policy_context;
+    policy_context.tools.emplace();
+    for (const auto& tool : tools_) policy_context.tools->push_back(tool.name());
+    policy_context.sandbox = env_.sandbox();
+    HumanInTheLoopOptions policy =
+        args.policy.empty() ? demo_policy() : load_policy_file(args.policy, policy_context);
     AgentOptions options;
     options.model = model;
     options.tools = tools_;

@@ -108,7 +108,8 @@ void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec,
         options.system_prompt =
             "You are a helpful assistant. Use the tools to act; some actions need a person's "
             "approval.";
-        options.middleware = {make_patch_tool_calls(), make_human_in_the_loop(demo_policy())};
+        options.middleware = {make_patch_tool_calls(),
+                              make_human_in_the_loop(demo_policy(), options.tools)};
         options.checkpointer = std::move(saver);
         return create_agent(std::move(options));
       },
@@ -122,6 +123,7 @@ void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeA
   AgentConfigOptions config;
   config.tools = env->tools();
   config.default_model = args.model;
+  config.sandbox = env->sandbox();
   std::vector<AgentDeclaration> declared;
   try {
     declared =

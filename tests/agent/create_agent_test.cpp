@@ -8,6 +8,7 @@
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
+#include "tollgate/middleware.h"
 
 namespace tollgate {
 namespace {
@@ -127,6 +128,52 @@ TEST(CreateAgent, RefusesTheSameMiddlewareTwice) {
 
 TEST(CreateAgent, RefusesDuplicateToolNames) {
   EXPECT_THROW(create_agent(options_with({Json("hi")}, {echo_tool(), echo_tool()})), Error);
+}
+
+std::string construction_error(AgentOptions options) {
+  try {
+    create_agent(std::move(options));
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CreateAgent, RefusesAReviewPolicyForAToolItLacksNamingTheKnownOnes) {
+  AgentOptions options = options_with({Json("hi")}, {echo_tool(), echo_tool("shout")});
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"ecoh", true}});
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  EXPECT_EQ(construction_error(std::move(options)),
+            "interrupt_on.ecoh: unknown tool 'ecoh' (the agent's tools: echo, shout)");
+}
+
+TEST(CreateAgent, RefusesAnAutoApprovalForAToolItLacks) {
+  AgentOptions options = options_with({Json("hi")});
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on["missing"] = ToolReviewPolicy::auto_approve();
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  EXPECT_EQ(construction_error(std::move(options)),
+            "interrupt_on.missing: unknown tool 'missing' (the agent's tools: echo)");
+}
+
+TEST(CreateAgent, HitlWithGivenToolsRefusesAnUnknownToolAtOnce) {
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"ecoh", true}});
+  try {
+    make_human_in_the_loop(std::move(hitl), {echo_tool()});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "interrupt_on.ecoh: unknown tool 'ecoh' (the agent's tools: echo)");
+  }
+}
+
+TEST(CreateAgent, HitlWithGivenToolsAcceptsAPolicyForThem) {
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
+  EXPECT_NE(make_human_in_the_loop(std::move(hitl), {echo_tool()}), nullptr);
 }
 
 TEST(CreateAgent, HasOneNodePerImplementedHook) {

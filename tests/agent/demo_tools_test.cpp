@@ -1,16 +1,16 @@
-// Demo tools: sandbox confinement, the outbox, SQL write detection, the demo policy and the
-// policy file.
+// Demo tools: sandbox confinement, the outbox, the demo database and the demo policy.
 #include "tollgate/demo_tools.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "support/test_folder.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
+#include "tollgate/middleware.h"
 
 namespace tollgate {
 namespace {
@@ -19,14 +19,9 @@ namespace fs = std::filesystem;
 class DemoToolsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tollgate-demo-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
     env_ = std::make_unique<DemoEnvironment>(root_);
     tools_ = env_->tools();
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   Json call(const std::string& name, Json args) {
     return run_tool_call(make_tool_call(name, std::move(args), "call_1"), tools_, {});
@@ -47,7 +42,8 @@ class DemoToolsTest : public ::testing::Test {
     return n;
   }
 
-  fs::path root_;
+  testing::TestFolder folder_{"demo"};
+  const fs::path root_ = folder_.path();
   std::unique_ptr<DemoEnvironment> env_;
   std::vector<Tool> tools_;
 };
@@ -158,46 +154,6 @@ TEST_F(DemoToolsTest, ExecuteSqlReportsSqlErrors) {
   EXPECT_NE(content(result).find("SQL error"), std::string::npos);
 }
 
-struct SqlCase {
-  const char* query;
-  bool writes;
-};
-
-TEST(IsSqlWrite, DetectionTable) {
-  const SqlCase cases[] = {
-      {"SELECT * FROM users", false},
-      {"  select count(*) from orders;", false},
-      {"SELECT replace(name, 'a', 'b') FROM users", false},
-      {"SELECT 'DELETE FROM users' AS text", false},
-      {"-- DELETE FROM users\nSELECT 1", false},
-      {"/* DROP TABLE users; */ SELECT 1", false},
-      {"WITH t AS (SELECT 1) SELECT * FROM t", false},
-      {"EXPLAIN QUERY PLAN SELECT * FROM users", false},
-      {"PRAGMA table_info(users)", false},
-      {"PRAGMA user_version", false},
-      {"", false},
-      {"-- only a comment", false},
-      {"INSERT INTO users VALUES (9, 'x', 'x@y', 'z')", true},
-      {"update users set city = 'Paris'", true},
-      {"DELETE FROM orders", true},
-      {"REPLACE INTO users VALUES (1, 'a', 'b', 'c')", true},
-      {"CREATE TABLE t (x)", true},
-      {"DROP TABLE users", true},
-      {"ALTER TABLE users ADD COLUMN age", true},
-      {"ATTACH DATABASE 'x.db' AS x", true},
-      {"VACUUM", true},
-      {"WITH old AS (SELECT id FROM orders) DELETE FROM orders WHERE id IN old", true},
-      {"SELECT 1; DELETE FROM users", true},
-      {"SELECT 1 /* ; */; DROP TABLE users -- bye", true},
-      {"PRAGMA user_version = 7", true},
-      {"PRAGMA main.journal_mode = DELETE", true},
-      {"PRAGMA wal_checkpoint", true},
-      {"BEGIN; UPDATE users SET name = 'x'; COMMIT;", true},
-      {"FROBNICATE users", true},
-  };
-  for (const auto& c : cases) EXPECT_EQ(is_sql_write(c.query), c.writes) << c.query;
-}
-
 TEST(DemoPolicy, GatesSqlWritesOnly) {
   HitlPolicy policy(demo_policy());
   const Json read = make_tool_call("execute_sql", {{"query", "SELECT 1"}}, "a");
@@ -221,89 +177,8 @@ TEST(DemoPolicy, ReadsAndWeatherRunFreely) {
   EXPECT_FALSE(policy.gates_tool("weather_search"));
 }
 
-TEST(PolicyFile, ParsesRulesAndTemplates) {
-  const Json file = Json::parse(R"({
-    "interrupt_on": {
-      "execute_sql": {"allowed_decisions": ["approve", "reject"], "when": {"sql_writes": true}},
-      "send_email": {"when": {"arg": "to", "not_matches": ".*@example\\.com$"},
-                     "description": "Send mail to {to}?"},
-      "delete_file": true}})");
-  HitlPolicy policy(parse_policy(file));
-  const Json inside = make_tool_call("send_email", {{"to", "a@example.com"}}, "a");
-  const Json outside = make_tool_call("send_email", {{"to", "a@evil.com"}}, "b");
-  EXPECT_FALSE(policy.review_for({inside, nullptr, nullptr}).has_value());
-  EXPECT_EQ(policy.review_for({outside, nullptr, nullptr})->size(), 4U);
-  EXPECT_EQ(policy.describe({outside, nullptr, nullptr}), "Send mail to a@evil.com?");
-  const Json write = make_tool_call("execute_sql", {{"query", "DROP TABLE x"}}, "c");
-  EXPECT_EQ(policy.review_for({write, nullptr, nullptr})->size(), 2U);
-}
-
-TEST(PolicyFile, AnyRuleReviewsWhenOneMatches) {
-  HitlPolicy policy(parse_policy(Json::parse(
-      R"({"write_file": {"when": {"any": [{"arg": "path", "starts_with": "etc/"},
-                                          {"arg": "path", "contains": "secret"}]}}})")));
-  EXPECT_TRUE(policy.review_for(
-      {make_tool_call("write_file", {{"path", "a/secret"}}, "a"), nullptr, nullptr}));
-  EXPECT_FALSE(
-      policy.review_for({make_tool_call("write_file", {{"path", "a/b"}}, "b"), nullptr, nullptr}));
-}
-
-void expect_policy_error(const char* json, const std::string& fragment) {
-  try {
-    parse_policy(Json::parse(json));
-    ADD_FAILURE() << "no error for " << json;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
-TEST(PolicyFile, UnknownDecisionNamesTool) {
-  expect_policy_error(R"({"interrupt_on": {"send_email": {"allowed_decisions": ["aprove"]}}})",
-                      "'send_email'");
-}
-
-TEST(PolicyFile, EmptyDecisionsFailClosed) {
-  expect_policy_error(R"({"send_email": {"allowed_decisions": []}})", "allowed_decisions");
-}
-
-TEST(PolicyFile, UnknownConfigKeyNamesField) {
-  expect_policy_error(R"({"send_email": {"alowed_decisions": ["approve"]}})",
-                      "interrupt_on.send_email: unknown key 'alowed_decisions'");
-}
-
-TEST(PolicyFile, UnknownWhenOperatorNamesField) {
-  expect_policy_error(R"({"send_email": {"when": {"arg": "to", "ends_with": "x"}}})",
-                      "interrupt_on.send_email.when: unknown key 'ends_with'");
-}
-
-TEST(PolicyFile, BadRegexNamesField) {
-  expect_policy_error(R"({"send_email": {"when": {"arg": "to", "matches": "(("}}})",
-                      "interrupt_on.send_email.when: 'matches' is not a valid regular expression");
-}
-
-TEST(PolicyFile, SqlWritesMustBeBoolean) {
-  expect_policy_error(R"({"execute_sql": {"when": {"sql_writes": "yes"}}})",
-                      "interrupt_on.execute_sql.when: 'sql_writes' must be true or false");
-}
-
-TEST(PolicyFile, EntryMustBeBoolOrObject) {
-  expect_policy_error(R"({"interrupt_on": {"send_email": "yes"}})",
-                      "interrupt_on.send_email: must be true, false or an object");
-}
-
-TEST(PolicyFile, UnknownTopLevelKeyIsRefused) {
-  expect_policy_error(R"({"interrupt_on": {}, "interupt_mode": "x"})",
-                      "unknown key 'interupt_mode'");
-}
-
-TEST(PolicyFile, MissingFileIsReported) {
-  try {
-    load_policy_file("/nonexistent/policy.json");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/policy.json"), std::string::npos);
-  }
+TEST_F(DemoToolsTest, DemoPolicyNamesOnlyDemoTools) {
+  EXPECT_NO_THROW(make_human_in_the_loop(demo_policy(), tools_));
 }
 
 }  // namespace

@@ -126,17 +126,55 @@ TEST(HitlPolicy, WhenMatchesUsesARegularExpression) {
   HitlPolicy policy(
       options_from({{"execute_sql",
                      {{"allowed_decisions", {"approve"}},
-                      {"when", {{"arg", "query"}, {"matches", "(?:DROP|DELETE)"}}}}}}));
+                      {"when", {{"arg", "query"}, {"matches", "(?:DROP|DELETE)\\b.*"}}}}}}));
   EXPECT_TRUE(review(policy, call("execute_sql", {{"query", "DELETE FROM users"}})));
   EXPECT_FALSE(review(policy, call("execute_sql", {{"query", "SELECT 1"}})));
+}
+
+TEST(HitlPolicy, WhenMatchesNeedsTheWholeText) {
+  HitlPolicy policy(
+      options_from({{"execute_sql",
+                     {{"allowed_decisions", {"approve"}},
+                      {"when", {{"arg", "query"}, {"matches", "(?:DROP|DELETE)"}}}}}}));
+  EXPECT_TRUE(review(policy, call("execute_sql", {{"query", "DELETE"}})));
+  EXPECT_FALSE(review(policy, call("execute_sql", {{"query", "DELETE FROM users"}})));
+}
+
+TEST(HitlPolicy, WhenRuleWithAMissingArgumentReviewsTheCall) {
+  HitlPolicy policy(options_from({{"delete_file",
+                                   {{"allowed_decisions", {"approve", "reject"}},
+                                    {"when", {{"arg", "path"}, {"starts_with", "/etc"}}}}}}));
+  EXPECT_TRUE(review(policy, call("delete_file", Json::object())));
 }
 
 TEST(HitlPolicy, WhenRuleWithUnknownConditionIsRefused) {
   EXPECT_EQ(construction_error({{"delete_file",
                                  {{"allowed_decisions", {"approve"}},
                                   {"when", {{"arg", "path"}, {"prefix", "/"}}}}}}),
-            "interrupt_on.delete_file.when: unknown key 'prefix' (expected starts_with, equals, "
-            "contains or matches)");
+            "interrupt_on.delete_file.when: unknown key 'prefix' (expected equals, not_equals, "
+            "starts_with, contains, matches, not_matches, path_glob or path_under)");
+}
+
+TEST(HitlPolicy, AJsonPolicyForAnUnknownToolIsRefusedWhenTheToolsAreKnown) {
+  PolicyContext context;
+  context.tools = std::vector<std::string>{"send_email", "delete_file"};
+  try {
+    parse_interrupt_on({{"send_emial", true}}, context);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(),
+                 "interrupt_on.send_emial: unknown tool 'send_emial' (the agent's tools: "
+                 "delete_file, send_email)");
+  }
+}
+
+TEST(HitlPolicy, CheckToolsRefusesAnUnknownToolOfACppPolicy) {
+  HumanInTheLoopOptions options;
+  options.interrupt_on["pay"] = ToolReviewPolicy::review_all();
+  HitlPolicy policy(std::move(options));
+  EXPECT_NO_THROW(policy.check_tools({"pay", "refund"}));
+  EXPECT_THROW(policy.check_tools({"refund"}), Error);
 }
 
 TEST(HitlPolicy, CppWhenPredicateSeesTheToolCall) {

@@ -2,7 +2,6 @@
 // decided in the next, and the approved email lands in the outbox.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_folder.h"
 #include "tollgate/json.h"
 
 namespace tollgate {
@@ -19,15 +19,6 @@ namespace fs = std::filesystem;
 
 class ChatCommandTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tollgate-chat-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs one `tollgate chat` process with `lines` on stdin; returns its JSON output lines.
   std::vector<Json> chat(const std::vector<std::string>& lines, const std::string& extra = "") {
     const fs::path in = dir_ / "in.jsonl";
@@ -72,7 +63,8 @@ class ChatCommandTest : public ::testing::Test {
     return n;
   }
 
-  fs::path dir_;
+  testing::TestFolder folder_{"chat"};
+  const fs::path dir_ = folder_.path();
   int exit_code_ = -1;
 };
 
@@ -141,6 +133,31 @@ TEST_F(ChatCommandTest, BadPolicyFileFailsWithFieldName) {
   std::stringstream text;
   text << err.rdbuf();
   EXPECT_NE(text.str().find("send_email"), std::string::npos) << text.str();
+}
+
+TEST_F(ChatCommandTest, PolicyFileNamingAnUnknownToolFailsWithTheKnownOnes) {
+  std::ofstream(dir_ / "policy.json") << R"({"interrupt_on": {"send_mail": true}})";
+  chat({}, "--policy '" + (dir_ / "policy.json").string() + "'");
+  EXPECT_NE(exit_code_, 0);
+  std::ifstream err(dir_ / "err.txt");
+  std::stringstream text;
+  text << err.rdbuf();
+  EXPECT_NE(text.str().find("interrupt_on.send_mail: unknown tool 'send_mail' (the agent's tools: "
+                            "ask_user, delete_file, execute_sql, read_file, send_email, "
+                            "weather_search, write_file)"),
+            std::string::npos)
+      << text.str();
+}
+
+TEST_F(ChatCommandTest, PolicyFilePathRuleGatesAFileInTheSandbox) {
+  std::ofstream(dir_ / "policy.json")
+      << R"({"interrupt_on": {"delete_file": {"when": {"arg": "path", "path_glob": "a/*.txt"}}}})";
+  const auto out = chat({R"({"input": "please delete a//notes.txt"})"},
+                        "--policy '" + (dir_ / "policy.json").string() + "'");
+  ASSERT_EQ(exit_code_, 0);
+  const auto interrupts = of_type(out, "interrupt");
+  ASSERT_EQ(interrupts.size(), 1U);
+  EXPECT_EQ(interrupts[0]["value"]["action_requests"][0]["args"]["path"], "a//notes.txt");
 }
 
 }  // namespace

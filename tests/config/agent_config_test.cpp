@@ -246,7 +246,40 @@ TEST(AgentConfigTest, RefusesAToolListedTwice) {
 
 TEST(AgentConfigTest, RefusesAReviewPolicyForAToolTheAgentLacks) {
   EXPECT_EQ(error_with({{"interrupt_on", {{"lookup", true}}}}),
-            "agents.mail.interrupt_on.lookup: not one of this agent's tools (add it to \"tools\")");
+            "agents.mail.interrupt_on.lookup: unknown tool 'lookup' (the agent's tools: "
+            "execute_sql, send_email)");
+}
+
+TEST(AgentConfigTest, RefusesAnAutoApprovalForAToolTheAgentLacks) {
+  EXPECT_EQ(error_with({{"interrupt_on", {{"send_emails", false}}}}),
+            "agents.mail.interrupt_on.send_emails: unknown tool 'send_emails' (the agent's "
+            "tools: execute_sql, send_email)");
+}
+
+TEST(AgentConfigTest, APathRuleReadsAnAbsolutePathInsideTheSandbox) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tollgate-config-sandbox-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  AgentConfigOptions options = test_options();
+  options.tools = {echo_tool("delete_file", "path")};
+  options.sandbox = std::filesystem::canonical(dir);
+  const auto reply = [](const std::filesystem::path& path) {
+    return Json{{"tool_calls", {{{"name", "delete_file"}, {"args", {{"path", path.string()}}}}}}};
+  };
+  Json agent = {
+      {"model", "scripted"},
+      {"script",
+       {{"conversations",
+         {{{"match", "secret"}, {"replies", {reply(options.sandbox / "secrets" / "key"), "done"}}},
+          {{"match", "notes"}, {"replies", {reply(options.sandbox / "notes.txt"), "done"}}}}}}},
+      {"tools", {"delete_file"}},
+      {"interrupt_on",
+       {{"delete_file", {{"when", {{"arg", "path"}, {"path_glob", "secrets/**"}}}}}}}};
+  auto built =
+      parse_agent_declarations(Json{{"files", agent}}, dir, options)[0].build(make_memory_saver());
+  EXPECT_TRUE(start(built, "a", "delete the secret").contains("interrupt"));
+  EXPECT_FALSE(start(built, "b", "delete the notes").contains("interrupt"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(AgentConfigTest, RefusesAnUnknownWhenOperator) {

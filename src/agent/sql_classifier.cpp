@@ -1,4 +1,4 @@
-// is_sql_write: does a SQLite query change the database? The review policy gates SQL writes
+// is_sql_write: does a SQLite query change the database? The `sql_writes` rule gates SQL writes
 // with it, so it errs on the side of "write": anything it does not recognise is a write.
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tollgate/demo_tools.h"
+#include "tollgate/when_rules.h"
 
 namespace tollgate {
 namespace {
