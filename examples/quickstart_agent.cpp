@@ -3,6 +3,7 @@
 // another process, days later. Uses the offline demo model; pass e.g. "openai:gpt-4.1-mini".
 #include <iostream>
 
+#include "demo/demo_model.h"  // the offline demo model (not part of the library)
 #include "tollgate/agent.h"
 #include "tollgate/messages.h"
 #include "tollgate/sqlite_saver.h"
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
                     "properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}}})"),
                   [](const Json& args, const ToolContext&) { return "sent to " + args["to"].get<std::string>(); });
   auto agent = create_agent({
-      .model = init_chat_model(argc > 1 ? argv[1] : "demo"),
+      .model = init_chat_model(argc > 1 ? argv[1] : "demo", with_demo_model()),
       .tools = {send_email},
       .middleware = {make_human_in_the_loop({.interrupt_on = parse_interrupt_on(Json{{"send_email", true}})})},
       .checkpointer = open_sqlite_saver(argc > 2 ? argv[2] : "quickstart.db")});

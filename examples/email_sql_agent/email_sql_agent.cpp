@@ -16,8 +16,9 @@
 #include <memory>
 #include <string>
 
+#include "demo/demo_model.h"
+#include "demo/demo_tools.h"  // the demo database (users, orders) and its execute_sql tool
 #include "tollgate/agent.h"
-#include "tollgate/demo_tools.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
@@ -83,7 +84,7 @@ std::shared_ptr<CompiledGraph> build_agent(const std::string& model_spec, const 
   ModelOptions model_options;
   model_options.script = Json::parse(kScript);
   AgentOptions options;
-  options.model = init_chat_model(model_spec, model_options);
+  options.model = init_chat_model(model_spec, with_demo_model(model_options));
   options.tools = {*find_tool(env.tools(), "execute_sql"),
                    message_tool(env.root() / "messages.log")};
   options.system_prompt = "You answer questions about the shop's database and message colleagues.";

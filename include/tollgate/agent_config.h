@@ -42,7 +42,8 @@ namespace tollgate {
 struct AgentConfigOptions {
   // The tools declarations may name (copied into each agent that names them).
   std::vector<Tool> tools;
-  // The model of an agent that names none; "" means $TOLLGATE_MODEL, else the demo model.
+  // The model of an agent that names none; "" means $TOLLGATE_MODEL, else "demo" (which
+  // model_options.providers must then provide).
   std::string default_model;
   // Passed to init_chat_model for every agent (script and script_file come from the agent).
   ModelOptions model_options;

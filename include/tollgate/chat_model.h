@@ -1,6 +1,6 @@
 // Chat models: the one interface the agent loop talks to, whatever answers behind it — a real
 // provider over HTTP (OpenAI-compatible, Anthropic, Gemini, Ollama), a scripted model for tests,
-// or the offline demo model.
+// or one the application provides (the executable's offline demo model).
 //
 // Messages in and out are LangChain message dicts (see AGENT_SERVER_API.md §3): the request
 // holds {"type":"human"|"ai"|"tool"|"system", "content", ...} objects (the OpenAI "role" style
@@ -144,6 +144,10 @@ class ChatModel {
   virtual std::string name() const = 0;
 };
 
+// A provider the application brings, e.g. the offline demo model of the `tollgate` executable
+// (src/demo/demo_model.h). It gets the whole spec ("demo", "demo:anything").
+using ModelProvider = std::function<std::unique_ptr<ChatModel>(const std::string& spec)>;
+
 // Construction options of init_chat_model. Everything has a sensible default; empty strings
 // mean "take it from the environment or the provider's default".
 struct ModelOptions {
@@ -166,6 +170,10 @@ struct ModelOptions {
   // For the "scripted" spec: a JSON file holding the script; when set it wins over `script`.
   std::string script_file;
 
+  // Providers beyond the built-in ones, by name: a spec "NAME" or "NAME:..." is built by
+  // providers[NAME] (which wins over a built-in provider of that name).
+  std::map<std::string, ModelProvider> providers;
+
   // Injection points for tests; null means the real thing.
   std::function<std::optional<std::string>(const std::string& name)> getenv;
   std::function<void(std::chrono::milliseconds)> sleep;
@@ -178,13 +186,15 @@ struct ModelOptions {
 //   anthropic:<model>     Messages API (ANTHROPIC_API_KEY)
 //   google_genai:<model>  Gemini generateContent (GOOGLE_API_KEY or GEMINI_API_KEY)
 //   ollama:<model>        /api/chat (OLLAMA_HOST, default http://localhost:11434)
-//   demo                  the offline demo model
 //   scripted              a scripted model: options.script_file or options.script; an array
 //                         of replies gives a ScriptedChatModel, a {"conversations": [...]} object
 //                         a ScriptedConversationModel
 // A bare model name infers its provider ("gpt-…"/"o1…" openai, "claude…" anthropic,
-// "gemini…" google_genai). An empty spec uses TOLLGATE_MODEL, else the demo model.
-// Throws kInvalidArgument for an unknown provider or a missing API key.
+// "gemini…" google_genai). A name in options.providers is built by that provider. An empty spec
+// uses TOLLGATE_MODEL, else "demo" — the offline demo model, which is not part of the library:
+// the `tollgate` executable and the examples provide it (src/demo/demo_model.h).
+// Throws kInvalidArgument for an unknown provider (including "demo" when nobody provides it)
+// or a missing API key.
 std::unique_ptr<ChatModel> init_chat_model(const std::string& spec,
                                            const ModelOptions& options = {});
 
@@ -247,10 +257,5 @@ class ScriptedConversationModel : public ChatModel {
   struct Script;
   std::unique_ptr<const Script> script_;
 };
-
-// The offline demo model: deterministic, no network. Understands a few requests well enough to
-// call the demo tools (weather_search, send_email, read_file, write_file, delete_file,
-// execute_sql) when they are offered, summarises tool results, and otherwise says what it is.
-std::unique_ptr<ChatModel> make_demo_model();
 
 }  // namespace tollgate

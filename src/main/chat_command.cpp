@@ -11,11 +11,12 @@
 #include <set>
 #include <string>
 
+#include "demo/demo_model.h"
+#include "demo/demo_tools.h"
 #include "main/subcommands.h"
 #include "tollgate/agent.h"
 #include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
-#include "tollgate/demo_tools.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
@@ -38,7 +39,7 @@ class ChatSession {
  public:
   ChatSession(const ChatArguments& args, std::istream& in, std::ostream& out)
       : in_(in), out_(out), json_mode_(args.non_interactive), env_(args.workdir) {
-    std::shared_ptr<ChatModel> model = init_chat_model(args.model);
+    std::shared_ptr<ChatModel> model = init_chat_model(args.model, with_demo_model());
     model_name_ = model->name();
     tools_ = env_.tools();
     PolicyContext policy_context;

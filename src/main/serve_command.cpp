@@ -9,12 +9,13 @@
 #include <memory>
 #include <thread>
 
+#include "demo/demo_model.h"
+#include "demo/demo_tools.h"
 #include "main/example_graphs.h"
 #include "main/subcommands.h"
 #include "tollgate/agent.h"
 #include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
-#include "tollgate/demo_tools.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/middleware.h"
@@ -96,7 +97,7 @@ std::string demo_workdir(const ServeArguments& args) {
 void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec,
                     const std::string& workdir) {
   auto env = std::make_shared<DemoEnvironment>(workdir);
-  std::shared_ptr<ChatModel> model = init_chat_model(model_spec);
+  std::shared_ptr<ChatModel> model = init_chat_model(model_spec, with_demo_model());
   std::cout << "tollgate serve: demo agent uses model " << model->name() << ", tools in "
             << env->root().string() << std::endl;
   graphs.add(
@@ -123,6 +124,7 @@ void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeA
   AgentConfigOptions config;
   config.tools = env->tools();
   config.default_model = args.model;
+  config.model_options = with_demo_model();
   config.sandbox = env->sandbox();
   std::vector<AgentDeclaration> declared;
   try {

@@ -133,7 +133,15 @@ std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
                                            const ModelOptions& options) {
   std::string spec = spec_in;
   if (spec.empty()) spec = read_env(options, "TOLLGATE_MODEL").value_or("demo");
-  if (spec == "demo" || spec.rfind("demo:", 0) == 0) return make_demo_model();
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (const auto it = options.providers.find(name); it != options.providers.end())
+    return it->second(spec);
+  if (name == "demo") {
+    throw Error::InvalidArgument(
+        "model '" + spec + "': the offline demo model is not part of the library; " +
+        (spec_in.empty() ? "name a model or set TOLLGATE_MODEL, or " : "") +
+        "provide it in ModelOptions::providers (the tollgate executable and the examples do)");
+  }
   if (spec == "scripted" || spec.rfind("scripted:", 0) == 0) {
     return make_scripted_model(spec, options);
   }
@@ -155,9 +163,13 @@ std::unique_ptr<ChatModel> init_chat_model(const std::string& spec_in,
     if (provider == candidate.name) info = &candidate;
   }
   if (info == nullptr) {
+    std::string known = "openai, openrouter, fireworks, baseten, anthropic, google_genai, ollama";
+    for (const auto& [extra, factory] : options.providers) {
+      (void)factory;
+      known += ", " + extra;
+    }
     throw Error::InvalidArgument("unknown model provider '" + provider + "' in '" + spec +
-                                 "'; known: openai, openrouter, fireworks, "
-                                 "baseten, anthropic, google_genai, ollama, demo, scripted");
+                                 "'; known: " + known + ", scripted");
   }
 
   models::ProviderConfig config;

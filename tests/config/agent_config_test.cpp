@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tollgate/demo_tools.h"
+#include "demo/demo_model.h"
+#include "demo/demo_tools.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
@@ -29,6 +30,7 @@ AgentConfigOptions test_options() {
   AgentConfigOptions options;
   options.tools = {echo_tool("send_email", "to"), echo_tool("execute_sql", "query"),
                    echo_tool("lookup", "key")};
+  options.model_options = with_demo_model();
   options.model_options.getenv = [](const std::string&) -> std::optional<std::string> {
     return std::nullopt;
   };
@@ -254,6 +256,20 @@ TEST(AgentConfigTest, RefusesAnAutoApprovalForAToolTheAgentLacks) {
   EXPECT_EQ(error_with({{"interrupt_on", {{"send_emails", false}}}}),
             "agents.mail.interrupt_on.send_emails: unknown tool 'send_emails' (the agent's "
             "tools: execute_sql, send_email)");
+}
+
+TEST(AgentConfigTest, ADemoModelNeedsTheDemoProvider) {
+  AgentConfigOptions options = test_options();
+  options.model_options.providers.clear();
+  try {
+    parse_agent_declarations(Json{{"plain", {{"model", "demo"}}}}, ".", options);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_TRUE(starts_with(e.what(),
+                            "agents.plain.model: model 'demo': the offline demo model is not part "
+                            "of the library"))
+        << e.what();
+  }
 }
 
 TEST(AgentConfigTest, APathRuleReadsAnAbsolutePathInsideTheSandbox) {

@@ -29,8 +29,44 @@ ErrorCode error_code_of(const std::string& spec, const ModelOptions& options,
   return ErrorCode::kInternal;
 }
 
-TEST(InitChatModelTest, EmptySpecWithoutConfigurationIsTheDemoModel) {
-  EXPECT_EQ(init_chat_model("", with_env({}))->name(), "demo");
+// A provider the application brings: a scripted model standing in for the demo model.
+ModelProvider named_provider(const std::string& name) {
+  return [name](const std::string&) {
+    return std::make_unique<ScriptedChatModel>(std::vector<Json>{}, name);
+  };
+}
+
+TEST(InitChatModelTest, EmptySpecWithoutConfigurationIsTheDemoProvider) {
+  ModelOptions options = with_env({});
+  options.providers["demo"] = named_provider("demo");
+  EXPECT_EQ(init_chat_model("", options)->name(), "demo");
+}
+
+TEST(InitChatModelTest, DemoWithoutItsProviderSaysWhereTheDemoModelLives) {
+  std::string message;
+  EXPECT_EQ(error_code_of("demo", with_env({}), &message), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(message,
+            "model 'demo': the offline demo model is not part of the library; provide it in "
+            "ModelOptions::providers (the tollgate executable and the examples do)");
+}
+
+TEST(InitChatModelTest, AGivenProviderGetsTheWholeSpec) {
+  ModelOptions options = with_env({});
+  std::string seen;
+  options.providers["local"] = [&seen](const std::string& spec) {
+    seen = spec;
+    return std::make_unique<ScriptedChatModel>(std::vector<Json>{}, "local");
+  };
+  EXPECT_EQ(init_chat_model("local:tiny", options)->name(), "local");
+  EXPECT_EQ(seen, "local:tiny");
+}
+
+TEST(InitChatModelTest, AnUnknownProviderErrorListsTheGivenProviders) {
+  ModelOptions options = with_env({});
+  options.providers["demo"] = named_provider("demo");
+  std::string message;
+  error_code_of("acme:large", options, &message);
+  EXPECT_NE(message.find("ollama, demo, scripted"), std::string::npos) << message;
 }
 
 TEST(InitChatModelTest, EmptySpecUsesTollgateModelVariable) {

@@ -1,5 +1,5 @@
 // The demo review policy, written as a config file would write it (docs/config.md).
-#include "tollgate/demo_tools.h"
+#include "demo/demo_tools.h"
 
 namespace tollgate {
 namespace {

@@ -1,6 +1,6 @@
-// Demo tools with real, inspectable effects and the demo review policy.
-//
-// Used by `tollgate chat` and by the server's demo agent. Nothing leaves the machine:
+// The demo: tools with real, inspectable effects and the demo review policy. Part of the
+// `tollgate` executable and the examples, not of the library (src/demo/, linked as
+// tollgate_demo). Nothing leaves the machine:
 //   weather_search{city}                 a deterministic fake forecast
 //   send_email{to,subject,body}          appends a row to the `outbox` table of <root>/outbox.db
 //   read_file{path} / write_file{path,content} / delete_file{path}

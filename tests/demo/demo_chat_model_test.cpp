@@ -2,6 +2,7 @@
 // is too long or too odd for it.
 #include <gtest/gtest.h>
 
+#include "demo/demo_model.h"
 #include "models/model_test_support.h"
 
 namespace tollgate::testing {
@@ -174,6 +175,11 @@ TEST(DemoChatModelTest, AMegabyteOfTextWithoutARequestGetsAnAnswer) {
   Json reply = ask(std::string(1 << 20, 'a'));
   EXPECT_EQ(reply["type"], "ai");
   EXPECT_TRUE(reply["tool_calls"].empty());
+}
+
+TEST(DemoChatModelTest, TheDemoProviderResolvesDemo) {
+  EXPECT_EQ(init_chat_model("demo", with_demo_model())->name(), "demo");
+  EXPECT_EQ(init_chat_model("demo:anything", with_demo_model())->name(), "demo");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The demo environment and its tools: a sandbox folder, a demo SQLite database and an outbox.
-#include "tollgate/demo_tools.h"
+#include "demo/demo_tools.h"
 
 #include <sqlite3.h>
 

@@ -1,5 +1,5 @@
 // Demo tools: sandbox confinement, the outbox, the demo database and the demo policy.
-#include "tollgate/demo_tools.h"
+#include "demo/demo_tools.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "core/hex.h"
+#include "demo/demo_model.h"
 #include "models/ai_message.h"
-#include "tollgate/chat_model.h"
 
 namespace tollgate {
 namespace {
@@ -300,6 +300,11 @@ class DemoChatModel final : public ChatModel {
 
 std::unique_ptr<ChatModel> make_demo_model() {
   return std::make_unique<DemoChatModel>();
+}
+
+ModelOptions with_demo_model(ModelOptions options) {
+  options.providers["demo"] = [](const std::string&) { return make_demo_model(); };
+  return options;
 }
 
 }  // namespace tollgate
