@@ -1,6 +1,7 @@
 // create_deep_agent: assembles deepagents' stack on create_agent — tools (write_todos, the
 // filesystem, task, the user's), the prompt, PatchToolCalls and HumanInTheLoop — and builds
 // each subagent with the inheritance rules of the reference (HITL_SEMANTICS.md §6.1).
+#include <algorithm>
 #include <set>
 
 #include "agent/deep_agent_texts.h"
@@ -72,6 +73,22 @@ struct Builder {
     return stack;
   }
 
+  // The main agent's interrupt_on may name its own tools and those of the declarative
+  // subagents that inherit it (no interrupt_on of their own); any other name gates nothing and
+  // is refused, as create_agent refuses it, so that a typo or a subagent's own policy never
+  // switches a review off unnoticed.
+  void check_interrupt_on_names(const std::vector<Tool>& main_tools) const {
+    std::vector<std::string> names;
+    for (const auto& tool : main_tools) names.push_back(tool.name());
+    for (const auto& spec : options.subagents) {
+      if (spec.interrupt_on || !spec.tools) continue;
+      for (const auto& tool : *spec.tools) names.push_back(tool.name());
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (!options.interrupt_on.empty()) review(options.interrupt_on)->check_tools(names);
+  }
+
   std::shared_ptr<CompiledGraph> subagent(const SubAgent& spec) const {
     if (spec.name.empty()) throw Error::InvalidArgument("create_deep_agent: a subagent has no name");
     if (spec.description.empty()) {
@@ -132,12 +149,14 @@ std::shared_ptr<CompiledGraph> create_deep_agent(DeepAgentOptions options) {
   AgentOptions agent;
   agent.model = options.model;
   agent.tools = merge_tools(std::move(builtin), options.tools);
+  builder.check_interrupt_on_names(agent.tools);
   agent.system_prompt =
       join_prompts({options.system_prompt, deep_texts::kBaseAgentPrompt,
                     deep_texts::kWriteTodosSystemPrompt, deep_texts::kFilesystemSystemPrompt,
                     subagents.empty() ? std::string_view() : deep_texts::kTaskSystemPrompt});
   agent.middleware = builder.middleware(
-      options.middleware, merge_interrupt_on(options.permissions, options.interrupt_on));
+      options.middleware,
+      merge_interrupt_on(options.permissions, only_tools(options.interrupt_on, agent.tools)));
   agent.checkpointer = options.checkpointer;
   agent.model_options = options.model_options;
   agent.name = options.name;

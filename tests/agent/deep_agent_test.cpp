@@ -175,12 +175,42 @@ TEST(DeepAgent, ASubagentsOwnInterruptOnReplacesTheMainAgents) {
   Outbox outbox;
   DeepAgentOptions options = mailer_agent(
       std::make_shared<RoutedModel>(delegating({"erin"}, "mailer")), outbox);
+  options.tools = {outbox.tool()};  // the main agent's entry must gate a tool it has
   options.interrupt_on = parse_interrupt_on({{"send_email", true}});
   options.subagents[0].interrupt_on = InterruptOn{};  // reviews nothing
   auto agent = create_deep_agent(std::move(options));
   const RunResult done = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("own"));
   EXPECT_FALSE(done.paused);
   EXPECT_EQ(outbox.sent(), (std::vector<std::string>{"erin"}));
+}
+
+TEST(DeepAgent, AMainEntryForAToolOnlyASubagentWithItsOwnPolicyHasIsRefused) {
+  Outbox outbox;
+  DeepAgentOptions options = mailer_agent(
+      std::make_shared<RoutedModel>(delegating({"erin"}, "mailer")), outbox);
+  options.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.subagents[0].interrupt_on = InterruptOn{};
+  try {
+    create_deep_agent(std::move(options));
+    FAIL() << "an interrupt_on entry that gates nothing was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("interrupt_on.send_email: unknown tool 'send_email'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DeepAgent, AMainEntryForAnInheritingSubagentsToolGatesItThere) {
+  Outbox outbox;
+  DeepAgentOptions options = mailer_agent(
+      std::make_shared<RoutedModel>(delegating({"ivy"}, "mailer")), outbox);
+  options.interrupt_on = parse_interrupt_on({{"send_email", true}});
+  options.subagents[0].interrupt_on.reset();  // inherits the main agent's
+  auto agent = create_deep_agent(std::move(options));
+  const RunResult paused = agent->invoke(Json{{"messages", {human_message("go")}}}, thread("inh"));
+  EXPECT_TRUE(paused.paused);
+  EXPECT_TRUE(outbox.sent().empty());
 }
 
 TEST(DeepAgent, ACompiledSubagentInheritsNothing) {
