@@ -18,6 +18,17 @@
 //     graphs.add(agent.graph_id, [agent](auto saver) { return agent.build(saver); },
 //                agent.description);
 //
+// An agent with "kind": "deep_agent" is built by create_deep_agent instead (planning, the
+// filesystem tools, `task` subagents, FilesystemPermission rules); its keys are those of
+// DeepAgentOptions in snake_case (docs/deep_agents.md), with model/script/script_file/description
+// as above, and a "directory" backend's relative root taken from the config file's folder:
+//
+//   "research": {"kind": "deep_agent", "model": "anthropic:claude-sonnet-4-6",
+//                "backend": {"kind": "directory", "root": "files"},
+//                "permissions": [{"operations": ["write"], "paths": ["/secrets/**"],
+//                                 "mode": "interrupt"}],
+//                "subagents": [{"name": "critic", "description": "Reviews drafts."}]}
+//
 // Every mistake is refused when the file is loaded, with the file and the JSON path:
 // "tollgate.json: agents.mail.interrupt_on.send_email.when: unknown key 'startswith' ...".
 // Relative paths (script_file) resolve against the config file's folder.
@@ -33,6 +44,7 @@
 
 #include "tollgate/agent.h"
 #include "tollgate/chat_model.h"
+#include "tollgate/deep_agent.h"
 #include "tollgate/human_in_the_loop.h"
 #include "tollgate/json.h"
 #include "tollgate/tool.h"
@@ -52,13 +64,21 @@ struct AgentConfigOptions {
   std::filesystem::path sandbox;
 };
 
-// One declared agent, ready to compile. `options` holds the model (built once, shared by every
-// run), tools, system prompt and middleware (PatchToolCalls, then HumanInTheLoop when the
-// agent has an interrupt_on); it has no checkpointer.
+enum class AgentKind { kAgent, kDeepAgent };
+
+// One declared agent, ready to compile. For kAgent, `options` holds the model (built once,
+// shared by every run), tools, system prompt and middleware (PatchToolCalls, then
+// HumanInTheLoop when the agent has an interrupt_on); for kDeepAgent, `deep` holds what
+// create_deep_agent takes. Neither has a checkpointer.
 struct AgentDeclaration {
   std::string graph_id;
   std::string description;  // shown in /assistants; "" when the file gives none
+  AgentKind kind = AgentKind::kAgent;
   AgentOptions options;
+  DeepAgentOptions deep;
+
+  // The model of its runs (options.model or deep.model).
+  const std::shared_ptr<ChatModel>& model() const;
 
   // Compiles the agent with `checkpointer` (may be null: no persistence).
   std::shared_ptr<CompiledGraph> build(std::shared_ptr<Saver> checkpointer) const;

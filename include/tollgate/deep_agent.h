@@ -90,6 +90,9 @@ struct DeepAgentResolvers {
   // A "compiled_subagents" entry's "agent" value as a graph; may be empty: then they are refused.
   std::function<std::shared_ptr<const CompiledGraph>(const Json& agent, const std::string& name)>
       compiled_subagent;
+  // An "interrupt_on" value (of the agent or a subagent) at the JSON path `where`; may be empty:
+  // then parse_interrupt_on reads it. Config files pass parse_declared_interrupt_on.
+  std::function<InterruptOn(const Json& interrupt_on, const std::string& where)> interrupt_on;
 };
 
 // Reads a deep agent's options from JSON, with the keys of DeepAgentOptions in snake_case:

@@ -51,7 +51,9 @@ std::vector<Tool> tools_of(const Json& list, const std::string& where,
   return tools;
 }
 
-InterruptOn interrupt_on_of(const Json& value, const std::string& where) {
+InterruptOn interrupt_on_of(const Json& value, const std::string& where,
+                            const DeepAgentResolvers& resolvers) {
+  if (resolvers.interrupt_on) return resolvers.interrupt_on(value, where);
   return at_field(where, [&] { return parse_interrupt_on(value); });
 }
 
@@ -74,7 +76,7 @@ SubAgent subagent_of(const Json& entry, const std::string& where,
     sub.model = at_field(where + ".model", [&] { return resolvers.model(entry["model"]); });
   }
   if (entry.contains("interrupt_on")) {
-    sub.interrupt_on = interrupt_on_of(entry["interrupt_on"], where + ".interrupt_on");
+    sub.interrupt_on = interrupt_on_of(entry["interrupt_on"], where + ".interrupt_on", resolvers);
   }
   if (entry.contains("permissions")) {
     sub.permissions = permissions_of(entry["permissions"], where + ".permissions");
@@ -115,7 +117,7 @@ DeepAgentOptions parse_deep_agent_options(const Json& spec, const DeepAgentResol
   if (spec.contains("tools")) options.tools = tools_of(spec["tools"], where + ".tools", resolvers);
   options.system_prompt = text(spec, "system_prompt", where, false);
   if (spec.contains("interrupt_on")) {
-    options.interrupt_on = interrupt_on_of(spec["interrupt_on"], where + ".interrupt_on");
+    options.interrupt_on = interrupt_on_of(spec["interrupt_on"], where + ".interrupt_on", resolvers);
   }
   if (spec.contains("permissions")) {
     options.permissions = permissions_of(spec["permissions"], where + ".permissions");

@@ -114,7 +114,11 @@ class DemoChatModel final : public ChatModel {
             R"(\b(?:read|show|open|cat|display|print)\s+(?:me\s+)?(?:the\s+)?(?:file\s+)?(?:contents\s+of\s+)?([^\s]+))",
             pattern_options(false)),
         weather_(R"(\bweather\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*))",
-                 pattern_options(false)) {}
+                 pattern_options(false)),
+        task_(R"(\b(?:ask|have|let|get)\s+(?:the\s+)?([A-Za-z0-9_-]+)\s+(?:sub)?agent\s+(?:to\s+)?(.+))",
+              pattern_options(false)),
+        list_(R"(^\s*(?:please\s+)?(?:list|ls|show)\s+(?:me\s+)?(?:the\s+|all\s+)?files\b(?:\s+in\s+([^\s]+))?)",
+              pattern_options(false)) {}
 
   std::string name() const override { return kModelName; }
 
@@ -148,7 +152,8 @@ class DemoChatModel final : public ChatModel {
           break;
         }
       }
-      call = plan(said);
+      call = plan(said, tools);
+      if (call) fit_to_offered_tools(*call, request.tools);
       if (call && !tools.count(call->tool)) {
         text = std::string(kIntroduction) + " Your request needs the " + call->tool +
                " tool, which is not available here. " + capabilities(tools);
@@ -184,9 +189,16 @@ class DemoChatModel final : public ChatModel {
   }
 
  private:
-  std::optional<PlannedCall> plan(const std::string& said) const {
+  std::optional<PlannedCall> plan(const std::string& said,
+                                  const std::set<std::string>& tools) const {
     std::string a;
     std::string b;
+    if (tools.count("task") && RE2::PartialMatch(said, task_, &a, &b)) {
+      return PlannedCall{"task", {{"description", trim_punctuation(b)}, {"subagent_type", a}}};
+    }
+    if (tools.count("ls") && RE2::PartialMatch(said, list_, &a)) {
+      return PlannedCall{"ls", {{"path", a.empty() ? "/" : trim_punctuation(a)}}};
+    }
     if (RE2::PartialMatch(said, sql_, &a)) {
       return PlannedCall{"execute_sql", {{"query", trim_punctuation(a)}}};
     }
@@ -248,6 +260,27 @@ class DemoChatModel final : public ChatModel {
     return std::nullopt;
   }
 
+  // The file tools of a deep agent (create_deep_agent) take absolute "file_path"s and name the
+  // deletion "delete": a call planned for the demo tools is rewritten to what is offered.
+  static void fit_to_offered_tools(PlannedCall& call, const std::vector<ToolSpec>& offered) {
+    const auto find = [&offered](const std::string& name) -> const ToolSpec* {
+      for (const auto& tool : offered) {
+        if (tool.name == name) return &tool;
+      }
+      return nullptr;
+    };
+    if (call.tool == "delete_file" && find("delete_file") == nullptr && find("delete") != nullptr)
+      call.tool = "delete";
+    const ToolSpec* tool = find(call.tool);
+    if (tool == nullptr || !call.args.contains("path")) return;
+    const Json& properties = tool->parameters.value("properties", Json::object());
+    if (properties.contains("path") || !properties.contains("file_path")) return;
+    std::string path = call.args["path"].get<std::string>();
+    if (path.empty() || path[0] != '/') path = "/" + path;
+    call.args.erase("path");
+    call.args["file_path"] = path;
+  }
+
   static std::string summarise_tool_results(const ChatMessages& messages, size_t from) {
     std::string text;
     for (size_t i = from; i < messages.size(); ++i) {
@@ -275,7 +308,10 @@ class DemoChatModel final : public ChatModel {
         {"read_file", "\"read notes.txt\""},
         {"write_file", "\"write hello to notes.txt\""},
         {"delete_file", "\"please delete notes.txt\""},
+        {"delete", "\"please delete notes.txt\""},
         {"execute_sql", "\"run SQL: SELECT * FROM users\" or \"how many users are there?\""},
+        {"ls", "\"list the files\""},
+        {"task", "\"ask the general-purpose agent to write a summary to /summary.txt\""},
     };
     std::string list;
     for (const auto& [tool, example] : kExamples) {
@@ -293,7 +329,7 @@ class DemoChatModel final : public ChatModel {
   }
 
   const RE2 sql_, select_, how_many_, email_address_, email_topic_, delete_, write_, create_, read_,
-      weather_;
+      weather_, task_, list_;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The offline demo model: deterministic, no network. Understands a few requests well enough to
 // call the demo tools (weather_search, send_email, read_file, write_file, delete_file,
-// execute_sql) when they are offered, summarises tool results, and otherwise says what it is.
+// execute_sql) when they are offered — and a deep agent's (ls, read_file/write_file/delete with
+// an absolute file_path, task for "ask the <name> agent to ...") — summarises tool results, and
+// otherwise says what it is.
 // Part of the demo (tollgate_demo), not of the library:
 //
 //   auto model = init_chat_model(spec, with_demo_model());   // "demo" (or "") -> the demo model

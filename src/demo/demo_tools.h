@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "tollgate/deep_agent.h"
 #include "tollgate/human_in_the_loop.h"
 #include "tollgate/tool.h"
 
@@ -59,5 +60,12 @@ std::filesystem::path resolve_in_sandbox(const std::filesystem::path& sandbox,
 // (approve/edit/reject), execute_sql only when is_sql_write (approve/edit/reject), ask_user
 // (respond). Reads and the weather run freely. Written in the `when` grammar of config files.
 HumanInTheLoopOptions demo_policy();
+
+// The demo deep agent (the `deep` assistant of tollgate serve): create_deep_agent's tools over
+// the same sandbox folder (a confined directory backend: "/notes.txt" is sandbox/notes.txt),
+// write_file, edit_file and delete reviewed, reads below /secrets/ reviewed through a
+// FilesystemPermission "interrupt" rule, and the general-purpose subagent, whose calls are
+// reviewed by the same rules and pause the parent run. No checkpointer.
+DeepAgentOptions demo_deep_agent(const DemoEnvironment& env, std::shared_ptr<ChatModel> model);
 
 }  // namespace tollgate

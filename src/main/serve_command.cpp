@@ -16,6 +16,7 @@
 #include "tollgate/agent.h"
 #include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
+#include "tollgate/deep_agent.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/middleware.h"
@@ -91,14 +92,15 @@ std::string demo_workdir(const ServeArguments& args) {
   return (db.has_parent_path() ? db.parent_path() : std::filesystem::path(".")) / "tollgate-demo";
 }
 
-// The demo agent: the offline demo model (or --model), the demo tools with real, inspectable
-// effects, and the demo review policy (send_email, write_file, delete_file and SQL writes
-// need a person's decision).
-void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec,
-                    const std::string& workdir) {
+// The demo agents: the offline demo model (or --model) over the demo tools with real,
+// inspectable effects. `agent` has the demo review policy (send_email, write_file, delete_file
+// and SQL writes need a person's decision); `deep` is the demo deep agent over the same
+// sandbox folder (planning, filesystem tools, a subagent; writes and /secrets/ reads reviewed).
+void add_demo_agents(GraphRegistry& graphs, const std::string& model_spec,
+                     const std::string& workdir) {
   auto env = std::make_shared<DemoEnvironment>(workdir);
   std::shared_ptr<ChatModel> model = init_chat_model(model_spec, with_demo_model());
-  std::cout << "tollgate serve: demo agent uses model " << model->name() << ", tools in "
+  std::cout << "tollgate serve: demo agents use model " << model->name() << ", tools in "
             << env->root().string() << std::endl;
   graphs.add(
       "agent",
@@ -116,6 +118,17 @@ void add_demo_agent(GraphRegistry& graphs, const std::string& model_spec,
       },
       "Demo agent: weather, email to an outbox, files in a sandbox, SQL on a demo database; "
       "email, file writes/deletes and SQL writes wait for a person's decision.");
+  auto deep = std::make_shared<const DeepAgentOptions>(demo_deep_agent(*env, model));
+  graphs.add(
+      "deep",
+      [deep](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+        DeepAgentOptions options = *deep;
+        options.checkpointer = std::move(saver);
+        return create_deep_agent(std::move(options));
+      },
+      "Demo deep agent: a plan, files in the sandbox, a general-purpose subagent; writes, "
+      "edits, deletes and reads under /secrets/ wait for a person's decision, also inside the "
+      "subagent.");
 }
 
 // The agents a config file declares, over the demo tools; errors name the file and the path.
@@ -135,7 +148,7 @@ void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeA
   }
   for (auto& agent : declared) {
     std::cout << "tollgate serve: agent " << agent.graph_id << " uses model "
-              << agent.options.model->name() << std::endl;
+              << agent.model()->name() << std::endl;
     auto shared = std::make_shared<const AgentDeclaration>(std::move(agent));
     graphs.add(
         shared->graph_id,
@@ -152,7 +165,7 @@ int serve(ServeArguments args, const CLI::App& command) {
 
   GraphRegistry graphs;
   if (agents.is_null()) {
-    add_demo_agent(graphs, args.model, demo_workdir(args));
+    add_demo_agents(graphs, args.model, demo_workdir(args));
   } else {
     add_declared_agents(graphs, agents, args);
   }

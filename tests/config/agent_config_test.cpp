@@ -367,5 +367,108 @@ TEST(AgentConfigTest, AnUnknownProviderIsAStartupError) {
       << message;
 }
 
+// A deep agent: a scripted model that writes below /secrets/, which an "interrupt" rule gates.
+Json deep_agent() {
+  return Json::parse(R"({
+    "kind": "deep_agent",
+    "model": "scripted",
+    "script": {"conversations": [
+      {"match": "secret", "replies": [
+        {"tool_calls": [{"name": "write_file", "args": {"file_path": "/secrets/k.txt", "content": "x"}}]},
+        "Stored."]},
+      {"match": "note", "replies": [
+        {"tool_calls": [{"name": "write_file", "args": {"file_path": "/notes.txt", "content": "y"}}]},
+        "Noted."]}]},
+    "tools": ["lookup"],
+    "permissions": [{"operations": ["write"], "paths": ["/secrets/**"], "mode": "interrupt"}],
+    "subagents": [{"name": "critic", "description": "Reviews drafts.", "model": "demo"}],
+    "description": "Files and a critic."})");
+}
+
+TEST(AgentConfigTest, ADeepAgentKindIsBuiltByCreateDeepAgent) {
+  auto agents = parse(Json{{"research", deep_agent()}});
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(agents[0].kind, AgentKind::kDeepAgent);
+  EXPECT_EQ(agents[0].description, "Files and a critic.");
+  EXPECT_EQ(agents[0].deep.name, "research");
+  EXPECT_EQ(agents[0].model()->name(), "scripted");
+  ASSERT_EQ(agents[0].deep.tools.size(), 1u);
+  EXPECT_EQ(agents[0].deep.tools[0].name(), "lookup");
+  ASSERT_EQ(agents[0].deep.subagents.size(), 1u);
+  ASSERT_NE(agents[0].deep.subagents[0].model, nullptr);
+  EXPECT_EQ(agents[0].deep.subagents[0].model->name(), "demo");
+}
+
+TEST(AgentConfigTest, ADeepAgentsPermissionRulePausesAWriteBelowIt) {
+  auto agent = parse(Json{{"research", deep_agent()}})[0].build(make_memory_saver());
+  Json paused = start(agent, "t1", "keep the secret");
+  ASSERT_TRUE(paused.contains("interrupt")) << paused.dump();
+  EXPECT_EQ(paused["interrupt"]["action_requests"][0]["name"], "write_file");
+  EXPECT_EQ(paused["interrupt"]["action_requests"][0]["args"]["file_path"], "/secrets/k.txt");
+}
+
+TEST(AgentConfigTest, ADeepAgentsWriteOutsideTheRuleRunsAtOnce) {
+  auto agent = parse(Json{{"research", deep_agent()}})[0].build(make_memory_saver());
+  Json done = start(agent, "t1", "take a note");
+  ASSERT_FALSE(done.contains("interrupt")) << done.dump();
+  EXPECT_EQ(message_text(done["messages"].back()), "Noted.");
+  EXPECT_TRUE(done["files"].contains("/notes.txt")) << done.dump();
+}
+
+TEST(AgentConfigTest, ADeepAgentsRelativeDirectoryRootIsTheConfigFilesFolders) {
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("tollgate-deep-config-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base);
+  Json agent = deep_agent();
+  agent["backend"] = {{"kind", "directory"}, {"root", "files"}};
+  parse_agent_declarations(Json{{"research", agent}}, base, test_options());
+  EXPECT_TRUE(std::filesystem::is_directory(base / "files"));
+  std::filesystem::remove_all(base);
+}
+
+TEST(AgentConfigTest, ADeepAgentsReviewDescriptionIsATemplateAsInAnyAgent) {
+  Json agent = deep_agent();
+  agent["interrupt_on"] = {{"write_file", {{"description", "Write {file_path}?"}}}};
+  auto built = parse(Json{{"research", agent}})[0].build(make_memory_saver());
+  Json paused = start(built, "t1", "take a note");
+  ASSERT_TRUE(paused.contains("interrupt")) << paused.dump();
+  EXPECT_EQ(paused["interrupt"]["action_requests"][0]["description"], "Write /notes.txt?");
+}
+
+TEST(AgentConfigTest, ADeepAgentsEntryForAToolItLacksIsRefusedAtLoad) {
+  Json agent = deep_agent();
+  agent["interrupt_on"] = {{"send_emial", true}};
+  const std::string message = error_of(Json{{"research", agent}});
+  EXPECT_TRUE(starts_with(message, "agents.research: interrupt_on.send_emial: unknown tool"))
+      << message;
+}
+
+TEST(AgentConfigTest, RefusesAnUnknownAgentKind) {
+  EXPECT_EQ(error_with({{"kind", "deep"}}),
+            "agents.mail.kind: must be \"agent\" or \"deep_agent\", got \"deep\"");
+}
+
+TEST(AgentConfigTest, RefusesADeepAgentKeyItDoesNotKnow) {
+  Json agent = deep_agent();
+  agent["subagent"] = Json::array();
+  EXPECT_EQ(error_of(Json{{"research", agent}}), "agents.research.subagent: unknown key");
+}
+
+TEST(AgentConfigTest, ADeepAgentsUnknownToolNamesItsEntry) {
+  Json agent = deep_agent();
+  agent["tools"] = {"lookup", "nosuch"};
+  EXPECT_EQ(error_of(Json{{"research", agent}}),
+            "agents.research.tools[1]: unknown tool 'nosuch' (available: send_email, "
+            "execute_sql, lookup)");
+}
+
+TEST(AgentConfigTest, ADeepSubagentsModelMustBeAModelString) {
+  Json agent = deep_agent();
+  agent["subagents"][0]["model"] = 7;
+  EXPECT_EQ(error_of(Json{{"research", agent}}),
+            "agents.research.subagents[0].model: must be a model string");
+}
+
 }  // namespace
 }  // namespace tollgate

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `tollgate serve --config`: without "agents" the demo agent is served; two declared agents are
+# `tollgate serve --config`: without "agents" the demo agents are served (and the deep one's
+# subagent write pauses and lands after an approval); two declared agents are
 # listed by /assistants/search and a scripted one pauses on its gated tool over HTTP; a config
 # with a mistake stops the server before it serves anything, naming the file and the JSON path.
 set -euo pipefail
@@ -51,8 +52,25 @@ graph_ids() {
 # Without "agents" the file only sets the server up, and the demo agent is served.
 echo '{"db": "plain.db", "workdir": "plain-demo"}' >"$dir/conf/plain.json"
 start_server --config conf/plain.json
-grep -q '"graph_id":"agent"' <<<"$(graph_ids)" || fail "demo agent not served without agents"
+graph_ids=$(graph_ids)
+grep -q '"graph_id":"agent"' <<<"$graph_ids" || fail "demo agent not served without agents"
+grep -q '"graph_id":"deep"' <<<"$graph_ids" || fail "demo deep agent not served: $graph_ids"
 [ -f "$dir/conf/plain.db" ] || fail "db was not created next to the config file"
+
+# The demo deep agent: a subagent's write pauses the parent run; once approved the file is in
+# the demo sandbox.
+thread=$(curl -sf -X POST "$url/threads" -H 'content-type: application/json' -d '{}' |
+         sed -n 's/.*"thread_id":"\([^"]*\)".*/\1/p')
+run=$(curl -sf -X POST "$url/threads/$thread/runs/wait" -H 'content-type: application/json' \
+  -d '{"assistant_id": "deep", "input": {"messages": [{"role": "user",
+       "content": "ask the general-purpose agent to write hello to /deep-notes.txt"}]}}')
+grep -q '"description":"Write /deep-notes.txt (replacing it if it exists)?"' <<<"$run" ||
+  fail "deep agent's subagent did not pause: $run"
+[ -e "$dir/conf/plain-demo/sandbox/deep-notes.txt" ] && fail "written before the approval"
+run=$(curl -sf -X POST "$url/threads/$thread/runs/wait" -H 'content-type: application/json' \
+  -d '{"assistant_id": "deep", "command": {"resume": {"decisions": [{"type": "approve"}]}}}')
+grep -q 'Done: task returned' <<<"$run" || fail "approved deep run did not finish: $run"
+[ "$(cat "$dir/conf/plain-demo/sandbox/deep-notes.txt")" = "hello" ] || fail "the file was not written"
 stop_server
 
 # The server runs from another folder: relative paths in the file are the file's folder's.

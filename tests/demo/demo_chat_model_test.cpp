@@ -17,6 +17,18 @@ std::vector<ToolSpec> demo_tools() {
   return tools;
 }
 
+// The file tools and the task tool as create_deep_agent offers them.
+std::vector<ToolSpec> deep_agent_tools() {
+  const auto with = [](const char* name, std::initializer_list<const char*> args) {
+    Json properties = Json::object();
+    for (const char* arg : args) properties[arg] = {{"type", "string"}};
+    return ToolSpec{name, "", Json{{"type", "object"}, {"properties", properties}}};
+  };
+  return {with("ls", {"path"}),          with("read_file", {"file_path"}),
+          with("write_file", {"file_path", "content"}), with("delete", {"file_path"}),
+          with("task", {"description", "subagent_type"})};
+}
+
 Json ask(const std::string& text, std::vector<ToolSpec> tools = demo_tools()) {
   ChatRequest request = user_request(text);
   request.tools = std::move(tools);
@@ -26,6 +38,37 @@ Json ask(const std::string& text, std::vector<ToolSpec> tools = demo_tools()) {
 Json only_call(const Json& reply) {
   EXPECT_EQ(reply["tool_calls"].size(), 1u) << reply.dump();
   return reply["tool_calls"].empty() ? Json() : reply["tool_calls"][0];
+}
+
+TEST(DemoChatModelTest, AWriteForADeepAgentTakesAnAbsoluteFilePath) {
+  Json call = only_call(ask("write hello to notes.txt", deep_agent_tools()));
+  EXPECT_EQ(call["name"], "write_file");
+  EXPECT_EQ(call["args"], Json({{"file_path", "/notes.txt"}, {"content", "hello"}}));
+}
+
+TEST(DemoChatModelTest, ADeletionForADeepAgentCallsItsDeleteTool) {
+  Json call = only_call(ask("please delete /old.txt", deep_agent_tools()));
+  EXPECT_EQ(call["name"], "delete");
+  EXPECT_EQ(call["args"], Json({{"file_path", "/old.txt"}}));
+}
+
+TEST(DemoChatModelTest, AskingASubagentCallsTaskWithTheRestAsItsDescription) {
+  Json call = only_call(
+      ask("ask the general-purpose agent to write a summary to /summary.txt", deep_agent_tools()));
+  EXPECT_EQ(call["name"], "task");
+  EXPECT_EQ(call["args"], Json({{"description", "write a summary to /summary.txt"},
+                                {"subagent_type", "general-purpose"}}));
+}
+
+TEST(DemoChatModelTest, ListingFilesCallsLsOnTheRoot) {
+  Json call = only_call(ask("list the files", deep_agent_tools()));
+  EXPECT_EQ(call["name"], "ls");
+  EXPECT_EQ(call["args"], Json({{"path", "/"}}));
+}
+
+TEST(DemoChatModelTest, AskingASubagentWithoutATaskToolPlansNoTask) {
+  Json reply = ask("ask the general-purpose agent to write hello to notes.txt");
+  EXPECT_EQ(only_call(reply)["name"], "write_file");
 }
 
 TEST(DemoChatModelTest, WeatherRequestCallsWeatherSearchWithTheCity) {
