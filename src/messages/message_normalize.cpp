@@ -6,6 +6,7 @@
 
 #include "messages/message_types.h"
 #include "tollgate/error.h"
+#include "tollgate/json_parse.h"
 #include "tollgate/messages.h"
 
 namespace tollgate {
@@ -33,7 +34,7 @@ std::optional<Json> parse_args(const Json& args) {
   if (!args.is_string()) return std::nullopt;
   const auto& text = args.get_ref<const std::string&>();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Json::object();
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json parsed = try_parse_json(text);  // client text: bounded nesting
   if (!parsed.is_object()) return std::nullopt;
   return parsed;
 }

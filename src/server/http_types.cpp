@@ -1,6 +1,7 @@
 #include "server/http_types.h"
 
 #include "tollgate/error.h"
+#include "tollgate/json_parse.h"
 
 namespace tollgate::server {
 
@@ -24,11 +25,7 @@ std::string HttpRequest::header(const std::string& lower_name) const {
 
 Json HttpRequest::json_body(const Json& empty_value) const {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return empty_value;
-  try {
-    return Json::parse(body);
-  } catch (const Json::parse_error& e) {
-    throw Error::InvalidArgument("Request body is not valid JSON: " + std::string(e.what()));
-  }
+  return parse_json(body, "Request body");
 }
 
 HttpResponse HttpResponse::json(const Json& value, int status) {

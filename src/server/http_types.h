@@ -25,8 +25,9 @@ struct HttpRequest {
   std::optional<std::string> query_value(const std::string& name) const;
   std::vector<std::string> query_values(const std::string& name) const;
   std::string header(const std::string& lower_name) const;
-  // The body parsed as JSON; an empty body is `empty_value`. Malformed JSON throws
-  // Error(kInvalidArgument) saying where parsing failed.
+  // The body parsed as JSON; an empty body is `empty_value`. Malformed JSON, or JSON nested
+  // deeper than kMaxJsonDepth (256) levels, throws Error(kInvalidArgument) saying which and
+  // where; a deep body is refused while parsing, before any deep tree exists.
   Json json_body(const Json& empty_value = Json::object()) const;
 };
 

@@ -283,5 +283,18 @@ TEST(NormalizeMessage, StreamingChunkDoesNotPromoteProviderFragments) {
   EXPECT_EQ(m["invalid_tool_calls"], Json::array());
 }
 
+// Arguments sent as text come from clients too (input messages): text nested deeper than
+// any tool's arguments is malformed, never a deep tree a copy or a dump would recurse through.
+TEST(NormalizeMessage, ArgumentTextNestedTooDeeplyIsMalformedArgs) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(100000, '}');
+  Json m = normalize_message(
+      Json{{"type", "ai"}, {"content", ""}, {"tool_calls", {{{"name", "f"}, {"id", "c1"}, {"args", deep}}}}});
+  EXPECT_EQ(m["tool_calls"], Json::array());
+  ASSERT_EQ(m["invalid_tool_calls"].size(), 1u);
+  EXPECT_EQ(m["invalid_tool_calls"][0]["error"], "Malformed args.");
+}
+
 }  // namespace
 }  // namespace tollgate
