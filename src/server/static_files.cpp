@@ -1,8 +1,14 @@
 #include "server/static_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <system_error>
+
+#include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
@@ -49,19 +55,62 @@ const char* kNotBuiltPage =
     "review console was not built. Run <code>scripts/build-web.sh</code> (needs Node.js 20 and "
     "npm) and reload this page.</p></body>";
 
+// The longest request path the console answers with a file, and the longest name in it. The
+// console's own paths are short; the file system refuses names over 255 bytes and long paths
+// (NAME_MAX, PATH_MAX), so a longer path is simply not a console file and never reaches it.
+constexpr std::size_t kMaxPathBytes = 1024;
+constexpr std::size_t kMaxNameBytes = 255;
+
+// Whether `relative` (the request path without its leading '/') may name a file of the
+// console: bounded lengths, no control bytes (a decoded %00 would cut the name short), and no
+// "." or ".." step.
+bool acceptable_relative_path(std::string_view relative) {
+  if (relative.size() > kMaxPathBytes) return false;
+  for (char c : relative) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    std::size_t end = relative.find('/', start);
+    if (end == std::string_view::npos) end = relative.size();
+    const std::string_view name = relative.substr(start, end - start);
+    if (name.size() > kMaxNameBytes || name == "." || name == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// The file under `root` that `relative` names, or nullopt when it names none: missing, not a
+// regular file, outside `root` (through a symbolic link), or unresolvable (a link loop). Uses
+// only the error-code forms of std::filesystem: a client's path never throws.
+std::optional<fs::path> console_file(const fs::path& root, std::string_view relative) {
+  std::error_code ec;
+  const fs::path candidate = fs::weakly_canonical(root / fs::path(relative), ec);
+  if (ec) return std::nullopt;
+  const auto [end, _] = std::mismatch(root.begin(), root.end(), candidate.begin(), candidate.end());
+  if (end != root.end() || !fs::is_regular_file(candidate, ec) || ec) return std::nullopt;
+  return candidate;
+}
+
+fs::path resolve_root(const std::string& folder) {
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(fs::absolute(folder, ec), ec);
+  if (ec) throw Error::InvalidArgument("console_dir: cannot resolve " + folder + ": " + ec.message());
+  return root;
+}
+
 }  // namespace
 
 Handler make_console_handler(std::string folder) {
-  return [root = fs::weakly_canonical(fs::absolute(folder))](HttpRequest& request) {
+  return [root = resolve_root(folder)](HttpRequest& request) {
     const fs::path index = root / "index.html";
-    std::string relative = request.path;
-    while (!relative.empty() && relative.front() == '/') relative.erase(0, 1);
+    std::string_view relative = request.path;
+    while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
     if (!relative.empty()) {
-      const fs::path candidate = fs::weakly_canonical(root / relative);
-      const auto [end, _] = std::mismatch(root.begin(), root.end(), candidate.begin(), candidate.end());
+      if (!acceptable_relative_path(relative)) return HttpResponse::error(404, "Not found");
       std::string body;
-      if (end == root.end() && fs::is_regular_file(candidate) && read_file(candidate, body)) {
-        return file_response(candidate, std::move(body));
+      if (auto file = console_file(root, relative); file && read_file(*file, body)) {
+        return file_response(*file, std::move(body));
       }
       // A missing asset is a real 404; any other path is a page of the single-page app.
       if (relative.rfind("assets/", 0) == 0 || fs::path(relative).has_extension()) {
