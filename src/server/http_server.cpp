@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/hex.h"
+#include "server/log.h"
+#include "server/request_reader.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -19,48 +21,10 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-std::string percent_decode(const std::string& text, bool plus_as_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%' && core::hex_byte_at(text, i + 1) >= 0) {
-      out.push_back(static_cast<char>(core::hex_byte_at(text, i + 1)));
-      i += 2;
-    } else if (c == '+' && plus_as_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 namespace {
 
 constexpr const char* kExposeHeaders =
     "content-location,location,x-pagination-total,x-pagination-next";
-
-void parse_target(std::string_view target, HttpRequest& request) {
-  std::size_t q = target.find('?');
-  request.path = percent_decode(std::string(target.substr(0, q)));
-  if (q == std::string_view::npos) return;
-  std::string_view query = target.substr(q + 1);
-  while (!query.empty()) {
-    std::size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    if (!pair.empty()) {
-      std::size_t eq = pair.find('=');
-      std::string key = percent_decode(std::string(pair.substr(0, eq)), true);
-      std::string value = eq == std::string_view::npos
-                              ? ""
-                              : percent_decode(std::string(pair.substr(eq + 1)), true);
-      request.query.emplace(std::move(key), std::move(value));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-}
 
 std::string reason_phrase(int status) {
   return std::string(http::obsolete_reason(static_cast<http::status>(status)));
@@ -81,8 +45,7 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void read() {
     parser_.emplace();
-    parser_->body_limit(options_.max_body_bytes);
-    parser_->header_limit(64 * 1024);
+    apply_limits(*parser_, options_.limits);
     stream_.expires_after(std::chrono::seconds(120));
     http::async_read(
         stream_, buffer_, *parser_,
@@ -90,33 +53,36 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_read(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      HttpResponse response =
-          HttpResponse::error(413, "Request body too large: the limit is " +
-                                       std::to_string(options_.max_body_bytes) + " bytes");
-      // The client may still be sending: answer, then read and drop the rest so it sees the
-      // answer instead of a reset connection.
-      drain_after_write_ = true;
-      write_plain(std::move(response), false);
-      return;
-    }
     if (ec) {
-      close();
+      const auto& unparsed = buffer_.cdata();
+      auto refusal = refusal_for_read_error(
+          ec, std::string_view(static_cast<const char*>(unparsed.data()), unparsed.size()),
+          options_.limits);
+      if (refusal) {
+        refuse(std::move(*refusal));
+      } else {
+        close();
+      }
       return;
     }
     auto& message = parser_->get();
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    parse_target(std::string_view(message.target().data(), message.target().size()), request);
-    for (const auto& field : message) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      request.headers[name] = std::string(field.value());
+    if (auto refusal = refusal_for_request(message, options_.limits)) {
+      refuse(std::move(*refusal));
+      return;
     }
-    request.body = std::move(message.body());
-    const bool keep_alive = message.keep_alive();
-    keep_alive_ = keep_alive;
+    keep_alive_ = message.keep_alive();
+    try {
+      HttpRequest request = to_http_request(message);
+      request_line_ = request.method + " " + request.path;
+      respond(request);
+    } catch (const std::exception& e) {
+      fail(std::string("Internal error: ") + e.what());
+    } catch (...) {
+      fail("Internal error: unknown exception");
+    }
+  }
 
+  void respond(HttpRequest& request) {
     HttpResponse response;
     if (request.method == "OPTIONS") {
       response = HttpResponse::empty(204);
@@ -130,8 +96,46 @@ class Session : public std::enable_shared_from_this<Session> {
     if (response.stream) {
       start_stream(std::move(response));
     } else {
-      write_plain(std::move(response), keep_alive);
+      write_plain(std::move(response), keep_alive_);
     }
+  }
+
+  // Answers a request that cannot be served and closes. The client may still be sending (a
+  // body over the limit, endless headers): answer, then read and drop the rest so it sees the
+  // answer instead of a reset connection.
+  void refuse(HttpResponse response) {
+    drain_after_write_ = true;
+    write_plain(std::move(response), false);
+  }
+
+  // Something on this I/O thread threw while answering (a bug, or memory ran out): a 500
+  // while nothing of the response was sent, else the connection closes mid-response (a
+  // chunked body that stops short tells the client it is incomplete). Never further up: an
+  // exception out of an I/O handler would end the process.
+  void fail(const std::string& message) {
+    log_error(request_line_ + ": " + message);
+    if (closed_ || head_sent_ || writing_ || done_) {
+      close();
+      return;
+    }
+    done_ = true;
+    heartbeat_timer_.cancel();
+    write_plain(HttpResponse::error(500, message), false);
+  }
+
+  // Runs a call into the response body (API code, on this I/O thread); false when it threw
+  // and the response was ended by fail().
+  template <typename Call>
+  bool body_call(Call&& call) {
+    try {
+      call();
+      return true;
+    } catch (const std::exception& e) {
+      fail(std::string("Internal error: ") + e.what());
+    } catch (...) {
+      fail("Internal error: unknown exception");
+    }
+    return false;
   }
 
   static void add_cors(http::fields& fields) {
@@ -202,7 +206,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_wake() {
     if (closed_ || done_ || !body_) return;  // a late wake of a finished response
     if (!head_sent_) {
-      if (!body_->head_ready(head_)) return;
+      bool ready = false;
+      if (!body_call([&] { ready = body_->head_ready(head_); }) || !ready) return;
       if (!head_.stream) {  // turned into a plain response
         done_ = true;
         heartbeat_timer_.cancel();
@@ -229,7 +234,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (writing_ || closed_) return;
     while (!finished_) {
       std::string data;
-      StreamBody::Poll result = body_->poll(data);
+      StreamBody::Poll result = StreamBody::Poll::kWait;
+      if (!body_call([&] { result = body_->poll(data); })) return;
       if (!data.empty()) append_chunk(data);
       if (result == StreamBody::Poll::kDone) {
         outgoing_ += "0\r\n\r\n";
@@ -270,11 +276,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void schedule_heartbeat() {
-    if (options_.heartbeat_seconds <= 0 || body_->heartbeat().empty()) return;
+    if (options_.heartbeat_seconds <= 0) return;
+    if (!body_call([&] { heartbeat_ = body_->heartbeat(); }) || heartbeat_.empty()) return;
     heartbeat_timer_.expires_after(std::chrono::seconds(options_.heartbeat_seconds));
     heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_ || self->finished_ || !self->body_) return;
-      self->append_chunk(self->body_->heartbeat());
+      self->append_chunk(self->heartbeat_);
       self->pump();
       self->schedule_heartbeat();
     });
@@ -349,6 +356,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<StreamBody> body_;
   std::string outgoing_;
   std::string sending_;
+  std::string heartbeat_;     // the body's heartbeat bytes
+  std::string request_line_;  // "METHOD /path" of the current request, for the log
   char probe_[512];
   static constexpr std::size_t kMaxEarlyBytes = 64 * 1024;
   bool keep_alive_ = false;    // the current request asked to keep the connection
@@ -376,6 +385,22 @@ struct HttpServer::Impl {
 
   Impl(const Router& r, HttpServerOptions o)
       : router(r), options(std::move(o)), io(static_cast<int>(options.threads)) {}
+
+  // An I/O thread. Sessions turn what their handlers throw into answers; should anything
+  // still escape a handler, it is logged and the thread goes on serving the other connections
+  // (that handler's session is dropped with it) instead of ending the process.
+  void run_io() {
+    while (true) {
+      try {
+        io.run();
+        return;
+      } catch (const std::exception& e) {
+        log_error(std::string("I/O thread: uncaught exception: ") + e.what());
+      } catch (...) {
+        log_error("I/O thread: uncaught exception of an unknown type");
+      }
+    }
+  }
 
   void accept() {
     acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
@@ -413,7 +438,7 @@ void HttpServer::start() {
   impl_->accept();
   std::size_t count = impl_->options.threads == 0 ? 1 : impl_->options.threads;
   for (std::size_t i = 0; i < count; ++i) {
-    impl_->threads.emplace_back([this] { impl_->io.run(); });
+    impl_->threads.emplace_back([this] { impl_->run_io(); });
   }
 }
 

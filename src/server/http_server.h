@@ -1,7 +1,11 @@
 // The HTTP/1.1 front end: accepts connections on a small I/O thread pool, parses requests
-// (keep-alive, body limit), adds CORS headers, dispatches to a Router and writes plain or
+// (keep-alive, limits), adds CORS headers, dispatches to a Router and writes plain or
 // streamed (chunked) responses. Handlers run on the I/O threads and must not block; long
 // work (runs) happens elsewhere and reaches a connection through a StreamBody.
+//
+// Nothing a client sends ends the process: a request over a limit or badly framed is answered
+// (413, 414, 431, 400) and its connection closed; whatever a handler or a streamed body throws
+// becomes a 500 (or, once a stream has started, the end of the connection) and is logged.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "server/request_reader.h"
 #include "server/router.h"
 
 namespace tollgate::server {
@@ -17,7 +22,7 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   std::size_t threads = 2;
-  std::size_t max_body_bytes = 4 << 20;
+  RequestLimits limits;
   int heartbeat_seconds = 10;
 };
 
@@ -39,8 +44,5 @@ class HttpServer {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-// Decodes %XX escapes (and '+' as space when `plus_as_space`).
-std::string percent_decode(const std::string& text, bool plus_as_space = false);
 
 }  // namespace tollgate::server
