@@ -91,6 +91,7 @@ class ServerApiTest : public ::testing::Test {
     options.checkpointer = saver_;
     options.max_body_bytes = 64 * 1024;
     options.heartbeat_seconds = 0;
+    options.console_dir = console_dir_;
     server_ = std::make_unique<Server>(options, test_graphs(gate_));
     server_->start();
   }
@@ -132,6 +133,7 @@ class ServerApiTest : public ::testing::Test {
   }
 
   std::filesystem::path db_;
+  std::string console_dir_;
   std::shared_ptr<MemorySaver> saver_;
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   std::unique_ptr<Server> server_;
@@ -170,6 +172,40 @@ TEST_F(ServerApiTest, MalformedJsonIs400) {
   auto response = http_call(server_->port(), "POST", "/threads", "{\"metadata\": ");
   EXPECT_EQ(response.status, 400);
   EXPECT_NE(response.json()["detail"].get<std::string>().find("not valid JSON"), std::string::npos);
+}
+
+// Defect 2: one limit for every JSON body, checked while parsing.
+TEST_F(ServerApiTest, EveryJsonBodyNestedTooDeeplyIs400NamingTheLimit) {
+  const std::string thread = new_thread();
+  const std::string deep = "{\"metadata\":" + std::string(300, '[') + std::string(300, ']') + "}";
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/threads"},
+           {"PATCH", "/threads/" + thread},
+           {"POST", "/threads/search"},
+           {"POST", "/assistants"},
+           {"POST", "/threads/" + thread + "/runs/stream"},
+           {"POST", "/threads/" + thread + "/runs/wait"},
+           {"POST", "/threads/" + thread + "/state"},
+           {"POST", "/threads/" + thread + "/commands"},
+           {"POST", "/threads/" + thread + "/stream/events"}}) {
+    auto response = http_call(server_->port(), method, path, deep);
+    EXPECT_EQ(response.status, 400) << method << " " << path;
+    EXPECT_EQ(response.json()["detail"], "Request body nests deeper than 256 levels")
+        << method << " " << path;
+  }
+}
+
+// Defect 1: a 256-byte segment made the console's file fallback throw std::filesystem_error.
+TEST_F(ServerApiTest, AConsolePathWithANameOver255BytesIs404) {
+  console_dir_ = (std::filesystem::temp_directory_path() /
+                  ("tollgate_console_" + std::to_string(::getpid())))
+                     .string();
+  std::filesystem::create_directories(console_dir_);
+  restart();
+  EXPECT_EQ(call("GET", "/" + std::string(256, 'a')).status, 404);
+  EXPECT_EQ(call("GET", "/" + std::string(5000, 'a')).status, 404);
+  EXPECT_EQ(call("GET", "/ok").status, 200);
+  std::filesystem::remove_all(console_dir_);
 }
 
 TEST_F(ServerApiTest, UnknownThreadIs404NamingIt) {

@@ -1,0 +1,85 @@
+#include "server/api_service.h"
+
+#include "server/api.h"
+#include "server/audit_log.h"
+#include "server/ids.h"
+#include "server/run_manager.h"
+#include "server/sqlite_store.h"
+#include "server/static_files.h"
+#include "server/thread_streams.h"
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+
+struct ApiService::Parts {
+  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<ThreadStreams> streams;
+  std::unique_ptr<RunManager> runs;
+  std::unique_ptr<ApiContext> api;
+  Router router;
+};
+
+namespace {
+
+void register_system_assistants(SqliteStore& store, const GraphRegistry& registry) {
+  for (const auto& [graph_id, entry] : registry.entries()) {
+    std::string id = system_assistant_id(graph_id);
+    auto existing = store.get_assistant(id);
+    AssistantRecord a = existing.value_or(AssistantRecord{});
+    if (!existing) a.created_at = a.updated_at = now_millis();
+    a.assistant_id = id;
+    a.graph_id = graph_id;
+    a.name = graph_id;
+    a.description =
+        entry.description.empty() ? std::nullopt : std::optional<std::string>(entry.description);
+    a.metadata = Json{{"created_by", "system"}};
+    store.put_assistant(a);
+  }
+}
+
+}  // namespace
+
+ApiService::ApiService(const ServerOptions& options, const GraphRegistry& registry)
+    : parts_(std::make_unique<Parts>()) {
+  Parts& p = *parts_;
+  if (!options.checkpointer) throw Error::InvalidArgument("checkpointer: required");
+  p.store = std::make_unique<SqliteStore>(options.db_path);
+  p.streams = std::make_unique<ThreadStreams>(*p.store);
+  p.audit = std::make_unique<AuditLog>(options.db_path);
+  p.audit->settle_lost("the server stopped before the run carrying this decision ended");
+  GraphMap graphs;
+  for (const auto& [graph_id, entry] : registry.entries()) {
+    auto graph = entry.factory(options.checkpointer);
+    if (!graph) throw Error::InvalidArgument("graph " + graph_id + ": the factory returned no graph");
+    graphs.emplace(graph_id, std::move(graph));
+  }
+  register_system_assistants(*p.store, registry);
+  p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
+  p.api = std::make_unique<ApiContext>(
+      ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get()});
+  p.runs->set_audit_log(p.audit.get());
+  add_meta_routes(p.router, *p.api);
+  add_assistant_routes(p.router, *p.api);
+  add_thread_routes(p.router, *p.api);
+  add_run_routes(p.router, *p.api);
+  add_protocol_routes(p.router, *p.api);
+  add_audit_routes(p.router, *p.api);
+  if (!options.console_dir.empty()) p.router.set_get_fallback(make_console_handler(options.console_dir));
+}
+
+ApiService::~ApiService() = default;  // the run manager stops its workers
+
+void ApiService::start_runs() {
+  parts_->runs->start();
+}
+
+void ApiService::stop_runs() {
+  parts_->runs->stop();
+}
+
+const Router& ApiService::router() const {
+  return parts_->router;
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,36 @@
+// The Agent Server without its listener: the stores, the run manager and the routes, opened
+// from ServerOptions. tollgate::Server puts an HttpServer in front of it; an in-process driver
+// (the fuzz targets) hands its router requests directly.
+#pragma once
+
+#include <memory>
+
+#include "server/router.h"
+#include "tollgate/server.h"
+
+namespace tollgate::server {
+
+// Thread-safety: construct, then start_runs() once; router() may then be used from any
+// thread. The destructor stops the runs.
+class ApiService {
+ public:
+  // Opens the database (creating or migrating its tables), settles what a previous process
+  // left unfinished, builds the graphs, registers their system assistants and the routes.
+  // Runs are accepted but none executes before start_runs(). Throws Error on failure.
+  ApiService(const ServerOptions& options, const GraphRegistry& registry);
+  ~ApiService();
+  ApiService(const ApiService&) = delete;
+  ApiService& operator=(const ApiService&) = delete;
+
+  // Recovers runs a previous process left and starts the run workers.
+  void start_runs();
+  void stop_runs();
+  const Router& router() const;
+
+  struct Parts;
+
+ private:
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace tollgate::server
