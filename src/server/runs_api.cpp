@@ -386,7 +386,7 @@ void add_run_routes(Router& router, ApiContext& context) {
     } else {
       try {
         long long id = std::stoll(last);
-        options.start = id < 0 ? 0 : static_cast<std::size_t>(id + 1);
+        options.start = id < 0 ? 0 : static_cast<std::size_t>(id) + 1;
       } catch (const std::exception&) {
         throw Error::InvalidArgument("Last-Event-ID: must be an event id (a number, -1 for all)");
       }
