@@ -238,7 +238,7 @@ void PregelLoop::distribute_answers(const Command* command) {
   }
   for (auto& [id, value] : answers) {
     auto it = std::find_if(pending.begin(), pending.end(),
-                           [&](const auto& entry) { return entry.first == id; });
+                           [&wanted = id](const auto& entry) { return entry.first == wanted; });
     if (it == pending.end()) {
       throw Error::Conflict("Unknown or already-answered interrupt id '" + id + "' on " + where);
     }
