@@ -31,7 +31,7 @@ run_fuzz() {
         -artifact_prefix="build-fuzz/crashes/$name/" "build-fuzz/corpus/$name" "fuzz/corpus/$name" \
         >"build-fuzz/fuzz_$name.log" 2>&1; then
       passed=$((passed + 1))
-      grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "build-fuzz/fuzz_$name.log" | tail -2
+      grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "build-fuzz/fuzz_$name.log" | tail -2 || true
     else
       failed=$((failed + 1))
       tail -60 "build-fuzz/fuzz_$name.log"
