@@ -212,27 +212,22 @@ SaverHandle::SaverHandle(const Options& options, [[maybe_unused]] std::string_vi
     : keep_(options.keep) {
   if (options.saver == "none") return;
   if (options.saver == "memory") {
-    std::shared_ptr<MemorySaver> memory = make_memory_saver();
-    stats_ = [memory] { return memory->stats(); };
-    saver_ = std::move(memory);
+    saver_ = make_memory_saver();
     return;
   }
   std::filesystem::create_directories(options.datadir);
   file_ = options.datadir + "/" + std::string(label) + "_" + std::to_string(getpid()) + ".db";
   remove_database_files(file_);
-  std::shared_ptr<SqliteSaver> sqlite = open_sqlite_saver(file_);
-  stats_ = [sqlite] { return sqlite->stats(); };
-  saver_ = std::move(sqlite);
+  saver_ = open_sqlite_saver(file_);
 }
 
 SaverHandle::~SaverHandle() {
-  stats_ = nullptr;  // the last references to the saver: closes the database before its files go
-  saver_.reset();
+  saver_.reset();  // the last reference to the saver: closes the database before its files go
   if (!file_.empty() && !keep_) remove_database_files(file_);
 }
 
 SaverStats SaverHandle::stats() const {
-  return stats_ ? stats_() : SaverStats{};
+  return saver_ ? saver_->stats() : SaverStats{};
 }
 
 std::uint64_t SaverHandle::file_bytes() const {

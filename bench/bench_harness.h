@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,7 +103,6 @@ class SaverHandle {
   std::string file_;
   bool keep_ = false;
   std::shared_ptr<Saver> saver_;
-  std::function<SaverStats()> stats_;
 };
 
 // Throws Error(kInvalidArgument) naming --saver when the workload has no checkpointer.

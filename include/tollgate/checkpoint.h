@@ -17,6 +17,7 @@
 
 #include "tollgate/clock.h"
 #include "tollgate/json.h"
+#include "tollgate/saver_stats.h"
 
 namespace tollgate {
 
@@ -162,6 +163,10 @@ class Saver {
   virtual ChannelVersion next_version(std::optional<ChannelVersion> current) const {
     return current ? *current + 1 : 1;
   }
+
+  // What this saver has stored so far (see SaverStats), for benchmarks and tests. A saver
+  // that keeps no counters returns zeros; a saver wrapping another returns the inner one's.
+  virtual SaverStats stats() const { return {}; }
 };
 
 }  // namespace tollgate

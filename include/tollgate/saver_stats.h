@@ -1,5 +1,5 @@
-// Counters a concrete saver keeps about what it stored, so benchmarks and tests can report
-// bytes per step. Not part of the Saver interface: each saver class offers stats().
+// Counters a saver keeps about what it stored, so benchmarks and tests can report bytes per
+// step. Saver::stats() returns them (the memory and SQLite savers count; zeros otherwise).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "tollgate/memory_saver.h"
+#include "checkpoint/memory_saver.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,13 +12,10 @@
 #include "checkpoint/saver_checks.h"
 #include "checkpoint/value_store.h"
 #include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
 
 namespace tollgate {
-
-using checkpoint_internal::encoded_size;
-using checkpoint_internal::StoredValue;
-using checkpoint_internal::ValueRef;
-
+namespace checkpoint_internal {
 namespace {
 
 using memory_internal::NameTable;
@@ -195,10 +192,6 @@ struct MemorySaver::State {
 
 MemorySaver::MemorySaver() : state_(std::make_unique<State>()) {}
 MemorySaver::~MemorySaver() = default;
-
-std::unique_ptr<MemorySaver> make_memory_saver() {
-  return std::make_unique<MemorySaver>();
-}
 
 SaverStats MemorySaver::stats() const {
   std::lock_guard lock(mutex_);
@@ -389,6 +382,12 @@ void MemorySaver::copy_thread(const std::string& source_thread_id,
       target_store.early_writes.insert_or_assign(id, std::move(writes));
     }
   }
+}
+
+}  // namespace checkpoint_internal
+
+std::shared_ptr<Saver> make_memory_saver() {
+  return std::make_shared<checkpoint_internal::MemorySaver>();
 }
 
 }  // namespace tollgate

@@ -1,4 +1,4 @@
-#include "tollgate/sqlite_saver.h"
+#include "checkpoint/sqlite_saver.h"
 
 #include <limits>
 #include <map>
@@ -11,14 +11,7 @@
 #include "tollgate/error.h"
 
 namespace tollgate {
-
-using checkpoint_internal::SqliteConnection;
-using checkpoint_internal::SqliteStatement;
-using checkpoint_internal::SqliteTransaction;
-using checkpoint_internal::StatementUse;
-using checkpoint_internal::StoredValue;
-using checkpoint_internal::ValueRef;
-using checkpoint_internal::ValueRefs;
+namespace checkpoint_internal {
 
 namespace {
 
@@ -254,11 +247,6 @@ SqliteSaver::SqliteSaver(const std::string& path, const SqliteOptions& options)
     : impl_(std::make_unique<Impl>(path, options)) {}
 
 SqliteSaver::~SqliteSaver() = default;
-
-std::unique_ptr<SqliteSaver> open_sqlite_saver(const std::string& path,
-                                               const SqliteOptions& options) {
-  return std::make_unique<SqliteSaver>(path, options);
-}
 
 SaverStats SqliteSaver::stats() const {
   std::lock_guard lock(mutex_);
@@ -550,6 +538,12 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
     copy.bind(1, source_thread_id).bind(2, target_thread_id).run();
   }
   transaction.commit();
+}
+
+}  // namespace checkpoint_internal
+
+std::shared_ptr<Saver> open_sqlite_saver(const std::string& path, const SqliteOptions& options) {
+  return std::make_shared<checkpoint_internal::SqliteSaver>(path, options);
 }
 
 }  // namespace tollgate

@@ -55,7 +55,7 @@ class ChatSession {
         "You are a helpful assistant. Use the tools to act; some actions need a person's "
         "approval.";
     options.middleware = {make_patch_tool_calls(), make_human_in_the_loop(std::move(policy))};
-    options.checkpointer = std::make_shared<SqliteSaver>(args.db, SqliteOptions{});
+    options.checkpointer = open_sqlite_saver(args.db);
     options.name = "chat";
     agent_ = create_agent(std::move(options));
     thread_id_ = args.thread.empty() ? uuid4() : args.thread;

@@ -76,12 +76,12 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
 
 std::shared_ptr<Saver> open_saver(const std::string& db) {
 #ifdef TOLLGATE_HAVE_SQLITE_SAVER
-  return std::make_shared<SqliteSaver>(db, SqliteOptions{});
+  return open_sqlite_saver(db);
 #else
   std::cerr << "tollgate: warning: checkpoints are kept in memory (no SQLite saver in this build); "
                "paused threads will not survive a restart of "
             << db << "\n";
-  return std::make_shared<MemorySaver>();
+  return make_memory_saver();
 #endif
 }
 

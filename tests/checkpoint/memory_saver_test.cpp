@@ -12,9 +12,8 @@
 
 namespace tollgate::testing {
 
-const SaverFactory kMemoryFactory{
-    "memory", [](const std::string&) -> std::unique_ptr<Saver> { return make_memory_saver(); },
-    [](Saver& saver) { return dynamic_cast<MemorySaver&>(saver).bytes_written(); }};
+const SaverFactory kMemoryFactory{"memory", [](const std::string&) { return make_memory_saver(); },
+                                  [](Saver& saver) { return saver.stats().bytes_written; }};
 
 INSTANTIATE_SAVER_CONFORMANCE(Memory, kMemoryFactory);
 

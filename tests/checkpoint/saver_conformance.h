@@ -24,8 +24,8 @@ namespace tollgate::testing {
 struct SaverFactory {
   std::string name;
   // Makes a fresh, empty saver; `scratch_dir` is an empty directory removed after the test.
-  std::function<std::unique_ptr<Saver>(const std::string& scratch_dir)> make;
-  // The saver's bytes_written() (savers expose it on their concrete class).
+  std::function<std::shared_ptr<Saver>(const std::string& scratch_dir)> make;
+  // The bytes the saver has written so far (its SaverStats::bytes_written).
   std::function<std::uint64_t(Saver&)> bytes_written;
 };
 
@@ -41,7 +41,7 @@ class SaverFixture {
   const std::string& scratch_dir() const { return scratch_dir_; }
 
   const SaverFactory* factory_ = nullptr;
-  std::unique_ptr<Saver> saver_;
+  std::shared_ptr<Saver> saver_;
 
  private:
   std::string scratch_dir_;

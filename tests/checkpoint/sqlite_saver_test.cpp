@@ -14,11 +14,8 @@
 namespace tollgate::testing {
 
 const SaverFactory kSqliteFactory{
-    "sqlite",
-    [](const std::string& dir) -> std::unique_ptr<Saver> {
-      return open_sqlite_saver(dir + "/tollgate.db");
-    },
-    [](Saver& saver) { return dynamic_cast<SqliteSaver&>(saver).bytes_written(); }};
+    "sqlite", [](const std::string& dir) { return open_sqlite_saver(dir + "/tollgate.db"); },
+    [](Saver& saver) { return saver.stats().bytes_written; }};
 
 INSTANTIATE_SAVER_CONFORMANCE(Sqlite, kSqliteFactory);
 

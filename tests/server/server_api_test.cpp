@@ -76,7 +76,7 @@ class ServerApiTest : public ::testing::Test {
           ("tollgate_server_api_" + std::to_string(::getpid()) + "_" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
     remove_db();
-    saver_ = std::make_shared<MemorySaver>();
+    saver_ = make_memory_saver();
     start();
   }
   void TearDown() override {
@@ -134,7 +134,7 @@ class ServerApiTest : public ::testing::Test {
 
   std::filesystem::path db_;
   std::string console_dir_;
-  std::shared_ptr<MemorySaver> saver_;
+  std::shared_ptr<Saver> saver_;
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   std::unique_ptr<Server> server_;
 };
