@@ -8,8 +8,9 @@
 // never written again and list channels given as ListDeltas are stored as deltas, so the bytes
 // written per step do not grow with the length of the thread.
 //
-// The schema carries a version (table schema_version); opening a file runs the numbered
-// migrations it lacks. A file whose schema is newer than this build is refused.
+// The schema carries a version (row "checkpoints" of table tollgate_schema, which the server's
+// tables sharing the file use too); opening a file runs the numbered migrations it lacks. A
+// file whose schema is newer than this build is refused.
 //
 // Thread-safety: every method of the saver may be called concurrently; one mutex guards its
 // connection. The saver counts what it stores (Saver::stats()).

@@ -5,13 +5,19 @@
 
 #include "checkpoint/header_codec.h"
 #include "checkpoint/saver_checks.h"
-#include "checkpoint/sqlite_connection.h"
 #include "checkpoint/sqlite_schema.h"
 #include "checkpoint/value_store.h"
+#include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
 
 namespace tollgate {
 namespace checkpoint_internal {
+
+using sql::SqliteConnection;
+using sql::SqliteStatement;
+using sql::StatementUse;
+using sql::Transaction;
+using sql::TransactionKind;
 
 namespace {
 
@@ -31,8 +37,8 @@ CheckpointRow read_checkpoint_row(const SqliteStatement& statement) {
   row.ns = statement.text(1);
   row.id = statement.text(2);
   if (!statement.is_null(3)) row.parent_id = statement.text(3);
-  auto [data, size] = statement.blob(4);
-  row.header.assign(data, data + size);
+  const auto header = statement.blob(4);
+  row.header.assign(header.begin(), header.end());
   row.metadata = statement.text(5);
   return row;
 }
@@ -104,14 +110,16 @@ struct SqliteSaver::Impl {
     ValueRefs refs;
   };
 
-  Impl(const std::string& path, const SqliteOptions& options) : connection(path) {
-    connection.set_busy_timeout(options.busy_timeout);
-    connection.exec("PRAGMA journal_mode = WAL");
-    connection.exec(options.synchronous == SqliteSynchronous::kFull
-                        ? "PRAGMA synchronous = FULL"
-                        : "PRAGMA synchronous = NORMAL");
-    checkpoint_internal::migrate_sqlite_schema(connection, kSqliteSchemaVersion);
+  Impl(const std::string& path, const SqliteOptions& options)
+      : connection(path, file_options(options)) {
+    sql::migrate(connection, sqlite_checkpoint_schema());
     statements = std::make_unique<Statements>(connection);
+  }
+
+  static sql::SqliteFileOptions file_options(const SqliteOptions& options) {
+    return {options.busy_timeout, /*wal=*/true,
+            options.synchronous == SqliteSynchronous::kFull ? sql::SqliteSync::kFull
+                                                            : sql::SqliteSync::kNormal};
   }
 
   // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
@@ -157,8 +165,8 @@ JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::strin
       value.is_delta = !query->is_null(1);
       if (value.is_delta) value.base_id = query->text(1);
       value.keep = static_cast<std::size_t>(query->integer(2));
-      auto [data, size] = query->blob(3);
-      value.bytes.assign(data, data + size);
+      const auto bytes = query->blob(3);
+      value.bytes.assign(bytes.begin(), bytes.end());
       raw.insert_or_assign(query->text(0), std::move(value));
     }
   };
@@ -221,9 +229,10 @@ CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const Ge
   StatementUse writes(statements->select_writes);
   writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
   while (writes->step()) {
-    auto [data, size] = writes->blob(2);
-    tuple.pending_writes.push_back(PendingWrite{writes->text(0), writes->text(1),
-                                                checkpoint_internal::decode_value(data, size)});
+    const auto value = writes->blob(2);
+    tuple.pending_writes.push_back(
+        PendingWrite{writes->text(0), writes->text(1),
+                     checkpoint_internal::decode_value(value.data(), value.size())});
   }
   return tuple;
 }
@@ -257,7 +266,7 @@ std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& co
                                                       const GetOptions& options) {
   if (config.thread_id.empty()) return std::nullopt;
   std::lock_guard lock(mutex_);
-  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kRead);
+  Transaction transaction(impl_->connection, TransactionKind::kRead);
   std::optional<CheckpointRow> row;
   {
     const bool latest = config.checkpoint_id.empty();
@@ -303,7 +312,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   sql += " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC";
 
   std::lock_guard lock(mutex_);
-  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kRead);
+  Transaction transaction(impl_->connection, TransactionKind::kRead);
   std::vector<CheckpointRow> rows;
   {
     SqliteStatement statement(impl_->connection, sql);
@@ -347,7 +356,7 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
 
   std::lock_guard lock(mutex_);
   Impl& impl = *impl_;
-  SqliteTransaction transaction(impl.connection, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(impl.connection, TransactionKind::kWrite);
   const std::int64_t data_version = impl.read_data_version();
   Impl::LastPut& last = impl.last_put;
   Checkpoint parent;
@@ -361,8 +370,8 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
     StatementUse query(impl.statements->select_header);
     query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
     if (query->step()) {
-      auto [data, size] = query->blob(0);
-      checkpoint_internal::decode_header(data, size, parent, parent_refs);
+      const auto stored = query->blob(0);
+      checkpoint_internal::decode_header(stored.data(), stored.size(), parent, parent_refs);
       parent_values = {&parent_refs, &parent.channel_versions};
     }
   }
@@ -412,7 +421,7 @@ void SqliteSaver::put_writes(const CheckpointConfig& config,
 
   std::lock_guard lock(mutex_);
   Impl& impl = *impl_;
-  SqliteTransaction transaction(impl.connection, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(impl.connection, TransactionKind::kWrite);
   std::uint64_t stored = 0, bytes = 0;
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const std::string& channel = writes[i].first;
@@ -442,7 +451,7 @@ void SqliteSaver::Impl::delete_thread(const std::string& thread_id) {
 void SqliteSaver::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   impl_->last_put.valid = false;
-  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
   impl_->delete_thread(thread_id);
   transaction.commit();
 }
@@ -489,7 +498,7 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
 void SqliteSaver::prune(const std::vector<std::string>& thread_ids, PruneStrategy strategy) {
   std::lock_guard lock(mutex_);
   impl_->last_put.valid = false;
-  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
   for (const std::string& thread_id : thread_ids) {
     if (strategy == PruneStrategy::kDelete) {
       impl_->delete_thread(thread_id);
@@ -532,7 +541,7 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
   };
   std::lock_guard lock(mutex_);
   impl_->last_put.valid = false;
-  SqliteTransaction transaction(impl_->connection, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
   for (const char* sql : kCopies) {
     SqliteStatement copy(impl_->connection, sql);
     copy.bind(1, source_thread_id).bind(2, target_thread_id).run();

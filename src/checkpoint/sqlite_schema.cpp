@@ -1,18 +1,16 @@
 #include "checkpoint/sqlite_schema.h"
 
 #include <array>
-#include <string>
 
-#include "tollgate/error.h"
 #include "tollgate/sqlite_saver.h"
 
 namespace tollgate::checkpoint_internal {
 namespace {
 
 // Index i holds the migration to version i + 1. Never edit a released migration: add one.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<sql::Migration, 2> kMigrations = {{
     // 1: the tables.
-    R"sql(
+    {R"sql(
 CREATE TABLE checkpoints (
   thread_id TEXT NOT NULL,
   checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -42,39 +40,21 @@ CREATE TABLE writes (
   value BLOB NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 ) WITHOUT ROWID;
-)sql",
+)sql"},
     // 2: the task path of each write (which subgraph task wrote it).
-    "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT '';",
-};
+    {"ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT '';"},
+}};
 static_assert(kMigrations.size() == kSqliteSchemaVersion);
+
+int adopt_legacy_version(sql::Connection& connection) {
+  return sql::take_legacy_version_table(connection, "schema_version");
+}
 
 }  // namespace
 
-int sqlite_schema_version(SqliteConnection& connection) {
-  SqliteStatement exists(
-      connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
-  if (!exists.step()) return 0;
-  SqliteStatement version(connection, "SELECT version FROM schema_version");
-  return version.step() ? static_cast<int>(version.integer(0)) : 0;
-}
-
-void migrate_sqlite_schema(SqliteConnection& connection, int target) {
-  if (sqlite_schema_version(connection) == target) return;  // the common case: no write lock
-  SqliteTransaction transaction(connection, SqliteTransaction::Kind::kWrite);
-  connection.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  int version = sqlite_schema_version(connection);
-  if (version > target) {
-    throw Error::Conflict("sqlite: the database schema is version " + std::to_string(version) +
-                          ", newer than this build supports (" + std::to_string(target) +
-                          "); upgrade tollgate to open it");
-  }
-  if (version < 0) throw Error::Internal("sqlite: negative schema_version");
-  for (; version < target; ++version)
-    connection.exec(kMigrations[static_cast<std::size_t>(version)]);
-  connection.exec("DELETE FROM schema_version");
-  SqliteStatement record(connection, "INSERT INTO schema_version (version) VALUES (?)");
-  record.bind(1, static_cast<std::int64_t>(target)).run();
-  transaction.commit();
+const sql::Schema& sqlite_checkpoint_schema() {
+  static const sql::Schema kSchema{"checkpoints", kMigrations, adopt_legacy_version};
+  return kSchema;
 }
 
 }  // namespace tollgate::checkpoint_internal

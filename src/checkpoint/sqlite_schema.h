@@ -1,4 +1,5 @@
-// The SQLite saver's schema and its numbered migrations.
+// The SQLite saver's schema (component "checkpoints" of tollgate_schema, see sql/migrations.h)
+// and its numbered migrations.
 //
 // Version 1: checkpoints (one row per checkpoint: header + metadata), channel_values (a value
 //            or delta stored by one checkpoint for one channel; keyed by checkpoint first so
@@ -7,19 +8,14 @@
 // A put writes two rows (checkpoint, values) and no secondary index: listing across threads
 // sorts, which is rare and cheap next to the per-step cost an index would add.
 //
-// The applied version is the single row of table schema_version. Thread-safety: none.
+// Files made before tollgate_schema kept the version in the single row of table
+// schema_version; opening one moves it over.
 #pragma once
 
-#include "checkpoint/sqlite_connection.h"
+#include "sql/migrations.h"
 
 namespace tollgate::checkpoint_internal {
 
-// The version the file has (0: a new, empty file).
-int sqlite_schema_version(SqliteConnection& connection);
-
-// Runs the migrations above the file's version up to `target`, all in one write transaction
-// (so two processes opening the same new file do not both migrate). Throws Error(kConflict)
-// when the file's version is newer than `target`.
-void migrate_sqlite_schema(SqliteConnection& connection, int target);
+const sql::Schema& sqlite_checkpoint_schema();
 
 }  // namespace tollgate::checkpoint_internal

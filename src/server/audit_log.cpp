@@ -1,26 +1,38 @@
 #include "server/audit_log.h"
 
-#include <sqlite3.h>
+#include <array>
 
-#include "checkpoint/sqlite_connection.h"
 #include "server/ids.h"
+#include "sql/migrations.h"
+#include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
 
-using checkpoint_internal::SqliteConnection;
-using checkpoint_internal::SqliteStatement;
+using sql::SqliteConnection;
+using sql::SqliteStatement;
 
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS server_audit_log (
+// Each entry moves the schema one version up. Never edit a released migration: add one.
+constexpr std::array<sql::Migration, 1> kMigrations = {{
+    // 1: the log.
+    {R"sql(
+CREATE TABLE server_audit_log (
   audit_id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL,
   thread_id TEXT NOT NULL, run_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
   graph_id TEXT NOT NULL, reviewer TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
   shown TEXT NOT NULL, decided TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
   settled_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS server_audit_log_by_thread ON server_audit_log(thread_id, audit_id);
-)sql";
+CREATE INDEX server_audit_log_by_thread ON server_audit_log(thread_id, audit_id);
+)sql"},
+}};
+
+// Files made before tollgate_schema had the log without a version: that is version 1.
+int adopt_legacy_version(sql::Connection& connection) {
+  return sql::table_exists(connection, "server_audit_log") ? 1 : 0;
+}
+
+constexpr sql::Schema kSchema{"audit_log", kMigrations, adopt_legacy_version};
 
 constexpr const char* kColumns =
     "audit_id, received_at, thread_id, run_id, assistant_id, graph_id, reviewer, checkpoint_id, "
@@ -68,10 +80,10 @@ Json AuditEntry::to_json() const {
               {"settled_at", settled_at == 0 ? Json() : Json(iso_timestamp(settled_at))}};
 }
 
-AuditLog::AuditLog(const std::string& db_path) : db_(std::make_unique<SqliteConnection>(db_path)) {
-  db_->set_busy_timeout(std::chrono::milliseconds(10000));
-  db_->exec("PRAGMA journal_mode = WAL");
-  db_->exec(kSchema);
+AuditLog::AuditLog(const std::string& db_path)
+    : db_(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+  sql::migrate(*db_, kSchema);
 }
 
 AuditLog::~AuditLog() = default;
@@ -85,7 +97,7 @@ std::int64_t AuditLog::append(const AuditEntry& entry) {
   s.bind(5, entry.graph_id).bind(6, entry.reviewer).bind(7, entry.checkpoint_id);
   s.bind(8, entry.shown.dump()).bind(9, entry.decided.dump());
   s.run();
-  return sqlite3_last_insert_rowid(db_->handle());
+  return db_->last_insert_rowid();
 }
 
 void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::string& message) {

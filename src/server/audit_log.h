@@ -10,7 +10,8 @@
 //   cancelled  the run was cancelled
 //   lost       the server stopped before the run decided (marked when it starts again)
 // Nothing else in a row ever changes, and rows are never deleted — also not with their thread.
-// The log lives in the server's database file (table server_audit_log).
+// The log lives in the server's database file (table server_audit_log; its schema version is
+// row "audit_log" of table tollgate_schema, see sql/migrations.h).
 //
 // Reviewer identity: empty in single-user mode; an authenticated identity when the server has
 // authentication. It never comes from the request body.
@@ -28,7 +29,7 @@
 
 #include "tollgate/json.h"
 
-namespace tollgate::checkpoint_internal {
+namespace tollgate::sql {
 class SqliteConnection;
 }
 
@@ -63,7 +64,8 @@ struct AuditQuery {
 class AuditLog {
  public:
   // Opens (creating when missing) the log in the SQLite file `db_path`. Throws
-  // Error(kUnavailable) when the file cannot be opened.
+  // Error(kUnavailable) when the file cannot be opened and Error(kConflict) when its log is of
+  // a newer schema than this build's.
   explicit AuditLog(const std::string& db_path);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
@@ -81,7 +83,7 @@ class AuditLog {
 
  private:
   mutable std::mutex mutex_;
-  std::unique_ptr<checkpoint_internal::SqliteConnection> db_;
+  std::unique_ptr<sql::SqliteConnection> db_;
 };
 
 }  // namespace tollgate::server

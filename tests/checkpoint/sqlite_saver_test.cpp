@@ -6,9 +6,10 @@
 
 #include "checkpoint/saver_conformance.h"
 #include "checkpoint/saver_test_util.h"
-#include "checkpoint/sqlite_connection.h"
 #include "checkpoint/sqlite_schema.h"
 #include "checkpoint/value_store.h"
+#include "sql/migrations.h"
+#include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
 
 namespace tollgate::testing {
@@ -42,8 +43,8 @@ TEST_F(SqliteSaverTest, ReopenedFileKeepsCheckpointsAndWrites) {
 }
 
 TEST_F(SqliteSaverTest, NewFileGetsTheCurrentSchemaVersion) {
-  checkpoint_internal::SqliteConnection connection(path());
-  EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), kSqliteSchemaVersion);
+  sql::SqliteConnection connection(path());
+  EXPECT_EQ(sql::schema_version(connection, "checkpoints"), kSqliteSchemaVersion);
 }
 
 TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
@@ -51,10 +52,10 @@ TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
   const std::string old_path = scratch_dir() + "/v1.db";
   {
     // A version-1 file holding a write (version 1 had no writes.task_path).
-    checkpoint_internal::SqliteConnection connection(old_path);
-    checkpoint_internal::migrate_sqlite_schema(connection, 1);
-    ASSERT_EQ(checkpoint_internal::sqlite_schema_version(connection), 1);
-    checkpoint_internal::SqliteStatement insert(
+    sql::SqliteConnection connection(old_path);
+    sql::migrate(connection, checkpoint_internal::sqlite_checkpoint_schema(), 1);
+    ASSERT_EQ(sql::schema_version(connection, "checkpoints"), 1);
+    sql::SqliteStatement insert(
         connection,
         "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
         "value) VALUES ('t', '', 'c1', 'task', 0, 'x', ?)");
@@ -70,15 +71,15 @@ TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
   EXPECT_EQ(tuple->checkpoint, checkpoint);
   EXPECT_EQ(tuple->pending_writes,
             (std::vector<PendingWrite>{{"task", "x", "old"}, {"task-2", "y", "new"}}));
-  checkpoint_internal::SqliteConnection connection(old_path);
-  EXPECT_EQ(checkpoint_internal::sqlite_schema_version(connection), kSqliteSchemaVersion);
+  sql::SqliteConnection connection(old_path);
+  EXPECT_EQ(sql::schema_version(connection, "checkpoints"), kSqliteSchemaVersion);
 }
 
 TEST_F(SqliteSaverTest, FileOfANewerSchemaVersionIsRefused) {
   saver_.reset();
   {
-    checkpoint_internal::SqliteConnection connection(path());
-    connection.exec("UPDATE schema_version SET version = 99");
+    sql::SqliteConnection connection(path());
+    connection.exec("UPDATE tollgate_schema SET version = 99 WHERE component = 'checkpoints'");
   }
   try {
     open_sqlite_saver(path());
@@ -120,7 +121,7 @@ TEST_F(SqliteSaverTest, MetadataFilterMatchesKeysContainingDotsLiterally) {
 
 TEST_F(SqliteSaverTest, AFailedPutLeavesNothingBehind) {
   {
-    checkpoint_internal::SqliteConnection connection(path());
+    sql::SqliteConnection connection(path());
     connection.exec(
         "CREATE TRIGGER poison BEFORE INSERT ON channel_values WHEN NEW.channel = 'poison' "
         "BEGIN SELECT RAISE(ABORT, 'poisoned value'); END");

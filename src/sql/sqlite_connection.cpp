@@ -1,13 +1,13 @@
-#include "checkpoint/sqlite_connection.h"
+#include "sql/sqlite_connection.h"
 
 #include <sqlite3.h>
 
-#include <cassert>
 #include <climits>
+#include <utility>
 
 #include "tollgate/error.h"
 
-namespace tollgate::checkpoint_internal {
+namespace tollgate::sql {
 namespace {
 
 bool is_transient(int rc) {
@@ -25,12 +25,24 @@ bool is_transient(int rc) {
   }
 }
 
+const char* synchronous_pragma(SqliteSync sync) {
+  switch (sync) {
+    case SqliteSync::kNormal:
+      return "PRAGMA synchronous = NORMAL";
+    case SqliteSync::kFull:
+      return "PRAGMA synchronous = FULL";
+    case SqliteSync::kDefault:
+      break;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-SqliteConnection::SqliteConnection(const std::string& path) {
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+SqliteConnection::SqliteConnection(const std::string& path, const SqliteFileOptions& options) {
+  const int rc = sqlite3_open_v2(path.c_str(), &db_,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -38,6 +50,14 @@ SqliteConnection::SqliteConnection(const std::string& path) {
     throw Error::Unavailable("sqlite: cannot open '" + path + "': " + message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  try {
+    if (options.busy_timeout.count() > 0) set_busy_timeout(options.busy_timeout);
+    if (options.wal) exec("PRAGMA journal_mode = WAL");
+    if (const char* pragma = synchronous_pragma(options.synchronous)) exec(pragma);
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    throw;
+  }
 }
 
 SqliteConnection::~SqliteConnection() {
@@ -54,9 +74,14 @@ SqliteStatement& SqliteConnection::prepared(std::unique_ptr<SqliteStatement>& sl
   return *slot;
 }
 
-void SqliteConnection::begin(bool write) {
-  SqliteStatement& statement =
-      write ? prepared(begin_write_, "BEGIN IMMEDIATE") : prepared(begin_read_, "BEGIN");
+std::unique_ptr<Statement> SqliteConnection::prepare(std::string_view sql) {
+  return std::make_unique<SqliteStatement>(*this, sql);
+}
+
+void SqliteConnection::begin(TransactionKind kind) {
+  SqliteStatement& statement = kind == TransactionKind::kWrite
+                                   ? prepared(begin_write_, "BEGIN IMMEDIATE")
+                                   : prepared(begin_read_, "BEGIN");
   StatementUse use(statement);
   use->run();
 }
@@ -85,6 +110,10 @@ void SqliteConnection::set_busy_timeout(std::chrono::milliseconds timeout) {
   const auto ms = timeout.count() > INT_MAX ? INT_MAX : static_cast<int>(timeout.count());
   const int rc = sqlite3_busy_timeout(db_, ms);
   if (rc != SQLITE_OK) fail(rc, "busy_timeout");
+}
+
+std::int64_t SqliteConnection::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_);
 }
 
 void SqliteConnection::fail(int rc, std::string_view what) const {
@@ -127,7 +156,7 @@ SqliteStatement& SqliteStatement::bind(int index, double value) {
   return *this;
 }
 
-SqliteStatement& SqliteStatement::bind_blob(int index, const std::vector<std::uint8_t>& blob) {
+SqliteStatement& SqliteStatement::bind_blob(int index, std::span<const std::uint8_t> blob) {
   const int rc = sqlite3_bind_blob64(statement_, index, blob.data(), blob.size(), SQLITE_STATIC);
   if (rc != SQLITE_OK) connection_->fail(rc, "bind");
   return *this;
@@ -171,26 +200,10 @@ std::int64_t SqliteStatement::integer(int column) const {
   return sqlite3_column_int64(statement_, column);
 }
 
-std::pair<const std::uint8_t*, std::size_t> SqliteStatement::blob(int column) const {
+std::span<const std::uint8_t> SqliteStatement::blob(int column) const {
   const void* data = sqlite3_column_blob(statement_, column);
   const int size = sqlite3_column_bytes(statement_, column);
   return {static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size)};
 }
 
-SqliteTransaction::SqliteTransaction(SqliteConnection& connection, Kind kind)
-    : connection_(connection) {
-  connection_.begin(kind == Kind::kWrite);
-  open_ = true;
-}
-
-SqliteTransaction::~SqliteTransaction() {
-  if (open_) connection_.rollback();
-}
-
-void SqliteTransaction::commit() {
-  assert(open_);
-  connection_.commit();
-  open_ = false;
-}
-
-}  // namespace tollgate::checkpoint_internal
+}  // namespace tollgate::sql

@@ -1,0 +1,101 @@
+// The SQL layer's concepts, the same for every database backend: a connection, its prepared
+// statements, transactions. SQLite implements them (sqlite_connection.h); a PostgreSQL
+// connection implements the same classes with its own SQL dialect (dialect()).
+//
+// Every failing call throws tollgate::Error: kUnavailable when the database is busy, full or
+// unreachable (may succeed later), kInternal otherwise.
+//
+// Thread-safety: none; a connection and its statements are used by one thread at a time (the
+// owner serialises access, e.g. with a mutex).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tollgate::sql {
+
+// Which SQL a connection speaks; callers holding text for several backends pick by it.
+enum class Dialect { kSqlite };
+
+// A prepared statement; reset() makes it reusable. Parameter indexes are 1-based, column
+// indexes 0-based.
+class Statement {
+ public:
+  virtual ~Statement() = default;
+
+  virtual Statement& bind(int index, std::string_view text) = 0;
+  virtual Statement& bind(int index, std::int64_t value) = 0;
+  virtual Statement& bind(int index, double value) = 0;
+  // The bytes must stay valid until the statement is stepped to its end or reset.
+  virtual Statement& bind_blob(int index, std::span<const std::uint8_t> blob) = 0;
+  virtual Statement& bind_null(int index) = 0;
+
+  // Steps once: true when a row is available.
+  virtual bool step() = 0;
+  // Steps to the end; returns the number of rows changed.
+  virtual int run() = 0;
+  virtual void reset() = 0;
+
+  virtual bool is_null(int column) const = 0;
+  virtual std::string text(int column) const = 0;
+  virtual std::int64_t integer(int column) const = 0;
+  // The column's bytes (valid until the next step or reset).
+  virtual std::span<const std::uint8_t> blob(int column) const = 0;
+};
+
+enum class TransactionKind {
+  kRead,   // a consistent snapshot
+  kWrite,  // takes the write lock at once (so a read-then-write never deadlocks)
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  virtual Dialect dialect() const = 0;
+  // Runs one or more statements without results.
+  virtual void exec(std::string_view sql) = 0;
+  virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
+
+  virtual void begin(TransactionKind kind) = 0;
+  virtual void commit() = 0;
+  // Never fails: there may be nothing left to roll back (e.g. after an I/O error).
+  virtual void rollback() noexcept = 0;
+};
+
+// BEGIN ... COMMIT; rolls back when destroyed uncommitted (an exception left the scope).
+class Transaction {
+ public:
+  Transaction(Connection& connection, TransactionKind kind);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Connection& connection_;
+  bool open_ = false;
+};
+
+// Resets a statement when leaving the scope, so a cached statement can be reused even after
+// an exception. S is Statement or a backend's own (final) statement class.
+template <class S>
+class StatementUse {
+ public:
+  explicit StatementUse(S& statement) : statement_(statement) {}
+  ~StatementUse() { statement_.reset(); }
+  StatementUse(const StatementUse&) = delete;
+  StatementUse& operator=(const StatementUse&) = delete;
+  S* operator->() { return &statement_; }
+  S& operator*() { return statement_; }
+
+ private:
+  S& statement_;
+};
+
+}  // namespace tollgate::sql
