@@ -5,6 +5,7 @@
 #include <climits>
 #include <utility>
 
+#include "sql/sqlite_vfs.h"
 #include "tollgate/error.h"
 
 namespace tollgate::sql {
@@ -42,7 +43,7 @@ const char* synchronous_pragma(SqliteSync sync) {
 SqliteConnection::SqliteConnection(const std::string& path, const SqliteFileOptions& options) {
   const int rc = sqlite3_open_v2(path.c_str(), &db_,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+                                 tollgate_vfs_name());
   if (rc != SQLITE_OK) {
     std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

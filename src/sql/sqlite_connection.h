@@ -1,4 +1,5 @@
-// The SQLite backend of the SQL layer: a thin RAII layer over the SQLite C API.
+// The SQLite backend of the SQL layer: a thin RAII layer over the SQLite C API. A file is
+// opened through Tollgate's VFS (sqlite_vfs.h), so that tests can make its I/O fail.
 //
 // The classes are final: code holding a SqliteConnection or SqliteStatement calls them
 // directly, without a virtual dispatch, on the hot paths of the savers and stores.

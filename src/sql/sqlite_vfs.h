@@ -1,0 +1,13 @@
+// Tollgate's SQLite VFS ("tollgate"): the platform's default VFS with every call passed
+// through, and each xWrite, xSync and xTruncate first checked against the armed FileFaults
+// (file_faults.h), the test seam that makes exactly the Nth of them fail. SqliteConnection
+// opens every database file through it.
+#pragma once
+
+namespace tollgate::sql {
+
+// The VFS's name for sqlite3_open_v2, registered (not as the default) on the first call.
+// Thread-safe. Null, meaning the default VFS, in the unlikely case registration failed.
+const char* tollgate_vfs_name();
+
+}  // namespace tollgate::sql
