@@ -1,6 +1,7 @@
 // SqliteStore: ServerStore in a SQLite file (WAL), in tables prefixed "server_" so that the
-// checkpointer can share the file. The schema carries a version; opening an older file
-// applies the missing migrations in one transaction.
+// checkpointer can share the file. The schema carries a version (row "server_store" of table
+// tollgate_schema, see sql/migrations.h); opening an older file applies the missing
+// migrations in one transaction.
 //
 // Stream events are written in groups: append_run_event/append_thread_event queue the row,
 // and the queue is committed in the same transaction as the store's next other write (a run
@@ -22,18 +23,21 @@
 
 #include "server/store.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
+namespace tollgate::sql {
+class SqliteConnection;
+class SqliteStatement;
+}  // namespace tollgate::sql
 
 namespace tollgate::server {
 
 inline constexpr int kServerSchemaVersion = 1;
 
-// Thread-safety: one connection, serialised by a mutex (guards db_, the prepared statements,
-// the queued events and the assistants cache).
+// Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
+// statements, the queued events and the assistants cache).
 class SqliteStore : public ServerStore {
  public:
-  // Opens (creating if needed) and migrates. Throws Error(kUnavailable) on failure.
+  // Opens (creating if needed) and migrates. Throws Error(kUnavailable) when the file cannot be
+  // opened and Error(kConflict) when its schema is newer than kServerSchemaVersion.
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
 
@@ -70,18 +74,18 @@ class SqliteStore : public ServerStore {
   static constexpr std::size_t kMaxPendingEvents = 256;
   static constexpr std::size_t kMaxCachedAssistants = 1024;
 
-  void migrate();
   std::optional<AssistantRecord> read_assistant_locked(const std::string& assistant_id);
   // The statement for `sql`, prepared once and kept for the connection's life.
-  sqlite3_stmt* prepared_locked(const std::string& sql);
+  sql::SqliteStatement& prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.
   void write_locked(const std::function<void()>& body);
   void write_events_locked();
   void flush_events_locked();
 
   std::mutex mutex_;
-  sqlite3* db_ = nullptr;
-  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+  std::unique_ptr<sql::SqliteConnection> connection_;
+  // Destroyed before the connection (declared after it).
+  std::map<std::string, std::unique_ptr<sql::SqliteStatement>, std::less<>> statements_;
   std::vector<PendingEvent> pending_events_;
   // Assistant id -> the record, or nullopt for an id known to be absent.
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;

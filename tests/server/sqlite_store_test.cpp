@@ -54,9 +54,17 @@ TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
   store_.reset();
   sqlite3* db = nullptr;
   sqlite3_open(path_.string().c_str(), &db);
-  sqlite3_exec(db, "UPDATE server_schema SET version = 99", nullptr, nullptr, nullptr);
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE tollgate_schema SET version = 99 WHERE component = 'server_store'",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_THROW(SqliteStore{path_.string()}, Error);
+  try {
+    SqliteStore store(path_.string());
+    FAIL() << "opened a newer schema";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConflict);
+  }
 }
 
 TEST_F(SqliteStoreTest, CreateThreadTwiceReturnsFalseAndKeepsTheFirst) {
