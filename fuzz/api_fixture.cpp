@@ -51,7 +51,7 @@ server::ApiService& service() {
   static server::ApiService* instance = [] {
     ServerOptions options;
     options.db_path = ":memory:";
-    options.checkpointer = std::make_shared<MemorySaver>();
+    options.checkpointer = make_memory_saver();
     options.run_workers = 1;  // start_runs() is never called: runs stay pending
     options.console_dir = console_folder();
     // Lives until the process ends; libFuzzer exits without unwinding.
