@@ -37,6 +37,10 @@ CREATE TABLE server_thread_events (
   event_id TEXT NOT NULL, channel TEXT NOT NULL, namespace TEXT NOT NULL,
   PRIMARY KEY (thread_id, seq));
 )sql"},
+    // 2: runs count the attempts a process made at them (start-up recovery stops at a limit).
+    {R"sql(
+ALTER TABLE server_runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -135,6 +139,7 @@ RunRecord read_run(const Statement& s) {
   r.multitask_strategy = s.text(6);
   r.created_at = s.integer(7);
   r.updated_at = s.integer(8);
+  r.attempts = static_cast<int>(s.integer(9));
   return r;
 }
 
@@ -153,9 +158,15 @@ constexpr const char* kAssistantColumns =
     "updated_at";
 constexpr const char* kThreadColumns =
     "thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts, error";
+// The columns of kThreadColumns as read: the status is busy while a run of the thread is pending
+// or running, else the stored one.
+constexpr const char* kThreadReadColumns =
+    "thread_id, created_at, updated_at, metadata, CASE WHEN EXISTS (SELECT 1 FROM server_runs r "
+    "WHERE r.thread_id = server_threads.thread_id AND r.status IN ('pending', 'running')) THEN "
+    "'busy' ELSE status END, config, state_values, interrupts, error";
 constexpr const char* kRunColumns =
     "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
-    "updated_at";
+    "updated_at, attempts";
 
 std::string sql(const char* prefix, const char* columns, const char* suffix) {
   return std::string(prefix) + columns + suffix;
@@ -283,8 +294,12 @@ bool SqliteStore::create_thread(const ThreadRecord& t) {
 
 std::optional<ThreadRecord> SqliteStore::get_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  Statement s(
-      prepared_locked(sql("SELECT ", kThreadColumns, " FROM server_threads WHERE thread_id = ?")));
+  return read_thread_locked(thread_id);
+}
+
+std::optional<ThreadRecord> SqliteStore::read_thread_locked(const std::string& thread_id) {
+  Statement s(prepared_locked(
+      sql("SELECT ", kThreadReadColumns, " FROM server_threads WHERE thread_id = ?")));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return read_thread(s);
@@ -303,10 +318,75 @@ void SqliteStore::update_thread(const ThreadRecord& t) {
   });
 }
 
+std::optional<ThreadRecord> SqliteStore::merge_thread_metadata(const std::string& thread_id,
+                                                               const Json& metadata,
+                                                               std::int64_t updated_at) {
+  std::lock_guard lock(mutex_);
+  bool found = false;
+  write_locked([&] { found = merge_thread_metadata_locked(thread_id, metadata, updated_at); });
+  if (!found) return std::nullopt;
+  return read_thread_locked(thread_id);
+}
+
+bool SqliteStore::merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
+                                               std::int64_t updated_at) {
+  Json merged;
+  {
+    Statement s(prepared_locked("SELECT metadata FROM server_threads WHERE thread_id = ?"));
+    s.bind(1, thread_id);
+    if (!s.step()) return false;
+    merged = s.json(0);
+  }
+  if (!merged.is_object()) merged = Json::object();
+  if (metadata.is_object()) merged.update(metadata);
+  Statement(
+      prepared_locked("UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?"))
+      .bind(1, merged.dump())
+      .bind(2, updated_at)
+      .bind(3, thread_id)
+      .run();
+  return true;
+}
+
+bool SqliteStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
+  std::lock_guard lock(mutex_);
+  bool found = false;
+  write_locked([&] { found = set_thread_outcome_locked(thread_id, outcome); });
+  return found;
+}
+
+bool SqliteStore::set_thread_outcome_locked(const std::string& thread_id,
+                                            const ThreadOutcome& outcome) {
+  if (outcome.values.is_null()) {
+    return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
+                                     "updated_at = ? WHERE thread_id = ?"))
+               .bind(1, outcome.status)
+               .bind_json(2, outcome.error)
+               .bind(3, outcome.updated_at)
+               .bind(4, thread_id)
+               .run() == 1;
+  }
+  Statement s(
+      prepared_locked("UPDATE server_threads SET status = ?, error = ?, updated_at = ?, "
+                      "state_values = ?, interrupts = ? WHERE thread_id = ?"));
+  s.bind(1, outcome.status).bind_json(2, outcome.error).bind(3, outcome.updated_at);
+  return s.bind_json(4, outcome.values).bind_json(5, outcome.interrupts).bind(6, thread_id).run() ==
+         1;
+}
+
+std::vector<std::string> SqliteStore::thread_ids_with_stored_status(const std::string& status) {
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked("SELECT thread_id FROM server_threads WHERE status = ?"));
+  s.bind(1, status);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
 std::vector<ThreadRecord> SqliteStore::list_threads() {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
-      sql("SELECT ", kThreadColumns, " FROM server_threads ORDER BY created_at DESC")));
+      sql("SELECT ", kThreadReadColumns, " FROM server_threads ORDER BY created_at DESC")));
   std::vector<ThreadRecord> out;
   while (s.step()) out.push_back(read_thread(s));
   return out;
@@ -329,17 +409,68 @@ void SqliteStore::delete_thread(const std::string& thread_id) {
 
 void SqliteStore::put_run(const RunRecord& r) {
   std::lock_guard lock(mutex_);
+  write_locked([&] { put_run_locked(r); });
+}
+
+void SqliteStore::put_run_locked(const RunRecord& r) {
+  Statement s(prepared_locked(
+      sql("INSERT OR REPLACE INTO server_runs (", kRunColumns, ") VALUES (?,?,?,?,?,?,?,?,?,?)")));
+  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
+  s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
+  s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts}).run();
+}
+
+bool SqliteStore::insert_run(const RunRecord& run, const Json& thread_metadata) {
+  std::lock_guard lock(mutex_);
+  bool found = false;
   write_locked([&] {
-    Statement s(prepared_locked(
-        sql("INSERT OR REPLACE INTO server_runs (", kRunColumns, ") VALUES (?,?,?,?,?,?,?,?,?)")));
-    s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
-    s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
-    s.bind(8, r.created_at).bind(9, r.updated_at).run();
+    found = merge_thread_metadata_locked(run.thread_id, thread_metadata, run.created_at);
+    if (found) put_run_locked(run);
   });
+  return found;
+}
+
+std::optional<RunRecord> SqliteStore::begin_attempt(const std::string& run_id,
+                                                    const std::string& status,
+                                                    std::int64_t updated_at) {
+  std::lock_guard lock(mutex_);
+  write_locked([&] {
+    Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
+                              "updated_at = ? WHERE run_id = ?"))
+        .bind(1, status)
+        .bind(2, updated_at)
+        .bind(3, run_id)
+        .run();
+  });
+  return read_run_locked(run_id);
+}
+
+bool SqliteStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) {
+  std::lock_guard lock(mutex_);
+  bool found = false;
+  write_locked([&] {
+    {
+      Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));
+      s.bind(1, run.thread_id);
+      found = s.step();
+    }
+    if (!found) return;
+    if (keep_run) {
+      put_run_locked(run);
+    } else {
+      delete_run_locked(run.run_id);
+    }
+    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread);
+  });
+  return found;
 }
 
 std::optional<RunRecord> SqliteStore::get_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
+  return read_run_locked(run_id);
+}
+
+std::optional<RunRecord> SqliteStore::read_run_locked(const std::string& run_id) {
   Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE run_id = ?")));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
@@ -370,12 +501,14 @@ std::vector<RunRecord> SqliteStore::list_runs_with_status(const std::string& sta
 
 void SqliteStore::delete_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  write_locked([&] {
-    for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
-                             "DELETE FROM server_runs WHERE run_id = ?"}) {
-      Statement(prepared_locked(text)).bind(1, run_id).run();
-    }
-  });
+  write_locked([&] { delete_run_locked(run_id); });
+}
+
+void SqliteStore::delete_run_locked(const std::string& run_id) {
+  for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
+                           "DELETE FROM server_runs WHERE run_id = ?"}) {
+    Statement(prepared_locked(text)).bind(1, run_id).run();
+  }
 }
 
 void SqliteStore::append_run_event(const std::string& run_id, const LogEntry& e) {

@@ -5,7 +5,7 @@
 //
 // Stream events are written in groups: append_run_event/append_thread_event queue the row,
 // and the queue is committed in the same transaction as the store's next other write (a run
-// ends with put_run, so a finished or paused run's events are durable with its status), before
+// ends with end_run, so a finished or paused run's events are durable with its status), before
 // run_events/thread_events read, at kMaxPendingEvents rows, and on destruction. A run emits
 // dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
 // can lose is the events of runs still in flight, which restart recovery ends anyway.
@@ -30,7 +30,7 @@ class SqliteStatement;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 1;
+inline constexpr int kServerSchemaVersion = 2;
 
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
@@ -51,10 +51,19 @@ class SqliteStore : public ServerStore {
   bool create_thread(const ThreadRecord& thread) override;
   std::optional<ThreadRecord> get_thread(const std::string& thread_id) override;
   void update_thread(const ThreadRecord& thread) override;
+  std::optional<ThreadRecord> merge_thread_metadata(const std::string& thread_id,
+                                                    const Json& metadata,
+                                                    std::int64_t updated_at) override;
+  bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) override;
   std::vector<ThreadRecord> list_threads() override;
+  std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override;
   void delete_thread(const std::string& thread_id) override;
 
   void put_run(const RunRecord& run) override;
+  bool insert_run(const RunRecord& run, const Json& thread_metadata) override;
+  std::optional<RunRecord> begin_attempt(const std::string& run_id, const std::string& status,
+                                         std::int64_t updated_at) override;
+  bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) override;
   std::optional<RunRecord> get_run(const std::string& run_id) override;
   std::vector<RunRecord> list_runs(const std::string& thread_id) override;
   std::vector<RunRecord> list_runs_with_status(const std::string& status) override;
@@ -75,6 +84,14 @@ class SqliteStore : public ServerStore {
   static constexpr std::size_t kMaxCachedAssistants = 1024;
 
   std::optional<AssistantRecord> read_assistant_locked(const std::string& assistant_id);
+  std::optional<ThreadRecord> read_thread_locked(const std::string& thread_id);
+  std::optional<RunRecord> read_run_locked(const std::string& run_id);
+  void put_run_locked(const RunRecord& run);
+  void delete_run_locked(const std::string& run_id);
+  // False when the thread is gone.
+  bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome);
+  bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
+                                    std::int64_t updated_at);
   // The statement for `sql`, prepared once and kept for the connection's life.
   sql::SqliteStatement& prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.

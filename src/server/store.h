@@ -30,7 +30,9 @@ struct ThreadRecord {
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
   Json metadata = Json::object();
-  std::string status = "idle";  // idle | busy | interrupted | error
+  // idle | busy | interrupted | error. Busy is derived on every read: a thread is busy while one
+  // of its runs is pending or running; otherwise it is what its last run (or state update) left.
+  std::string status = "idle";
   Json config = Json::object();
   Json values;      // null until the first run finished
   Json interrupts;  // task id -> [Interrupt]; null until the first run finished
@@ -46,6 +48,19 @@ struct RunRecord {
   Json kwargs = Json::object();
   std::string multitask_strategy = "reject";
   std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+  // How many times a process took the run up: a worker started it, or start-up recovery found it
+  // cut off by the death of the previous process.
+  int attempts = 0;
+};
+
+// What a run (or a state update) leaves its thread with, read from the thread's latest
+// checkpoint. Stored with the run's own end in one transaction.
+struct ThreadOutcome {
+  std::string status = "idle";  // idle | interrupted | error (busy is never stored)
+  Json values;                  // the latest values; null: keep the stored values and interrupts
+  Json interrupts;              // task id -> [Interrupt]
+  Json error;                   // message of the failure, or null
   std::int64_t updated_at = 0;
 };
 
@@ -63,12 +78,35 @@ class ServerStore {
   // Inserts a thread; false (and nothing written) if the id exists.
   virtual bool create_thread(const ThreadRecord& thread) = 0;
   virtual std::optional<ThreadRecord> get_thread(const std::string& thread_id) = 0;
+  // Replaces every column of the thread (copies, tests). Writers that own only some columns use
+  // merge_thread_metadata and the run operations below, which never interleave.
   virtual void update_thread(const ThreadRecord& thread) = 0;
+  // Merges `metadata` into the thread's metadata (top-level keys, as dict.update) and sets
+  // updated_at, leaving every other column alone; the thread after it, nullopt if it is gone.
+  virtual std::optional<ThreadRecord> merge_thread_metadata(const std::string& thread_id,
+                                                            const Json& metadata,
+                                                            std::int64_t updated_at) = 0;
+  // Stores the outcome in the thread's status, values, interrupts and error; false (nothing
+  // written) if the thread is gone.
+  virtual bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) = 0;
   virtual std::vector<ThreadRecord> list_threads() = 0;
+  // Ids of the threads whose stored status is `status` (recovery: "busy" left by older versions).
+  virtual std::vector<std::string> thread_ids_with_stored_status(const std::string& status) = 0;
   // Removes the thread with its runs and stream events.
   virtual void delete_thread(const std::string& thread_id) = 0;
 
   virtual void put_run(const RunRecord& run) = 0;  // insert or replace
+  // Inserts a new run and merges `thread_metadata` into its thread's metadata, in one
+  // transaction; false (nothing written) if the thread is gone.
+  virtual bool insert_run(const RunRecord& run, const Json& thread_metadata) = 0;
+  // Sets the run's status and counts an attempt; the run after it, nullopt if it is gone.
+  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id,
+                                                 const std::string& status,
+                                                 std::int64_t updated_at) = 0;
+  // A run's end, in one transaction: its final record (or, when !keep_run, its deletion with its
+  // events) and, unless `thread` is null, its thread's outcome. False (nothing written) if the
+  // run's thread is gone.
+  virtual bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) = 0;
   virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
   virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
   virtual std::vector<RunRecord> list_runs_with_status(const std::string& status) = 0;

@@ -171,6 +171,127 @@ TEST_F(SqliteStoreTest, AssistantReadsSeeTheLatestPutAndDelete) {
   EXPECT_FALSE(store_->get_assistant("a1"));
 }
 
+RunRecord run_of(std::string id, std::string thread_id, std::string status) {
+  RunRecord run;
+  run.run_id = std::move(id);
+  run.thread_id = std::move(thread_id);
+  run.assistant_id = "a";
+  run.status = std::move(status);
+  return run;
+}
+
+TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
+  store_->create_thread(thread("t1"));
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object()));
+  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
+  store_->begin_attempt("r1", "running", 2);
+  EXPECT_EQ(store_->list_threads()[0].status, "busy");
+  ThreadOutcome outcome;
+  outcome.status = "interrupted";
+  store_->end_run(run_of("r1", "t1", "success"), true, &outcome);
+  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+}
+
+TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
+  store_->create_thread(thread("t1"));
+  EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), {{"graph_id", "hitl"}}));
+  auto t = *store_->get_thread("t1");
+  EXPECT_EQ(t.metadata["graph_id"], "hitl");
+  EXPECT_EQ(t.metadata["purpose"], "test");
+  EXPECT_FALSE(store_->insert_run(run_of("r2", "gone", "pending"), Json::object()));
+  EXPECT_FALSE(store_->get_run("r2"));
+}
+
+TEST_F(SqliteStoreTest, BeginAttemptCountsAndSetsTheStatus) {
+  store_->create_thread(thread("t1"));
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  EXPECT_EQ(store_->begin_attempt("r1", "running", 5)->attempts, 1);
+  auto again = store_->begin_attempt("r1", "running", 6);
+  EXPECT_EQ(again->attempts, 2);
+  EXPECT_EQ(again->status, "running");
+  EXPECT_EQ(again->updated_at, 6);
+  EXPECT_FALSE(store_->begin_attempt("nope", "running", 7));
+}
+
+TEST_F(SqliteStoreTest, EndRunWritesTheRunAndTheThreadsOutcomeTogether) {
+  store_->create_thread(thread("t1"));
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  ThreadOutcome outcome;
+  outcome.status = "error";
+  outcome.error = "boom";
+  outcome.values = {{"x", 1}};
+  outcome.interrupts = Json::object();
+  outcome.updated_at = 9;
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), true, &outcome));
+  auto t = *store_->get_thread("t1");
+  EXPECT_EQ(t.status, "error");
+  EXPECT_EQ(t.error, "boom");
+  EXPECT_EQ(t.values, Json({{"x", 1}}));
+  EXPECT_EQ(t.updated_at, 9);
+  EXPECT_EQ(store_->get_run("r1")->status, "error");
+}
+
+TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun) {
+  ThreadRecord t = thread("t1");
+  t.status = "interrupted";
+  t.values = {{"x", 1}};
+  store_->create_thread(t);
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), false, nullptr));
+  EXPECT_FALSE(store_->get_run("r1"));
+  auto read = *store_->get_thread("t1");
+  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.values, Json({{"x", 1}}));
+}
+
+TEST_F(SqliteStoreTest, EndRunOfAGoneThreadWritesNothing) {
+  ThreadOutcome outcome;
+  EXPECT_FALSE(store_->end_run(run_of("r1", "gone", "success"), true, &outcome));
+  EXPECT_FALSE(store_->get_run("r1"));
+}
+
+TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
+  ThreadRecord t = thread("t1");
+  t.status = "interrupted";
+  t.values = {{"x", 1}};
+  t.interrupts = {{"task", Json::array()}};
+  store_->create_thread(t);
+  auto merged = store_->merge_thread_metadata("t1", {{"owner", "ada"}}, 7);
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->metadata, Json({{"purpose", "test"}, {"owner", "ada"}}));
+  EXPECT_EQ(merged->status, "interrupted");
+  EXPECT_EQ(merged->values, t.values);
+  EXPECT_EQ(merged->interrupts, t.interrupts);
+  EXPECT_EQ(merged->updated_at, 7);
+  EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
+}
+
+TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
+  store_.reset();
+  sqlite3* db = nullptr;
+  sqlite3_open(path_.string().c_str(), &db);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
+                         "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
+                         "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
+                         "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
+                         "'{}', 'running', '{}', 'reject', 1, 1)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  store_ = std::make_unique<SqliteStore>(path_.string());
+  EXPECT_EQ(store_->schema_version(), 2);
+  EXPECT_EQ(store_->get_run("r1")->attempts, 0);
+}
+
+TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {
+  ThreadRecord t = thread("t1");
+  t.status = "busy";
+  store_->create_thread(t);
+  store_->create_thread(thread("t2"));
+  EXPECT_EQ(store_->thread_ids_with_stored_status("busy"), std::vector<std::string>{"t1"});
+}
+
 // Rows in the file as another connection sees them (not through the store's own reads).
 std::int64_t rows_in_file(const std::filesystem::path& path, const char* table) {
   sqlite3* db = nullptr;
