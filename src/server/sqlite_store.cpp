@@ -514,42 +514,67 @@ void SqliteStore::delete_run_locked(const std::string& run_id) {
 void SqliteStore::append_run_event(const std::string& run_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
   pending_events_.push_back(PendingEvent{false, run_id, e});
-  if (pending_events_.size() >= kMaxPendingEvents) flush_events_locked();
+  // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
+  if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
 std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  flush_events_locked();
-  Statement s(
-      prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
-                      "WHERE run_id = ? ORDER BY seq"));
-  s.bind(1, run_id);
+  const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
-  while (s.step()) out.push_back(log_entry_of(s));
+  {
+    Statement s(
+        prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
+                        "WHERE run_id = ? ORDER BY seq"));
+    s.bind(1, run_id);
+    while (s.step()) out.push_back(log_entry_of(s));
+  }
+  if (!flushed) append_queued_locked(false, run_id, out);
   return out;
 }
 
 void SqliteStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
   pending_events_.push_back(PendingEvent{true, thread_id, e});
-  if (pending_events_.size() >= kMaxPendingEvents) flush_events_locked();
+  // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
+  if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
 std::vector<LogEntry> SqliteStore::thread_events(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  flush_events_locked();
-  Statement s(
-      prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
-                      "server_thread_events WHERE thread_id = ? ORDER BY seq"));
-  s.bind(1, thread_id);
+  const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
-  while (s.step()) {
-    LogEntry e = log_entry_of(s);
-    e.channel = s.text(4);
-    e.ns = s.json(5).get<std::vector<std::string>>();
-    out.push_back(std::move(e));
+  {
+    Statement s(
+        prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
+                        "server_thread_events WHERE thread_id = ? ORDER BY seq"));
+    s.bind(1, thread_id);
+    while (s.step()) {
+      LogEntry e = log_entry_of(s);
+      e.channel = s.text(4);
+      e.ns = s.json(5).get<std::vector<std::string>>();
+      out.push_back(std::move(e));
+    }
   }
+  if (!flushed) append_queued_locked(true, thread_id, out);
   return out;
+}
+
+bool SqliteStore::try_flush_events_locked() {
+  try {
+    flush_events_locked();
+    return true;
+  } catch (const Error&) {
+    return false;  // kept queued for the next write
+  }
+}
+
+void SqliteStore::append_queued_locked(bool of_thread, const std::string& owner_id,
+                                       std::vector<LogEntry>& out) const {
+  for (const PendingEvent& pending : pending_events_) {
+    if (pending.of_thread == of_thread && pending.owner_id == owner_id)
+      out.push_back(pending.entry);
+  }
 }
 
 }  // namespace tollgate::server

@@ -8,7 +8,9 @@
 // ends with end_run, so a finished or paused run's events are durable with its status), before
 // run_events/thread_events read, at kMaxPendingEvents rows, and on destruction. A run emits
 // dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
-// can lose is the events of runs still in flight, which restart recovery ends anyway.
+// can lose is the events of runs still in flight, which restart recovery ends anyway. While
+// writes fail (a full disk) the queue is kept for the next write, and reads serve it after the
+// stored rows.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
 // times); it assumes this store is the only writer of the file's assistants.
@@ -98,6 +100,11 @@ class SqliteStore : public ServerStore {
   void write_locked(const std::function<void()>& body);
   void write_events_locked();
   void flush_events_locked();
+  // Flushes the queue; false (the queue kept) when the write fails.
+  bool try_flush_events_locked();
+  // Appends the queued events of one run or thread to `out` (a read while writes fail).
+  void append_queued_locked(bool of_thread, const std::string& owner_id,
+                            std::vector<LogEntry>& out) const;
 
   std::mutex mutex_;
   std::unique_ptr<sql::SqliteConnection> connection_;

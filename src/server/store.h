@@ -113,7 +113,8 @@ class ServerStore {
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 
   // Stream events of a run (legacy SSE, replayed by join with Last-Event-ID) and of a
-  // thread (v2 protocol), in append order.
+  // thread (v2 protocol), in append order. Appending never fails: an event that cannot be
+  // written yet is kept for a later write, and reads include it.
   virtual void append_run_event(const std::string& run_id, const LogEntry& entry) = 0;
   virtual std::vector<LogEntry> run_events(const std::string& run_id) = 0;
   virtual void append_thread_event(const std::string& thread_id, const LogEntry& entry) = 0;
