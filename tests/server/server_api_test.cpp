@@ -6,10 +6,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "server/http_test_client.h"
+#include "server/server_fixture.h"
 #include "server/sqlite_store.h"
-#include "tollgate/memory_saver.h"
-#include "tollgate/server.h"
 
 namespace tollgate::server {
 namespace {
@@ -17,127 +15,7 @@ namespace {
 using testing::http_call;
 using testing::parse_sse;
 
-// A node that waits until the test opens the gate (or the run is cancelled).
-struct Gate {
-  std::atomic<bool> open{false};
-  std::atomic<int> entered{0};
-};
-
-CompileOptions compile_options(std::shared_ptr<Saver> saver, std::string name) {
-  CompileOptions options;
-  options.checkpointer = std::move(saver);
-  options.name = std::move(name);
-  return options;
-}
-
-GraphRegistry test_graphs(std::shared_ptr<Gate> gate) {
-  GraphRegistry registry;
-  registry.add("hitl", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
-    StateSchema schema;
-    schema.add_messages("messages");
-    StateGraph g(schema);
-    g.add_node("agent", [](const State&, Runtime&) -> NodeResult {
-      return Json{{"messages", {{{"type", "ai"}, {"id", "ai-1"}, {"content", "Approve?"}}}}};
-    });
-    g.add_node("review", [](const State&, Runtime& rt) -> NodeResult {
-      Json answer = rt.interrupt(Json{{"question", "Approve tool call delete_file?"}});
-      return Json{{"decision", answer}};
-    });
-    g.add_node("tool", [](const State& s, Runtime&) -> NodeResult {
-      return Json{{"messages",
-                   {{{"type", "tool"},
-                     {"id", "tool-1"},
-                     {"tool_call_id", "call_1"},
-                     {"content", "decision=" + s["decision"].dump()}}}}};
-    });
-    g.add_edge(START, "agent").add_edge("agent", "review").add_edge("review", "tool");
-    g.add_edge("tool", END);
-    return g.compile(compile_options(saver, "hitl"));
-  });
-  registry.add("gated",
-               [gate](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
-                 StateGraph g;
-                 g.add_node("wait", [gate](const State&, Runtime& rt) -> NodeResult {
-                   gate->entered++;
-                   while (!gate->open && !rt.cancelled())
-                     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                   return Json{{"done", true}};
-                 });
-                 g.add_edge(START, "wait").add_edge("wait", END);
-                 return g.compile(compile_options(saver, "gated"));
-               });
-  return registry;
-}
-
-class ServerApiTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    db_ = std::filesystem::temp_directory_path() /
-          ("tollgate_server_api_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    remove_db();
-    saver_ = make_memory_saver();
-    start();
-  }
-  void TearDown() override {
-    gate_->open = true;
-    server_.reset();
-    remove_db();
-  }
-  void start() {
-    ServerOptions options;
-    options.port = 0;
-    options.db_path = db_.string();
-    options.checkpointer = saver_;
-    options.max_body_bytes = 64 * 1024;
-    options.heartbeat_seconds = 0;
-    options.console_dir = console_dir_;
-    server_ = std::make_unique<Server>(options, test_graphs(gate_));
-    server_->start();
-  }
-  void restart() {
-    server_.reset();
-    start();
-  }
-  void remove_db() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_.string() + suffix);
-  }
-
-  testing::ClientResponse call(const std::string& method, const std::string& target,
-                               const Json& body = Json(),
-                               const std::map<std::string, std::string>& headers = {}) {
-    return http_call(server_->port(), method, target, body.is_null() ? "" : body.dump(), headers);
-  }
-  std::string new_thread() {
-    auto response = call("POST", "/threads", Json::object());
-    EXPECT_EQ(response.status, 200) << response.body;
-    return response.json()["thread_id"].get<std::string>();
-  }
-  std::vector<testing::SseEvent> stream(const std::string& thread_id, const Json& body) {
-    auto response = call("POST", "/threads/" + thread_id + "/runs/stream", body);
-    EXPECT_EQ(response.status, 200) << response.body;
-    return parse_sse(response.body);
-  }
-  std::vector<testing::SseEvent> run_to_interrupt(const std::string& thread_id) {
-    return stream(thread_id,
-                  {{"assistant_id", "hitl"},
-                   {"input", {{"messages", {{{"role", "user"}, {"content", "delete /tmp/x"}}}}}},
-                   {"stream_mode", {"values", "updates"}}});
-  }
-  void wait_for_status(const std::string& thread_id, const std::string& status) {
-    for (int i = 0; i < 500; ++i) {
-      if (call("GET", "/threads/" + thread_id).json()["status"] == status) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "thread never became " << status;
-  }
-
-  std::filesystem::path db_;
-  std::string console_dir_;
-  std::shared_ptr<Saver> saver_;
-  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
-  std::unique_ptr<Server> server_;
-};
+class ServerApiTest : public testing::ServerFixture {};
 
 TEST_F(ServerApiTest, OkAnswersTrue) {
   auto response = call("GET", "/ok");
