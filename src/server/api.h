@@ -57,6 +57,14 @@ std::function<bool(HttpResponse&)> refusal_gate(const std::shared_ptr<EventLog>&
                                                 HeadRewrite accepted = {},
                                                 RefusalRewrite refused = {});
 
+// Checks a run's Command ({"resume", "update", "goto"}) against the graph it will run on, before
+// the run is created, so that a Command refused for any field leaves nothing behind: the shape
+// Command::from_json reads, goto targets (and Send nodes) that are nodes of `graph`, and no goto
+// together with a resume — the goto's tasks would run in the resumed step beside the task that
+// consumes the decision, and one failing after it would spend the pause. Throws
+// Error(kInvalidArgument) naming the field, `prefix` first ("command." or "" for v2 params).
+void validate_command(const Json& command, const CompiledGraph* graph, const std::string& prefix);
+
 // Field readers, the parsing boundary of a request: each throws Error(kInvalidArgument) naming
 // the field when the type is wrong, so a JSON type error never escapes from request data.
 // `field` may be a dotted path into nested objects ("checkpoint.checkpoint_id"); a missing or

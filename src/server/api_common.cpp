@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "server/api.h"
 #include "server/ids.h"
 #include "tollgate/error.h"
@@ -39,6 +41,49 @@ ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadat
   t.updated_at = t.created_at;
   t.metadata = metadata.is_object() ? metadata : Json::object();
   return t;
+}
+
+namespace {
+
+void require_node(const CompiledGraph* graph, const std::string& node, const std::string& field) {
+  if (graph == nullptr || node == "__end__") return;
+  const std::vector<std::string> nodes = graph->node_names();
+  if (node != "__start__" && std::find(nodes.begin(), nodes.end(), node) != nodes.end()) return;
+  std::string known;
+  for (const std::string& name : nodes) {
+    if (name != "__start__" && name != "__end__") known += (known.empty() ? "" : ", ") + name;
+  }
+  throw Error::InvalidArgument(field + ": unknown node \"" + node + "\" (the graph's nodes: " +
+                               known + ")");
+}
+
+}  // namespace
+
+void validate_command(const Json& command, const CompiledGraph* graph, const std::string& prefix) {
+  const std::string name = prefix.empty() ? "command" : prefix.substr(0, prefix.size() - 1);
+  if (!command.is_object()) throw Error::InvalidArgument(name + ": must be an object");
+  try {
+    Command::from_json(command);
+  } catch (const Error& e) {
+    throw Error::InvalidArgument(name + ": " + e.what());
+  }
+  auto go = command.find("goto");
+  if (go == command.end() || go->is_null()) return;
+  const Json targets = go->is_array() ? *go : Json::array({*go});
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const std::string field = prefix + "goto" + (go->is_array() ? "[" + std::to_string(i) + "]" : "");
+    const Json& target = targets[i];
+    if (target.is_string()) require_node(graph, target.get<std::string>(), field);
+    if (target.is_object()) require_node(graph, target["node"].get<std::string>(), field + ".node");
+  }
+  auto resume = command.find("resume");
+  if (resume != command.end() && !resume->is_null() && !targets.empty()) {
+    throw Error::InvalidArgument(
+        prefix + "goto: cannot be combined with " + prefix +
+        "resume: a resumed step runs only the tasks that were paused, so that a decision is never "
+        "applied without the rest of its step. Resume first, then send the goto in a Command of "
+        "its own.");
+  }
 }
 
 namespace {

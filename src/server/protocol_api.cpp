@@ -131,6 +131,8 @@ RunRecord input_respond(ApiContext& context, const std::string& thread_id, const
   if (params.contains("update") && !params["update"].is_null())
     command["update"] = params["update"];
   if (params.contains("goto") && !params["goto"].is_null()) command["goto"] = params["goto"];
+  auto assistant = context.store.get_assistant(assistant_id);
+  validate_command(command, assistant ? context.runs.graph(assistant->graph_id) : nullptr, "");
   r.command = command;
   if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
   if (params.contains("metadata") && params["metadata"].is_object())

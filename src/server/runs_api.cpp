@@ -41,15 +41,11 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
   RunRequest& r = parsed.request;
   auto assistant_id = optional_string(body, "assistant_id");
   if (!assistant_id) throw Error::InvalidArgument("assistant_id: required");
-  r.assistant_id = require_assistant_for_run(context, *assistant_id).assistant_id;
+  const AssistantRecord assistant = require_assistant_for_run(context, *assistant_id);
+  r.assistant_id = assistant.assistant_id;
   r.input = body.value("input", Json());
   if (body.contains("command") && !body["command"].is_null()) {
-    if (!body["command"].is_object()) throw Error::InvalidArgument("command: must be an object");
-    try {
-      Command::from_json(body["command"]);
-    } catch (const Error& e) {
-      throw Error::InvalidArgument(std::string("command: ") + e.what());
-    }
+    validate_command(body["command"], context.runs.graph(assistant.graph_id), "command.");
     r.command = body["command"];
   }
   if (body.contains("stream_mode") && !body["stream_mode"].is_null()) {
