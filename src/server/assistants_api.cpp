@@ -144,6 +144,12 @@ void add_assistant_routes(Router& router, ApiContext& context) {
 
   router.add("DELETE", "/assistants/:id", [ctx](HttpRequest& request) {
     AssistantRecord a = require_assistant(*ctx, request.params[0]);
+    // The assistant every run of a served graph resolves to: deleting it would 404 them all.
+    if (a.assistant_id == system_assistant_id(a.graph_id) &&
+        ctx->runs.graph(a.graph_id) != nullptr) {
+      throw Error::Conflict("Assistant " + a.assistant_id + " is the system assistant of graph " +
+                            a.graph_id + " and cannot be deleted");
+    }
     ctx->store.delete_assistant(a.assistant_id);
     return HttpResponse::json(Json::array({a.assistant_id}));
   });

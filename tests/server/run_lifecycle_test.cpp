@@ -107,5 +107,26 @@ TEST_F(RunLifecycleTest, V2RespondWithAGotoIsRefusedAndThePauseStaysAnswerable) 
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
 }
 
+// ------------------------------------------------------------------------- system assistants
+
+TEST_F(RunLifecycleTest, ASystemAssistantCannotBeDeletedAndRunsKeepWorking) {
+  auto refused = call("DELETE", "/assistants/" + kHitlAssistant);
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  EXPECT_EQ(call("GET", "/assistants/hitl").status, 200);
+  std::string thread = new_thread();
+  EXPECT_EQ(call("POST", "/threads/" + thread + "/runs/wait",
+                 {{"assistant_id", "hitl"}, {"input", Json::object()}})
+                .status,
+            200);
+}
+
+TEST_F(RunLifecycleTest, AnAssistantCreatedByAClientCanBeDeleted) {
+  auto created = call("POST", "/assistants", {{"graph_id", "hitl"}, {"name", "mine"}});
+  ASSERT_EQ(created.status, 200) << created.body;
+  auto id = created.json()["assistant_id"].get<std::string>();
+  EXPECT_EQ(call("DELETE", "/assistants/" + id).status, 200);
+  EXPECT_EQ(call("GET", "/assistants/" + id).status, 404);
+}
+
 }  // namespace
 }  // namespace tollgate::server
