@@ -151,7 +151,11 @@ HttpResponse resume_response(ApiContext& context, const RunRecord& run, HttpResp
   options.head_gate = refusal_gate(
       log, [success](HttpResponse& head) { head = success; },
       [id](int status, const std::string& message) {
-        return protocol_error(id, "invalid_argument", message, status);
+        // A refused response (409, 422), or storage failing the run (503).
+        const char* name = status == http_status(ErrorCode::kUnavailable)
+                               ? protocol_error_name(ErrorCode::kUnavailable)
+                               : "invalid_argument";
+        return protocol_error(id, name, message, status);
       });
   options.filter = [](const LogEntry&) { return false; };
   options.heartbeats = false;

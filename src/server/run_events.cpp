@@ -108,7 +108,7 @@ void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns
 }
 
 void RunEvents::started() {
-  legacy("metadata", Json{{"run_id", record_.run_id}, {"attempt", 1}});
+  legacy("metadata", Json{{"run_id", record_.run_id}, {"attempt", std::max(1, record_.attempts)}});
   v2("lifecycle", {}, Json{{"event", "running"}, {"graph_name", graph_id_}});
 }
 

@@ -1,11 +1,10 @@
 #include "server/run_manager.h"
 
+#include <algorithm>
 #include <chrono>
 
-#include "server/http_types.h"
 #include "server/ids.h"
-#include "server/run_events.h"
-#include "server/wire_format.h"
+#include "server/log.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -13,43 +12,12 @@ namespace tollgate::server {
 namespace {
 
 constexpr std::size_t kFinishedRunsKept = 512;
+constexpr std::int64_t kSettleRetryMillis = 1000;
 constexpr const char* kBusyMessage =
     "Thread is already running a task. Wait for it to finish or choose a different multitask "
     "strategy.";
 
-// The id of the thread's latest checkpoint ("" when it has none).
-std::string latest_checkpoint(const CompiledGraph& graph, const std::string& thread_id) {
-  RunConfig latest;
-  latest.thread_id = thread_id;
-  return graph.get_state(latest).config.checkpoint_id;
-}
-
-// Whether the thread's latest checkpoint is still `checkpoint` (false if it cannot be read).
-bool still_at(const CompiledGraph& graph, const std::string& thread_id,
-              const std::string& checkpoint) {
-  try {
-    return latest_checkpoint(graph, thread_id) == checkpoint;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 }  // namespace
-
-// ----------------------------------------------------------------------------- ActiveRun
-
-struct RunManager::ActiveRun {
-  RunRecord record;
-  RunRequest request;
-  std::shared_ptr<EventLog> log = std::make_shared<EventLog>();
-  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
-  bool started = false;
-  bool rollback = false;  // guarded by mutex_
-  // Guarded by mutex_: refused before it changed anything and answered with its error; it
-  // finishes its bookkeeping but no longer holds its thread.
-  bool refused = false;
-  std::int64_t not_before = 0;
-};
 
 RunManager::RunManager(ServerStore& store, ThreadStreams& streams, GraphMap graphs,
                        std::size_t workers)
@@ -60,28 +28,7 @@ RunManager::~RunManager() {
 }
 
 void RunManager::start() {
-  for (RunRecord run : store_.list_runs_with_status("running")) {
-    run.status = "error";
-    run.updated_at = now_millis();
-    store_.put_run(run);
-    const std::string message = "The server stopped while run " + run.run_id +
-                                " was executing; its progress up to the last checkpoint is kept. "
-                                "Start a new run to retry.";
-    auto assistant = store_.get_assistant(run.assistant_id);
-    refresh_thread(run.thread_id, assistant ? assistant->graph_id : "", message);
-  }
-  {
-    std::unique_lock lock(mutex_);
-    for (RunRecord run : store_.list_runs_with_status("pending")) {
-      RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
-      auto active = std::make_shared<ActiveRun>();
-      active->record = run;
-      active->request = std::move(request);
-      active->not_before = run.created_at;
-      active_[run.run_id] = active;
-      queue_.push_back(run.run_id);
-    }
-  }
+  recover();
   std::size_t count = worker_count_ == 0 ? 1 : worker_count_;
   for (std::size_t i = 0; i < count; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
@@ -105,6 +52,17 @@ const CompiledGraph* RunManager::graph(const std::string& graph_id) const {
   return it == graphs_.end() ? nullptr : it->second.get();
 }
 
+std::string RunManager::graph_id_of(const RunRecord& record) {
+  try {
+    auto assistant = store_.get_assistant(record.assistant_id);
+    if (assistant) return assistant->graph_id;
+  } catch (const Error&) {
+    // Unreadable now: the run's metadata names its graph too.
+  }
+  auto it = record.metadata.find("graph_id");
+  return it != record.metadata.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 bool RunManager::thread_active_locked(const std::string& thread_id) const {
   for (const auto& [id, run] : active_) {
     if (run->record.thread_id == thread_id && !run->refused) return true;
@@ -112,10 +70,9 @@ bool RunManager::thread_active_locked(const std::string& thread_id) const {
   return false;
 }
 
-bool RunManager::other_runs_active(const RunRecord& run) {
-  std::lock_guard lock(mutex_);
-  for (const auto& [id, other] : active_) {
-    if (id != run.run_id && other->record.thread_id == run.thread_id && !other->refused) return true;
+bool RunManager::any_run_of_locked(const std::string& thread_id) const {
+  for (const auto& [id, run] : active_) {
+    if (run->record.thread_id == thread_id) return true;
   }
   return false;
 }
@@ -171,13 +128,13 @@ RunRecord RunManager::submit(const RunRequest& request) {
   record.kwargs = stored.to_kwargs();
   record.kwargs["config"]["configurable"] = configurable;
 
-  store_.put_run(record);
-  thread->status = "busy";
-  thread->updated_at = now;
-  if (!thread->metadata.is_object()) thread->metadata = Json::object();
-  thread->metadata["graph_id"] = assistant->graph_id;
-  thread->metadata["assistant_id"] = assistant->assistant_id;
-  store_.update_thread(*thread);
+  // The run and the thread's busy status (derived from it) appear together; a thread deleted
+  // meanwhile gets no run.
+  const Json thread_metadata{{"graph_id", assistant->graph_id},
+                             {"assistant_id", assistant->assistant_id}};
+  if (!store_.insert_run(record, thread_metadata)) {
+    throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
+  }
 
   auto active = enqueue_locked(record, std::move(stored));
   active->not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
@@ -245,13 +202,22 @@ bool RunManager::cancel(const std::string& run_id, bool rollback) {
   return true;
 }
 
-void RunManager::cancel_thread(const std::string& thread_id) {
+void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints) {
   std::unique_lock lock(mutex_);
-  std::vector<std::shared_ptr<ActiveRun>> runs;
-  for (const auto& [id, run] : active_) {
-    if (run->record.thread_id == thread_id) runs.push_back(run);
+  for (;;) {
+    if (thread_active_locked(thread_id)) {
+      throw Error::Conflict("Thread " + thread_id +
+                            " has a run pending or running; cancel it (or wait for it to end) "
+                            "before deleting the thread");
+    }
+    if (!any_run_of_locked(thread_id)) break;
+    // A refused run ends at once; it must not write after the thread is gone.
+    ended_.wait(lock);
   }
-  for (auto& run : runs) cancel_locked(run, false, lock);
+  // Under the lock: no run of the thread can be submitted until everything is gone.
+  if (checkpoints != nullptr) checkpoints->delete_thread(thread_id);
+  store_.delete_thread(thread_id);
+  streams_.forget(thread_id);
 }
 
 bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollback,
@@ -266,19 +232,11 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
       break;
     }
   }
-  if (rollback) {
-    store_.delete_run(run->record.run_id);
-  } else {
-    run->record.status = "interrupted";
-    run->record.updated_at = now_millis();
-    store_.put_run(run->record);
-  }
+  // It never ran: its thread stays as it was.
+  run->record.status = "interrupted";
+  run->record.updated_at = now_millis();
+  store_end(run->record, !rollback, nullptr);
   finish_locked(run, Json::object());
-  if (!thread_active_locked(run->record.thread_id)) {
-    auto assistant = store_.get_assistant(run->record.assistant_id);
-    std::string graph_id = assistant ? assistant->graph_id : "";
-    refresh_thread_state(run->record.thread_id, graph_id, std::nullopt, false);
-  }
   return true;
 }
 
@@ -291,11 +249,58 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
     finished_.erase(finished_order_.front());
     finished_order_.pop_front();
   }
+  ended_.notify_all();
+}
+
+bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread) {
+  try {
+    store_.end_run(record, keep_run, thread);
+    return true;
+  } catch (const Error& e) {
+    log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
+              "); retrying");
+    UnsettledEnd end{record, keep_run, std::nullopt};
+    if (thread != nullptr) end.thread = *thread;
+    std::lock_guard lock(unsettled_mutex_);
+    unsettled_.push_back(std::move(end));
+    return false;
+  }
+}
+
+void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
+  std::vector<UnsettledEnd> pending;
+  {
+    std::lock_guard guard(unsettled_mutex_);
+    if (unsettled_.empty()) return;
+    const std::int64_t now = now_millis();
+    if (now < next_settle_retry_) return;
+    next_settle_retry_ = now + kSettleRetryMillis;
+    pending.swap(unsettled_);
+  }
+  lock.unlock();
+  std::vector<UnsettledEnd> failed;
+  for (UnsettledEnd& end : pending) {
+    try {
+      store_.end_run(end.record, end.keep_run, end.thread ? &*end.thread : nullptr);
+    } catch (const Error&) {
+      failed.push_back(std::move(end));
+    }
+  }
+  if (!failed.empty()) {
+    std::lock_guard guard(unsettled_mutex_);
+    // Ends stored later than these (of the same run) win: keep the failed ones first.
+    failed.insert(failed.end(), std::make_move_iterator(unsettled_.begin()),
+                  std::make_move_iterator(unsettled_.end()));
+    unsettled_.swap(failed);
+  }
+  lock.lock();
 }
 
 void RunManager::worker_loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
+    retry_unsettled(lock);
+    if (stopping_) break;
     std::shared_ptr<ActiveRun> next;
     std::int64_t now = now_millis();
     std::int64_t earliest = 0;
@@ -317,8 +322,14 @@ void RunManager::worker_loop() {
       break;
     }
     if (!next) {
+      {
+        std::lock_guard guard(unsettled_mutex_);
+        if (!unsettled_.empty() && (earliest == 0 || next_settle_retry_ < earliest)) {
+          earliest = next_settle_retry_;
+        }
+      }
       if (earliest != 0) {
-        wake_.wait_for(lock, std::chrono::milliseconds(earliest - now));
+        wake_.wait_for(lock, std::chrono::milliseconds(std::max<std::int64_t>(earliest - now, 1)));
       } else {
         wake_.wait(lock);
       }
@@ -327,209 +338,23 @@ void RunManager::worker_loop() {
     next->started = true;
     running_threads_.insert(next->record.thread_id);
     lock.unlock();
-    execute(next);
+    try {
+      execute(next);
+    } catch (const std::exception& e) {
+      // execute() handles every failure of a run; this is the last line, so that a bug never
+      // takes the worker (and the process) down or leaves the thread held.
+      log_error("run " + next->record.run_id + ": " + e.what());
+    }
     lock.lock();
+    if (active_.count(next->record.run_id)) finish_locked(next, Json::object());
     running_threads_.erase(next->record.thread_id);
     wake_.notify_all();
   }
 }
 
-void RunManager::refresh_thread(const std::string& thread_id, const std::string& graph_id,
-                                const std::optional<std::string>& error) {
-  bool active;
-  {
-    std::lock_guard lock(mutex_);
-    active = thread_active_locked(thread_id);
-  }
-  refresh_thread_state(thread_id, graph_id, error, active);
-}
-
-void RunManager::refresh_thread_state(const std::string& thread_id, const std::string& graph_id,
-                                      const std::optional<std::string>& error, bool active) {
-  auto thread = store_.get_thread(thread_id);
-  if (!thread) return;
-  const CompiledGraph* g = graph(graph_id);
-  bool pending = false;
-  if (g != nullptr) {
-    RunConfig config;
-    config.thread_id = thread_id;
-    StateSnapshot snapshot = g->get_state(config);
-    if (!snapshot.config.checkpoint_id.empty()) {
-      Json values = snapshot.values.to_json();
-      thread->values = values.is_object() ? values : Json::object();
-      thread->interrupts = interrupts_by_task(snapshot);
-      pending = !snapshot.next.empty();
-    }
-  }
-  if (error) {
-    thread->status = "error";
-    thread->error = *error;
-  } else {
-    thread->error = nullptr;
-    thread->status = pending ? "interrupted" : active ? "busy" : "idle";
-  }
-  thread->updated_at = now_millis();
-  store_.update_thread(*thread);
-}
-
-void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
-  RunRecord& record = run->record;
-  const RunRequest& request = run->request;
-  auto assistant = store_.get_assistant(record.assistant_id);
-  const std::string graph_id = assistant ? assistant->graph_id : "";
-  const CompiledGraph* g = graph(graph_id);
-
-  record.status = "running";
-  record.updated_at = now_millis();
-  store_.put_run(record);
-
-  RunEvents events(store_, streams_, run->log, record, request, graph_id);
-  events.started();
-
-  Json result = Json::object();
-  std::optional<std::string> failure;
-  bool rejected = false;
-  // The checkpoint this run starts from: where a rollback returns to, and how a refusal is
-  // told from a failure (a refused run leaves it the thread's latest checkpoint).
-  std::string base_checkpoint;
-  std::optional<std::int64_t> audit_id;
-  try {
-    if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
-    RunConfig config;
-    config.thread_id = record.thread_id;
-    config.run_id = record.run_id;
-    config.checkpoint_id = request.checkpoint_id;
-    {
-      std::lock_guard lock(mutex_);
-      auto rollback = rollback_to_.find(record.thread_id);
-      if (rollback != rollback_to_.end()) {
-        if (config.checkpoint_id.empty()) config.checkpoint_id = rollback->second;
-        rollback_to_.erase(rollback);
-      }
-    }
-    const Json& configurable = record.kwargs["config"]["configurable"];
-    if (config.checkpoint_id.empty() && configurable.contains("checkpoint_id") &&
-        configurable["checkpoint_id"].is_string()) {
-      config.checkpoint_id = configurable["checkpoint_id"].get<std::string>();
-    }
-    if (request.config.contains("recursion_limit") &&
-        request.config["recursion_limit"].is_number_integer()) {
-      config.recursion_limit = request.config["recursion_limit"].get<int>();
-    }
-    config.interrupt_before = request.interrupt_before;
-    config.interrupt_after = request.interrupt_after;
-    config.context = request.context.is_object() ? request.context : Json::object();
-    config.metadata = record.metadata;
-    config.metadata["run_id"] = record.run_id;
-    config.metadata["thread_id"] = record.thread_id;
-    config.stream_modes = events.graph_modes();
-    config.stream_subgraphs = events.wants_subgraphs();
-    config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
-    config.cancel = run->cancel;
-
-    base_checkpoint = latest_checkpoint(*g, record.thread_id);
-    audit_id = audit_decision(record, request, graph_id, base_checkpoint);
-
-    Input input = Json();
-    if (request.command) {
-      input = Command::from_json(*request.command);
-    } else {
-      input = normalize_input(request.input);
-    }
-    RunResult outcome = g->invoke(input, config);
-    if (run->cancel->load()) {
-      std::lock_guard lock(mutex_);
-      if (run->rollback) rollback_to_[record.thread_id] = base_checkpoint;
-      throw Error(ErrorCode::kCancelled, "Run cancelled");
-    }
-    events.finished(outcome);
-    result = outcome.to_json();
-    if (!outcome.interrupts.empty() || outcome.paused) {
-      result["__interrupt__"] = interrupts_to_json(outcome.interrupts);
-    }
-    record.status = "success";
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
-      record.status = "interrupted";
-      events.cancelled();
-    } else {
-      const bool refusal = e.code() == ErrorCode::kConflict ||
-                           e.code() == ErrorCode::kUnprocessable ||
-                           e.code() == ErrorCode::kInvalidArgument;
-      if (refusal && g != nullptr && still_at(*g, record.thread_id, base_checkpoint)) {
-        // Refused before anything was saved (a resume with nothing to resume, a decision the
-        // HITL middleware rejects): the thread keeps its state and status; requests waiting
-        // for the run answer with the error's status and message.
-        rejected = true;
-        // Before the refusal is answered, the thread reads as it was and a refused resume is
-        // gone from the run list, so the client that got the 409/422 sees neither the run nor
-        // a busy thread. (Both are done again once the run is finished; events recorded until
-        // then are deleted with it.)
-        try {
-          refresh_thread_state(record.thread_id, graph_id, std::nullopt,
-                               other_runs_active(record));
-          if (request.command) store_.delete_run(record.run_id);
-        } catch (const std::exception&) {
-        }
-        {
-          // The client may start the next run as soon as it has the 409/422: this one must no
-          // longer hold the thread by then (the next run would be refused as busy).
-          std::lock_guard lock(mutex_);
-          run->refused = true;
-        }
-        run->log->set_rejection(http_status(e.code()), e.what());
-      } else {
-        failure = e.what();
-      }
-      record.status = "error";
-      events.failed(run_error_name(e.code()), e.what());
-      result = Json{{"__error__", {{"error", run_error_name(e.code())}, {"message", e.what()}}}};
-    }
-  } catch (const std::exception& e) {
-    record.status = "error";
-    failure = e.what();
-    events.failed("Error", e.what());
-    result = Json{{"__error__", {{"error", "Error"}, {"message", e.what()}}}};
-  }
-
-  settle_decision(audit_id, record, rejected, result);
-  record.updated_at = now_millis();
-  bool rolled_back;
-  {
-    std::lock_guard lock(mutex_);
-    rolled_back = run->rollback;
-  }
-  // A refused resume never happened: the request that asked for it was held until now and
-  // gets the error instead of the run. (Other runs were already announced to their client.)
-  if (rolled_back || (rejected && request.command)) {
-    store_.delete_run(record.run_id);
-  } else {
-    store_.put_run(record);
-  }
-  try {
-    if (request.temporary) {
-      if (g != nullptr && g->checkpointer()) g->checkpointer()->delete_thread(record.thread_id);
-      store_.delete_thread(record.thread_id);
-      streams_.forget(record.thread_id);
-    } else {
-      // The thread's record is final before the run's result is published, so a client
-      // answered by /runs/wait or /join reads the thread as it is now, never still busy.
-      try {
-        refresh_thread_state(record.thread_id, graph_id, rejected ? std::nullopt : failure,
-                             other_runs_active(record));
-      } catch (const std::exception&) {
-        // The run's own outcome is recorded; a failed refresh shows up on the next read.
-      }
-      std::lock_guard lock(mutex_);
-      active_.erase(record.run_id);
-      finished_order_.push_back(record.run_id);
-      finished_[record.run_id] = Finished{run->log, result};
-    }
-  } catch (const std::exception&) {
-    // The run's own outcome is recorded; a failed refresh shows up on the next read.
-  }
-  std::lock_guard lock(mutex_);
-  finish_locked(run, std::move(result));
+void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
+  store_.set_thread_outcome(thread_id,
+                            read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, ""));
 }
 
 }  // namespace tollgate::server

@@ -19,6 +19,7 @@
 #include "server/event_log.h"
 #include "server/run_request.h"
 #include "server/store.h"
+#include "server/thread_outcome.h"
 #include "server/thread_streams.h"
 #include "tollgate/graph.h"
 
@@ -29,7 +30,12 @@ class AuditLog;
 using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std::less<>>;
 
 // Thread-safety: all public methods may be called from any thread. mutex_ guards active_,
-// queue_, running_threads_, finished_ and rollback_to_.
+// queue_, running_threads_, finished_ and rollback_to_; unsettled_mutex_ (taken after mutex_
+// when both are held) guards unsettled_ and next_settle_retry_.
+//
+// Storage failures (Error kUnavailable from the store, the saver or the audit log) inside a run
+// fail that run — its waiting client gets 503 — never a worker or the process. A run's end that
+// cannot be stored is kept and written again until storage is back.
 class RunManager {
  public:
   RunManager(ServerStore& store, ThreadStreams& streams, GraphMap graphs, std::size_t workers);
@@ -37,8 +43,9 @@ class RunManager {
   RunManager(const RunManager&) = delete;
   RunManager& operator=(const RunManager&) = delete;
 
-  // Marks runs that were executing when a previous process died as failed, re-queues the
-  // pending ones, and starts the workers.
+  // Recovers what a previous process left (run_recovery.cpp): runs it was executing are failed
+  // and their threads set by their latest checkpoint (a pending interrupt stays answerable);
+  // threads it left busy are reconciled; pending runs are queued again. Then starts the workers.
   void start();
   void stop();
 
@@ -56,9 +63,11 @@ class RunManager {
   // Cancels a pending or running run; rollback also deletes it (and its progress). Returns
   // false if the run is not active.
   bool cancel(const std::string& run_id, bool rollback);
-  // Cancels every active run of a thread (e.g. before deleting it).
-  void cancel_thread(const std::string& thread_id);
   bool thread_active(const std::string& thread_id);
+  // Deletes the thread with its runs, events and (from `checkpoints`, if given) checkpoints.
+  // Refused with Error(kConflict) while a run of the thread is pending or running, so that no
+  // run writes after the thread is gone and no accepted decision is dropped.
+  void delete_thread(const std::string& thread_id, Saver* checkpoints);
 
   const CompiledGraph* graph(const std::string& graph_id) const;
   const GraphMap& graphs() const { return graphs_; }
@@ -67,14 +76,33 @@ class RunManager {
   // its outcome afterwards. Call before start(); `log` must outlive the manager.
   void set_audit_log(AuditLog* log) { audit_ = log; }
 
-  // Re-reads the thread's state from its checkpoints and stores values, interrupts and
-  // status (interrupted if anything is pending, busy if runs are active, else idle, or
-  // error when `error` is given).
-  void refresh_thread(const std::string& thread_id, const std::string& graph_id,
-                      const std::optional<std::string>& error = std::nullopt);
+  // Stores the thread's values, interrupts and status after its state was updated directly
+  // (POST /threads/{id}/state).
+  void record_state_update(const std::string& thread_id, const std::string& graph_id);
+
+  // Recovery gives up on a run cut off this many times (by the process dying while the run
+  // executed or while recovery read its checkpoint) and fails it without touching its checkpoint.
+  static constexpr int kMaxRunAttempts = 3;
 
  private:
-  struct ActiveRun;
+  struct ActiveRun {
+    RunRecord record;
+    RunRequest request;
+    std::shared_ptr<EventLog> log = std::make_shared<EventLog>();
+    std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+    bool started = false;   // guarded by mutex_
+    bool rollback = false;  // guarded by mutex_
+    // Guarded by mutex_: refused before it changed anything and answered with its error; it
+    // finishes its bookkeeping but no longer holds its thread.
+    bool refused = false;
+    std::int64_t not_before = 0;
+  };
+  // A run's end not yet stored (storage failed); written again by the workers.
+  struct UnsettledEnd {
+    RunRecord record;
+    bool keep_run = true;
+    std::optional<ThreadOutcome> thread;
+  };
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
   void finish_locked(const std::shared_ptr<ActiveRun>& run, Json result);
@@ -82,16 +110,22 @@ class RunManager {
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
   bool thread_active_locked(const std::string& thread_id) const;
-  // True when another run than `run` is active on its thread (its status stays busy).
-  bool other_runs_active(const RunRecord& run);
+  bool any_run_of_locked(const std::string& thread_id) const;
+  // The graph a run executes: its assistant's, else the one its metadata names.
+  std::string graph_id_of(const RunRecord& record);
+  // Stores a run's end; false when storage failed (the end is then kept in unsettled_).
+  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread);
+  void retry_unsettled(std::unique_lock<std::mutex>& lock);
+  // Start-up recovery (run_recovery.cpp).
+  void recover();
+  void recover_cut_off_run(RunRecord run);
+  void reconcile_thread(const std::string& thread_id);
   // The audit entry of the decision `request` carries (nullopt: it carries none, or no log).
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
                                              const std::string& graph_id,
                                              const std::string& checkpoint_id);
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
                        bool refused, const Json& result);
-  void refresh_thread_state(const std::string& thread_id, const std::string& graph_id,
-                            const std::optional<std::string>& error, bool active);
 
   ServerStore& store_;
   ThreadStreams& streams_;
@@ -102,6 +136,7 @@ class RunManager {
 
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable ended_;  // a run left active_
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<ActiveRun>> active_;
   std::deque<std::string> queue_;
@@ -113,6 +148,9 @@ class RunManager {
   std::map<std::string, Finished> finished_;
   std::deque<std::string> finished_order_;
   std::map<std::string, std::string> rollback_to_;  // thread -> checkpoint the next run forks
+  std::mutex unsettled_mutex_;
+  std::vector<UnsettledEnd> unsettled_;
+  std::int64_t next_settle_retry_ = 0;  // milliseconds since the epoch
 };
 
 }  // namespace tollgate::server

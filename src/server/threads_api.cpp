@@ -176,21 +176,17 @@ void add_thread_routes(Router& router, ApiContext& context) {
 
   router.add("PATCH", "/threads/:thread_id", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    require_uuid(request.params[0], "thread_id");
     Json metadata = optional_object(body, "metadata");
-    if (!thread.metadata.is_object()) thread.metadata = Json::object();
-    thread.metadata.update(metadata);
-    thread.updated_at = now_millis();
-    ctx->store.update_thread(thread);
-    return HttpResponse::json(thread_to_json(thread));
+    // Only the metadata is written, so a run ending meanwhile keeps the status it stored.
+    auto thread = ctx->store.merge_thread_metadata(request.params[0], metadata, now_millis());
+    if (!thread) throw Error::NotFound("Thread with ID " + request.params[0] + " not found");
+    return HttpResponse::json(thread_to_json(*thread));
   });
 
   router.add("DELETE", "/threads/:thread_id", [ctx](HttpRequest& request) {
     ThreadRecord thread = require_thread(*ctx, request.params[0]);
-    ctx->runs.cancel_thread(thread.thread_id);
-    if (ctx->saver) ctx->saver->delete_thread(thread.thread_id);
-    ctx->store.delete_thread(thread.thread_id);
-    ctx->streams.forget(thread.thread_id);
+    ctx->runs.delete_thread(thread.thread_id, ctx->saver.get());
     return HttpResponse::empty(204);
   });
 
@@ -250,7 +246,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string as_node = optional_string(body, "as_node").value_or("");
     Json normalized = values.is_array() ? values : normalize_input(values);
     CheckpointConfig result = graph->update_state(config, normalized, as_node);
-    ctx->runs.refresh_thread(thread.thread_id, string_member(thread.metadata, "graph_id"));
+    ctx->runs.record_state_update(thread.thread_id, string_member(thread.metadata, "graph_id"));
     return HttpResponse::json({{"checkpoint",
                                 {{"thread_id", result.thread_id},
                                  {"checkpoint_ns", result.checkpoint_ns},

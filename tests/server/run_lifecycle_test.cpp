@@ -70,9 +70,9 @@ class RunLifecycleTest : public testing::ServerFixture {
 TEST_F(RunLifecycleTest, ResumeWithAGotoIsRefusedAndThePauseStaysAnswerable) {
   std::string thread = new_thread();
   run_to_interrupt(thread);
-  auto refused = call("POST", "/threads/" + thread + "/runs/wait",
-                      {{"assistant_id", "hitl"},
-                       {"command", {{"resume", "approve"}, {"goto", "tool"}}}});
+  auto refused =
+      call("POST", "/threads/" + thread + "/runs/wait",
+           {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}, {"goto", "tool"}}}});
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_NE(refused.json()["detail"].get<std::string>().find("command.goto"), std::string::npos);
   EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "interrupted");
@@ -105,6 +105,203 @@ TEST_F(RunLifecycleTest, V2RespondWithAGotoIsRefusedAndThePauseStaysAnswerable) 
   EXPECT_EQ(respond_v2(thread, id, "approve").json()["type"], "success");
   wait_for_status(thread, "idle");
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
+}
+
+TEST_F(RunLifecycleTest, ResumeThatAppliedOneDecisionBeforeFailingIsAFailureNotARefusal) {
+  std::string thread = new_thread();
+  auto paused = call("POST", "/threads/" + thread + "/runs/wait",
+                     {{"assistant_id", "pair"}, {"input", Json::object()}});
+  const Json interrupts = paused.json()["__interrupt__"];
+  ASSERT_EQ(interrupts.size(), 2u) << paused.body;
+  Json answers = Json::object();
+  for (const Json& interrupt : interrupts) {
+    answers[interrupt["id"].get<std::string>()] =
+        interrupt["value"]["question"] == "first?" ? "ok" : "bad";
+  }
+  // "first" takes its answer and saves it; "second" refuses its own: the thread moved, so the
+  // run is a failure the client sees as such, not a refusal that claims nothing happened.
+  auto response = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "pair"}, {"command", {{"resume", answers}}}});
+  EXPECT_EQ(response.status, 200) << response.body;
+  EXPECT_TRUE(response.json().contains("__error__")) << response.body;
+  auto runs = call("GET", "/threads/" + thread + "/runs").json();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["status"], "error");
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "error");
+}
+
+// ------------------------------------------------------------------------ status never stuck
+
+TEST_F(RunLifecycleTest, MetadataPatchesRacingRunEndsNeverLeaveTheThreadBusy) {
+  std::string thread = new_thread();
+  std::atomic<bool> done{false};
+  std::thread patcher([&] {
+    for (int i = 0; !done; ++i) {
+      call("PATCH", "/threads/" + thread, {{"metadata", {{"patch", i}}}});
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    auto paused = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"},
+                        {"input", {{"messages", {{{"role", "user"}, {"content", "x"}}}}}}});
+    ASSERT_EQ(paused.status, 200) << paused.body;
+    EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "interrupted") << "round " << i;
+  }
+  done = true;
+  patcher.join();
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "interrupted");
+  EXPECT_TRUE(call("GET", "/threads/" + thread).json()["metadata"].contains("patch"));
+}
+
+TEST_F(RunLifecycleTest, PatchWritesOnlyTheMetadata) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  auto patched = call("PATCH", "/threads/" + thread, {{"metadata", {{"owner", "ada"}}}});
+  ASSERT_EQ(patched.status, 200);
+  EXPECT_EQ(patched.json()["status"], "interrupted");
+  EXPECT_EQ(patched.json()["metadata"]["owner"], "ada");
+  EXPECT_EQ(patched.json()["metadata"]["graph_id"], "hitl");
+  EXPECT_EQ(patched.json()["interrupts"].size(), 1u);
+}
+
+TEST_F(RunLifecycleTest, AThreadLeftBusyByAnOlderServerIsReconciledWithItsCheckpointAtStart) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  server_.reset();
+  {
+    SqliteStore store(db_.string());
+    ThreadRecord t = *store.get_thread(thread);
+    t.status = "busy";  // a run's end was stored, its thread's refresh was not
+    store.update_thread(t);
+  }
+  start();
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "interrupted");
+  EXPECT_EQ(respond_v2(thread, interrupt_id(thread), "approve").json()["type"], "success");
+  wait_for_status(thread, "idle");
+}
+
+// --------------------------------------------------------------- recovery after a kill -9
+
+TEST_F(RunLifecycleTest, AResumeCutOffByACrashLeavesThePausedThreadInterruptedAndAnswerable) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const std::string id = interrupt_id(thread);
+  crash_with_run_executing(thread, 1, {{"command", {{"resume", "approve"}}}});
+  start();
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs/01a22a56-2955-72c0-878b-ce6bc760372b")
+                .json()["status"],
+            "error");
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "interrupted");
+  EXPECT_TRUE(t["error"].is_null());
+  EXPECT_EQ(respond_v2(thread, id, "after the crash").json()["type"], "success");
+  wait_for_status(thread, "idle");
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"],
+            "after the crash");
+}
+
+TEST_F(RunLifecycleTest, RecoveryCountsAnAttemptBeforeItReadsTheCheckpoint) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  crash_with_run_executing(thread, 1, Json::object());
+  start();
+  SqliteStore store(db_.string());
+  EXPECT_EQ(store.get_run("01a22a56-2955-72c0-878b-ce6bc760372b")->attempts, 2);
+}
+
+TEST_F(RunLifecycleTest, ARunCutOffTooOftenIsFailedWithoutRecoveringItsCheckpoint) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  crash_with_run_executing(thread, RunManager::kMaxRunAttempts, Json::object());
+  start();
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs/01a22a56-2955-72c0-878b-ce6bc760372b")
+                .json()["status"],
+            "error");
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "error");  // not read from the (paused) checkpoint
+  EXPECT_NE(t["error"].get<std::string>().find("cut off 3 times"), std::string::npos) << t.dump();
+  // The thread can run again.
+  auto retry = call("POST", "/threads/" + thread + "/runs/wait",
+                    {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  EXPECT_EQ(retry.status, 200) << retry.body;
+}
+
+// ------------------------------------------------------------------------------- cancel
+
+TEST_F(RunLifecycleTest, ACancelledRunLeavesNoPauseWithNothingToAnswer) {
+  std::string thread = new_thread();
+  auto run = call("POST", "/threads/" + thread + "/runs",
+                  {{"assistant_id", "gated"}, {"input", Json::object()}})
+                 .json();
+  wait_for_gate();
+  std::string path = "/threads/" + thread + "/runs/" + run["run_id"].get<std::string>();
+  ASSERT_EQ(call("POST", path + "/cancel?wait=1&action=interrupt").status, 204);
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "idle");
+  EXPECT_EQ(t["interrupts"], Json::object());
+  auto search = call("POST", "/threads/search", {{"status", "interrupted"}}).json();
+  EXPECT_TRUE(search.empty());
+}
+
+TEST_F(RunLifecycleTest, CancelOnDisconnectLeavesTheThreadIdleNotPaused) {
+  std::string thread = new_thread();
+  {
+    // A client streams a run and goes away: the run is cancelled.
+    namespace net = boost::asio;
+    net::io_context io;
+    net::ip::tcp::socket socket(io);
+    socket.connect({net::ip::make_address("127.0.0.1"), server_->port()});
+    const std::string body =
+        Json{{"assistant_id", "gated"}, {"input", Json::object()}, {"on_disconnect", "cancel"}}
+            .dump();
+    const std::string request = "POST /threads/" + thread +
+                                "/runs/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                "application/json\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body;
+    net::write(socket, net::buffer(request));
+    wait_for_gate();
+  }
+  for (int i = 0; i < 1000 && call("GET", "/threads/" + thread).json()["status"] == "busy"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto runs = call("GET", "/threads/" + thread + "/runs").json();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["status"], "interrupted");
+  auto t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "idle");
+  EXPECT_EQ(t["interrupts"], Json::object());
+}
+
+// ------------------------------------------------------------------------------- delete
+
+TEST_F(RunLifecycleTest, DeletingAThreadWhileItsRunExecutesIs409AndKeepsEverything) {
+  std::string thread = new_thread();
+  auto run = call("POST", "/threads/" + thread + "/runs",
+                  {{"assistant_id", "gated"}, {"input", Json::object()}})
+                 .json();
+  wait_for_gate();
+  auto refused = call("DELETE", "/threads/" + thread);
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  gate_->open = true;
+  auto joined =
+      call("GET", "/threads/" + thread + "/runs/" + run["run_id"].get<std::string>() + "/join");
+  EXPECT_EQ(joined.json()["done"], true);
+  EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "idle");
+}
+
+TEST_F(RunLifecycleTest, ADeletedThreadLeavesNoRowsAndNoCheckpointsBehind) {
+  gate_->open = true;
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  call("POST", "/threads/" + thread + "/runs/wait",
+       {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  const std::string run_id = call("GET", "/threads/" + thread + "/runs").json()[0]["run_id"];
+  ASSERT_EQ(call("DELETE", "/threads/" + thread).status, 204);
+  EXPECT_EQ(rows("server_threads", "thread_id", thread), 0);
+  EXPECT_EQ(rows("server_runs", "thread_id", thread), 0);
+  EXPECT_EQ(rows("server_thread_events", "thread_id", thread), 0);
+  EXPECT_EQ(rows("server_run_events", "run_id", run_id), 0);
+  EXPECT_FALSE(saver_->get_tuple(CheckpointConfig{thread, "", ""}).has_value());
 }
 
 // ------------------------------------------------------------------------- system assistants

@@ -1,0 +1,238 @@
+// RunManager's execution of one run on a worker: the graph invocation, how its end is told
+// (completed, cancelled, refused, failed, failed by storage) and the one write that stores it.
+#include <functional>
+
+#include "server/http_types.h"
+#include "server/ids.h"
+#include "server/log.h"
+#include "server/run_events.h"
+#include "server/run_manager.h"
+#include "server/wire_format.h"
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+
+namespace {
+
+// What a run can change of its thread: the latest checkpoint, and the writes saved on it by
+// tasks that finished (a step may keep a finished task's writes without a new checkpoint).
+struct Progress {
+  std::string checkpoint_id;  // "" when the thread has none
+  std::string finished_tasks;
+  bool operator==(const Progress&) const = default;
+};
+
+Progress progress_of(const CompiledGraph& graph, const std::string& thread_id) {
+  RunConfig latest;
+  latest.thread_id = thread_id;
+  StateSnapshot snapshot = graph.get_state(latest);
+  Progress progress{snapshot.config.checkpoint_id, ""};
+  for (const TaskInfo& task : snapshot.tasks) {
+    if (!task.result.is_null()) progress.finished_tasks += task.id + ";";
+  }
+  return progress;
+}
+
+// Whether the thread is still where the run found it (false if it cannot be read).
+bool unchanged(const CompiledGraph& graph, const std::string& thread_id, const Progress& base) {
+  try {
+    return progress_of(graph, thread_id) == base;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Stream events of a run that is ending: losing one must not keep the run from ending.
+void quietly(const std::string& run_id, const std::function<void()>& record_events) {
+  try {
+    record_events();
+  } catch (const std::exception& e) {
+    log_warning("run " + run_id + ": a stream event was not recorded: " + e.what());
+  }
+}
+
+Json error_result(const std::string& name, const std::string& message) {
+  return Json{{"__error__", {{"error", name}, {"message", message}}}};
+}
+
+RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEvents& events,
+                     const std::shared_ptr<std::atomic<bool>>& cancel) {
+  RunConfig config;
+  config.thread_id = record.thread_id;
+  config.run_id = record.run_id;
+  config.checkpoint_id = request.checkpoint_id;
+  const Json& configurable = record.kwargs["config"]["configurable"];
+  if (config.checkpoint_id.empty() && configurable.contains("checkpoint_id") &&
+      configurable["checkpoint_id"].is_string()) {
+    config.checkpoint_id = configurable["checkpoint_id"].get<std::string>();
+  }
+  if (request.config.contains("recursion_limit") &&
+      request.config["recursion_limit"].is_number_integer()) {
+    config.recursion_limit = request.config["recursion_limit"].get<int>();
+  }
+  config.interrupt_before = request.interrupt_before;
+  config.interrupt_after = request.interrupt_after;
+  config.context = request.context.is_object() ? request.context : Json::object();
+  config.metadata = record.metadata;
+  config.metadata["run_id"] = record.run_id;
+  config.metadata["thread_id"] = record.thread_id;
+  config.stream_modes = events.graph_modes();
+  config.stream_subgraphs = events.wants_subgraphs();
+  config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
+  config.cancel = cancel;
+  return config;
+}
+
+}  // namespace
+
+void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
+  RunRecord& record = run->record;
+  const RunRequest& request = run->request;
+  const std::string graph_id = graph_id_of(record);
+  const CompiledGraph* g = graph(graph_id);
+  RunEvents events(store_, streams_, run->log, record, request, graph_id);
+
+  Json result = Json::object();
+  RunEnding ending = RunEnding::kCompleted;
+  std::string failure;
+  bool refused = false;
+  bool gone = false;
+  bool storage_failed = false;
+  // Whether the run may have changed the thread's checkpoints: a run that failed before it
+  // changed anything leaves the thread exactly as it was.
+  bool changed = false;
+  // Where this run starts from: the checkpoint a rollback returns to, and how a refusal is told
+  // from a failure (a refused run leaves the thread exactly there).
+  Progress base;
+  std::optional<std::int64_t> audit_id;
+  try {
+    auto taken = store_.begin_attempt(record.run_id, "running", now_millis());
+    if (!taken) {
+      gone = true;  // deleted with its thread (or its run) before it started
+      throw Error(ErrorCode::kCancelled, "Run deleted");
+    }
+    record.status = "running";
+    record.attempts = taken->attempts;
+    events.started();
+    if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
+    RunConfig config = run_config(record, request, events, run->cancel);
+    {
+      std::lock_guard lock(mutex_);
+      auto rollback = rollback_to_.find(record.thread_id);
+      if (rollback != rollback_to_.end()) {
+        if (config.checkpoint_id.empty()) config.checkpoint_id = rollback->second;
+        rollback_to_.erase(rollback);
+      }
+    }
+    base = progress_of(*g, record.thread_id);
+    audit_id = audit_decision(record, request, graph_id, base.checkpoint_id);
+
+    Input input = Json();
+    if (request.command) {
+      input = Command::from_json(*request.command);
+    } else {
+      input = normalize_input(request.input);
+    }
+    changed = true;
+    RunResult outcome = g->invoke(input, config);
+    if (run->cancel->load()) {
+      std::lock_guard lock(mutex_);
+      if (run->rollback) rollback_to_[record.thread_id] = base.checkpoint_id;
+      throw Error(ErrorCode::kCancelled, "Run cancelled");
+    }
+    events.finished(outcome);
+    result = outcome.to_json();
+    if (!outcome.interrupts.empty() || outcome.paused) {
+      result["__interrupt__"] = interrupts_to_json(outcome.interrupts);
+    }
+    record.status = "success";
+  } catch (const Error& e) {
+    if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
+    if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
+      record.status = "interrupted";
+      ending = RunEnding::kCancelled;
+      if (!gone) quietly(record.run_id, [&] { events.cancelled(); });
+    } else {
+      const bool refusal = e.code() == ErrorCode::kConflict ||
+                           e.code() == ErrorCode::kUnprocessable ||
+                           e.code() == ErrorCode::kInvalidArgument;
+      record.status = "error";
+      record.updated_at = now_millis();
+      ending = RunEnding::kFailed;
+      failure = e.what();
+      if (refusal && !changed) {
+        // Refused before anything was saved (a resume with nothing to resume, a decision the
+        // HITL middleware rejects): the thread keeps its state and status; requests waiting
+        // for the run answer with the error's status and message. Before they are answered a
+        // refused resume is gone from the run list and the thread no longer reads busy, so
+        // the client that got the 409/422 sees neither.
+        refused = true;
+        store_end(record, !request.command, nullptr);
+        {
+          // The client may start the next run as soon as it has the 409/422: this one must no
+          // longer hold the thread by then (the next run would be refused as busy).
+          std::lock_guard lock(mutex_);
+          run->refused = true;
+        }
+        run->log->set_rejection(http_status(e.code()), e.what());
+      } else if (e.code() == ErrorCode::kUnavailable) {
+        // Storage failed: the run fails, its client gets 503, the worker lives on. A run that
+        // changed nothing leaves its thread as it was (a paused thread stays answerable).
+        storage_failed = true;
+        run->log->set_rejection(http_status(e.code()), e.what());
+      }
+      quietly(record.run_id, [&] { events.failed(run_error_name(e.code()), e.what()); });
+      result = error_result(run_error_name(e.code()), e.what());
+    }
+  } catch (const std::exception& e) {
+    if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
+    record.status = "error";
+    ending = RunEnding::kFailed;
+    failure = e.what();
+    quietly(record.run_id, [&] { events.failed("Error", e.what()); });
+    result = error_result("Error", e.what());
+  }
+
+  settle_decision(audit_id, record, refused, result);
+  record.updated_at = now_millis();
+  bool rolled_back;
+  {
+    std::lock_guard lock(mutex_);
+    rolled_back = run->rollback;
+  }
+  if (gone) {
+    // Nothing of it is left to write.
+  } else if (request.temporary) {
+    try {
+      if (g != nullptr && g->checkpointer()) g->checkpointer()->delete_thread(record.thread_id);
+      store_.delete_thread(record.thread_id);
+      streams_.forget(record.thread_id);
+    } catch (const std::exception& e) {
+      log_error("run " + record.run_id + ": its temporary thread was not deleted: " + e.what());
+    }
+  } else if (!refused) {
+    // The thread's record is final before the run's result is published, so a client
+    // answered by /runs/wait or /join reads the thread as it is now, never still busy.
+    std::optional<ThreadOutcome> outcome;
+    if (changed || !storage_failed) {
+      try {
+        outcome = read_thread_outcome(g, record.thread_id, ending, failure);
+      } catch (const std::exception& e) {
+        outcome = ThreadOutcome{};
+        outcome->status = "error";
+        outcome->error = std::string("The thread's state could not be read: ") + e.what();
+        outcome->updated_at = now_millis();
+      }
+    }
+    if (!store_end(record, !rolled_back, outcome ? &*outcome : nullptr)) {
+      const std::string message =
+          "The run's end could not be stored; it is written again once storage is back.";
+      if (!run->log->rejection()) run->log->set_rejection(503, message);
+      if (!result.contains("__error__")) result = error_result("UnavailableError", message);
+    }
+  }
+  std::lock_guard lock(mutex_);
+  finish_locked(run, std::move(result));
+}
+
+}  // namespace tollgate::server

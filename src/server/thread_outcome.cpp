@@ -1,0 +1,64 @@
+#include "server/thread_outcome.h"
+
+#include "server/ids.h"
+#include "server/wire_format.h"
+
+namespace tollgate::server {
+namespace {
+
+bool interrupt_pending(const StateSnapshot& snapshot) {
+  for (const TaskInfo& task : snapshot.tasks) {
+    if (!task.interrupts.empty()) return true;
+  }
+  return false;
+}
+
+ThreadOutcome with_status(ThreadOutcome outcome, const char* status, const std::string& error) {
+  outcome.status = status;
+  if (outcome.status == "error") outcome.error = error;
+  return outcome;
+}
+
+}  // namespace
+
+ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
+                             const std::string& error) {
+  ThreadOutcome outcome;
+  outcome.updated_at = now_millis();
+  const bool has_checkpoint = !latest.config.checkpoint_id.empty();
+  if (has_checkpoint) {
+    Json values = latest.values.to_json();
+    outcome.values = values.is_object() ? std::move(values) : Json::object();
+    outcome.interrupts = interrupts_by_task(latest);
+  }
+  const bool pending = interrupt_pending(latest);
+  switch (ending) {
+    case RunEnding::kCompleted:
+      return with_status(std::move(outcome), latest.next.empty() ? "idle" : "interrupted", error);
+    case RunEnding::kCancelled:
+      if (!pending && has_checkpoint) outcome.interrupts = Json::object();
+      return with_status(std::move(outcome), pending ? "interrupted" : "idle", error);
+    case RunEnding::kFailed:
+      return with_status(std::move(outcome), "error", error);
+    case RunEnding::kCutOff:
+      if (pending) return with_status(std::move(outcome), "interrupted", error);
+      return with_status(std::move(outcome),
+                         has_checkpoint && latest.next.empty() ? "idle" : "error", error);
+  }
+  return outcome;
+}
+
+ThreadOutcome read_thread_outcome(const CompiledGraph* graph, const std::string& thread_id,
+                                  RunEnding ending, const std::string& error) {
+  if (graph == nullptr) {
+    ThreadOutcome outcome;
+    outcome.updated_at = now_millis();
+    const bool failed = ending == RunEnding::kFailed || ending == RunEnding::kCutOff;
+    return with_status(std::move(outcome), failed ? "error" : "idle", error);
+  }
+  RunConfig config;
+  config.thread_id = thread_id;
+  return thread_outcome(graph->get_state(config), ending, error);
+}
+
+}  // namespace tollgate::server
