@@ -91,6 +91,26 @@ test("on_disconnect cancel: closing the stream cancels the run", async () => {
   await waitForStatus(client, thread.thread_id, "idle");
 });
 
+test("deleting a thread while its run executes is a 409; once the run ends the delete leaves nothing", async () => {
+  const thread = await client.threads.create();
+  const run = await client.runs.create(thread.thread_id, "sleepy", { input: { seconds: 30 } });
+  await waitForRun(thread.thread_id, run.run_id, "running");
+  await assert.rejects(client.threads.delete(thread.thread_id), (e) => e.status === 409);
+  assert.equal((await client.runs.get(thread.thread_id, run.run_id)).status, "running");
+  await client.runs.cancel(thread.thread_id, run.run_id, true);
+  await client.threads.delete(thread.thread_id);
+  await assert.rejects(client.threads.get(thread.thread_id), (e) => e.status === 404);
+  await assert.rejects(client.runs.get(thread.thread_id, run.run_id), (e) => e.status === 404);
+});
+
+test("the system assistant of a registered graph cannot be deleted, and runs keep working", async () => {
+  const system = await client.assistants.get("hitl");
+  await assert.rejects(client.assistants.delete(system.assistant_id), (e) => e.status === 409);
+  const thread = await client.threads.create();
+  const paused = await client.runs.wait(thread.thread_id, "hitl", { input: humanInput("x") });
+  assert.ok(paused.__interrupt__);
+});
+
 test("a resume for a thread that is not paused is a 409 and changes nothing", async () => {
   const thread = await client.threads.create();
   await client.runs.wait(thread.thread_id, "sleepy", { input: { seconds: 0 } });
