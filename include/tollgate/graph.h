@@ -26,6 +26,7 @@
 
 #include "tollgate/checkpoint.h"
 #include "tollgate/json.h"
+#include "tollgate/run_actor.h"
 
 namespace tollgate {
 
@@ -191,6 +192,9 @@ class Runtime {
   virtual const State& graph_state() const = 0;
   // Per-run context given in RunConfig::context.
   virtual const Json& context() const = 0;
+  // Who started the run and who decided the review it resumes with (RunConfig).
+  virtual const RunActor& started_by() const = 0;
+  virtual const RunActor& decided_by() const = 0;
   // True when the run was asked to stop; long nodes should check it.
   virtual bool cancelled() const = 0;
 
@@ -280,6 +284,13 @@ struct RunConfig {
   Json context = Json::object();   // handed to nodes as Runtime::context()
   Json metadata = Json::object();  // merged into each checkpoint's metadata
   std::string run_id;
+  // Who asked for the work this run does; for a run that resumes a pause, who started the run
+  // that paused. Handed to nodes as Runtime::started_by() and to tools as
+  // ToolContext::started_by(). Empty: nobody was named.
+  RunActor started_by;
+  // Who sent the answer this run resumes with (a review's decision); empty when the run
+  // resumes nothing.
+  RunActor decided_by;
   std::vector<StreamMode> stream_modes;  // empty: no events
   bool stream_subgraphs = false;
   StreamCallback on_event;

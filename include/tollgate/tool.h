@@ -23,6 +23,7 @@
 
 #include "tollgate/json.h"
 #include "tollgate/json_schema.h"
+#include "tollgate/run_actor.h"
 
 namespace tollgate {
 
@@ -37,8 +38,17 @@ struct ToolContext {
   // in-state filesystem): keys merged into the agent's state with the message. Null when the
   // caller takes no state writes (run_tool_call outside an agent).
   Json* state_update = nullptr;
+  const RunActor* run_started_by = nullptr;  // RunConfig::started_by; may be null
+  const RunActor* run_decided_by = nullptr;  // RunConfig::decided_by; may be null
 
   const Json& context() const { return run_context != nullptr ? *run_context : null_json(); }
+  // Who started the run, and who decided the review it resumes with; empty when unknown.
+  const RunActor& started_by() const {
+    return run_started_by != nullptr ? *run_started_by : no_actor();
+  }
+  const RunActor& decided_by() const {
+    return run_decided_by != nullptr ? *run_decided_by : no_actor();
+  }
 };
 
 // A tool's result: a string becomes the ToolMessage content; a ToolMessage dict

@@ -58,6 +58,8 @@ Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runti
   context.state_update = state_update;
   context.runtime = runtime;
   context.run_context = runtime != nullptr ? &runtime->context() : nullptr;
+  context.run_started_by = runtime != nullptr ? &runtime->started_by() : nullptr;
+  context.run_decided_by = runtime != nullptr ? &runtime->decided_by() : nullptr;
   return run_tool_call(tool_call, tools, std::move(context));
 }
 

@@ -114,6 +114,8 @@ class TaskRuntime final : public Runtime {
   const std::string& thread_id() const override { return loop_.context().config->thread_id; }
   const State& graph_state() const override { return loop_.step_state(); }
   const Json& context() const override { return loop_.context().config->context; }
+  const RunActor& started_by() const override { return loop_.context().config->started_by; }
+  const RunActor& decided_by() const override { return loop_.context().config->decided_by; }
   bool cancelled() const override {
     const auto& cancel = loop_.context().config->cancel;
     return cancel && cancel->load();

@@ -43,6 +43,9 @@ AssistantRecord require_assistant_for_run(ApiContext& context, const std::string
 // The thread, 400 if the id is not a UUID, 404 if unknown.
 ThreadRecord require_thread(ApiContext& context, const std::string& thread_id);
 void require_uuid(const std::string& value, const std::string& field);
+// Records who asks for `run` (RunRequest::set_actors); a resume looks up who started the
+// thread's earlier runs.
+void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& run);
 // A new idle thread record (not stored).
 ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata);
 

@@ -34,6 +34,11 @@ ThreadRecord require_thread(ApiContext& context, const std::string& thread_id) {
   return *thread;
 }
 
+void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& run) {
+  run.set_actors(requester, run.resumes() ? context.store.list_runs(run.thread_id)
+                                          : std::vector<RunRecord>{});
+}
+
 ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata) {
   ThreadRecord t;
   t.thread_id = thread_id;

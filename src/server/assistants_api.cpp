@@ -48,8 +48,8 @@ Json select_fields(const Json& object, const Json& select) {
 }  // namespace
 
 void add_meta_routes(Router& router, ApiContext&) {
-  router.add("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
-  router.add("GET", "/info", [](HttpRequest&) {
+  router.add_open("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
+  router.add_open("GET", "/info", [](HttpRequest&) {
     return HttpResponse::json(
         {{"version", "0.1.0"},
          {"server", "tollgate"},

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/identity.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -20,6 +21,9 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::vector<std::string> params;  // path parameters captured by the route, in order
+  // Who is asking: set by the router's auth step before a handler runs (Identity::local()
+  // on a server without authentication); empty (no id, no roles) until then.
+  Identity identity;
 
   // The first value of a query parameter, or nullopt.
   std::optional<std::string> query_value(const std::string& name) const;

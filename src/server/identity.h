@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tollgate/run_actor.h"
+
 namespace tollgate::server {
 
 struct Identity {
@@ -26,6 +28,9 @@ struct Identity {
     return std::find(roles.begin(), roles.end(), role) != roles.end();
   }
   bool is_admin() const { return has_role("admin"); }
+  bool empty() const { return id.empty(); }
+  // What a run may tell its graph and tools of this identity.
+  RunActor actor() const { return RunActor{id, name, roles}; }
 };
 
 }  // namespace tollgate::server

@@ -68,7 +68,8 @@ RunRequest protocol_run(const std::string& thread_id, const std::string& assista
 }
 
 // Starts the run; a run.start with input on a paused thread is a resume.
-RunRecord run_start(ApiContext& context, const std::string& thread_id, const Json& params) {
+RunRecord run_start(ApiContext& context, const Identity& requester, const std::string& thread_id,
+                    const Json& params) {
   auto assistant_id = params.value("assistant_id", Json());
   if (!assistant_id.is_string()) throw Error::InvalidArgument("assistant_id: required");
   auto assistant = find_assistant(context, assistant_id.get<std::string>());
@@ -92,10 +93,12 @@ RunRecord run_start(ApiContext& context, const std::string& thread_id, const Jso
       r.config["configurable"]["checkpoint_id"].is_string()) {
     r.checkpoint_id = r.config["configurable"]["checkpoint_id"].get<std::string>();
   }
+  set_run_actors(context, requester, r);
   return context.runs.submit(r);
 }
 
-RunRecord input_respond(ApiContext& context, const std::string& thread_id, const Json& params) {
+RunRecord input_respond(ApiContext& context, const Identity& requester,
+                        const std::string& thread_id, const Json& params) {
   auto thread = context.store.get_thread(thread_id);
   Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
   if (!thread || pending.empty()) {
@@ -137,6 +140,7 @@ RunRecord input_respond(ApiContext& context, const std::string& thread_id, const
   if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
   if (params.contains("metadata") && params["metadata"].is_object())
     r.metadata = params["metadata"];
+  set_run_actors(context, requester, r);
   return context.runs.submit(r);
 }
 
@@ -218,11 +222,11 @@ void add_protocol_routes(Router& router, ApiContext& context) {
              {"meta", {{"thread_id", thread_id}, {"applied_through_seq", applied_through}}}});
       };
       if (method == "run.start") {
-        RunRecord run = run_start(*ctx, thread_id, params);
+        RunRecord run = run_start(*ctx, request.identity, thread_id, params);
         return resume_response(*ctx, run, success(Json{{"run_id", run.run_id}}), id);
       }
       if (method == "input.respond") {
-        RunRecord run = input_respond(*ctx, thread_id, params);
+        RunRecord run = input_respond(*ctx, request.identity, thread_id, params);
         return resume_response(*ctx, run, success(Json::object()), id);
       }
       if (method == "state.get") return success(state_get(*ctx, thread_id, params));

@@ -43,11 +43,26 @@ std::vector<std::string> split_path(const std::string& path) {
 }
 
 void Router::add(std::string method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler)});
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), false});
+}
+
+void Router::add_open(std::string method, const std::string& pattern, Handler handler) {
+  routes_.push_back(Route{std::move(method), split_path(pattern), std::move(handler), true});
+}
+
+bool Router::authenticate(HttpRequest& request, bool open, std::string& refusal) const {
+  if (!auth_step_) {
+    request.identity = Identity::local();
+    return true;
+  }
+  std::optional<Identity> identity = auth_step_(request, refusal);
+  request.identity = identity ? std::move(*identity) : Identity{};
+  return identity.has_value() || open;
 }
 
 HttpResponse Router::dispatch(HttpRequest& request) const {
   const std::vector<std::string> segments = split_path(request.path);
+  const Route* matched = nullptr;
   bool path_known = false;
   for (const Route& route : routes_) {
     if (route.segments.size() != segments.size()) continue;
@@ -64,12 +79,20 @@ HttpResponse Router::dispatch(HttpRequest& request) const {
     path_known = true;
     if (route.method != request.method) continue;
     request.params = std::move(params);
-    return guarded(route.handler, request);
+    matched = &route;
+    break;
   }
+  const bool fallback = matched == nullptr && !path_known && get_fallback_ &&
+                        (request.method == "GET" || request.method == "HEAD");
+  std::string refusal;
+  if (!authenticate(request, fallback || (matched != nullptr && matched->open), refusal)) {
+    HttpResponse response = HttpResponse::error(401, refusal.empty() ? "Unauthorized" : refusal);
+    response.add_header("WWW-Authenticate", "Bearer");
+    return response;
+  }
+  if (matched != nullptr) return guarded(matched->handler, request);
   if (path_known) return HttpResponse::error(405, "Method not allowed");
-  if (get_fallback_ && (request.method == "GET" || request.method == "HEAD")) {
-    return guarded(get_fallback_, request);
-  }
+  if (fallback) return guarded(get_fallback_, request);
   return HttpResponse::error(404, "Not found");
 }
 

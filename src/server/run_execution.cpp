@@ -61,6 +61,8 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.thread_id = record.thread_id;
   config.run_id = record.run_id;
   config.checkpoint_id = request.checkpoint_id;
+  config.started_by = request.started_by.actor();
+  config.decided_by = request.decided_by.actor();
   const Json& configurable = record.kwargs["config"]["configurable"];
   if (config.checkpoint_id.empty() && configurable.contains("checkpoint_id") &&
       configurable["checkpoint_id"].is_string()) {

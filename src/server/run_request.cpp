@@ -14,7 +14,47 @@ std::vector<std::string> string_list(const Json& value) {
   return out;
 }
 
+Json identity_json(const Identity& who) {
+  return Json{{"id", who.id}, {"name", who.name}, {"roles", who.roles}};
+}
+
+// An identity kept in kwargs (empty when absent).
+Identity identity_from(const Json& kwargs, const char* key) {
+  Identity who;
+  auto it = kwargs.find(key);
+  if (it == kwargs.end() || !it->is_object()) return who;
+  who.id = it->value("id", std::string());
+  who.name = it->value("name", std::string());
+  who.roles = string_list(it->value("roles", Json::array()));
+  return who;
+}
+
 }  // namespace
+
+bool RunRequest::resumes() const {
+  return command && command->is_object() && command->contains("resume");
+}
+
+void RunRequest::set_actors(const Identity& requester, const std::vector<RunRecord>& earlier_runs) {
+  if (!resumes()) {
+    started_by = requester;
+    decided_by = Identity{};
+    return;
+  }
+  decided_by = requester;
+  started_by = requester;
+  for (const RunRecord& run : earlier_runs) {
+    Identity starter = run_started_by(run);
+    if (!starter.empty()) {
+      started_by = std::move(starter);
+      break;
+    }
+  }
+}
+
+Identity run_started_by(const RunRecord& run) {
+  return identity_from(run.kwargs, "started_by");
+}
 
 Json RunRequest::to_kwargs() const {
   Json kwargs{{"input", input},
@@ -31,6 +71,8 @@ Json RunRequest::to_kwargs() const {
               {"protocol_v2", protocol_v2}};
   if (command) kwargs["command"] = *command;
   if (!checkpoint_id.empty()) kwargs["checkpoint_id"] = checkpoint_id;
+  if (!started_by.empty()) kwargs["started_by"] = identity_json(started_by);
+  if (!decided_by.empty()) kwargs["decided_by"] = identity_json(decided_by);
   return kwargs;
 }
 
@@ -52,6 +94,8 @@ RunRequest RunRequest::from_kwargs(const Json& kwargs, const std::string& thread
   r.interrupt_after = string_list(kwargs.value("interrupt_after", Json::array()));
   r.temporary = kwargs.value("temporary", false);
   r.protocol_v2 = kwargs.value("protocol_v2", false);
+  r.started_by = identity_from(kwargs, "started_by");
+  r.decided_by = identity_from(kwargs, "decided_by");
   return r;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "server/identity.h"
+#include "server/store.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -28,10 +30,25 @@ struct RunRequest {
   double after_seconds = 0;
   bool temporary = false;  // a stateless run: its thread is deleted afterwards
   bool protocol_v2 = false;
+  // Who asked for the work (for a resume: who started the run that paused) and who decided
+  // the review this run resumes with (empty unless the run carries a resume command); see
+  // set_actors(). Kept in the run's kwargs as {"id","name","roles"} objects.
+  Identity started_by;
+  Identity decided_by;
+
+  // Whether the run's command answers a pause ({"resume": ...}).
+  bool resumes() const;
+  // Records `requester` as the run's actor: started_by for a new piece of work; for a resume,
+  // decided_by, with started_by taken from the latest of `earlier_runs` (newest first) that
+  // names one, or `requester` when none does.
+  void set_actors(const Identity& requester, const std::vector<RunRecord>& earlier_runs);
 
   Json to_kwargs() const;
   static RunRequest from_kwargs(const Json& kwargs, const std::string& thread_id,
                                 const std::string& assistant_id);
 };
+
+// Who started a stored run (its kwargs' started_by); empty for a run that names nobody.
+Identity run_started_by(const RunRecord& run);
 
 }  // namespace tollgate::server

@@ -110,7 +110,8 @@ std::string run_path(const RunRecord& run, bool stateless) {
 }
 
 // Starts a run for a thread route (thread_id given) or a stateless route (empty).
-RunRecord start_run(ApiContext& context, ParsedRun& parsed, const std::string& thread_id) {
+RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& parsed,
+                    const std::string& thread_id) {
   if (thread_id.empty()) {
     std::string temporary_id = new_uuid7();
     context.store.create_thread(new_thread_record(temporary_id, Json::object()));
@@ -120,6 +121,7 @@ RunRecord start_run(ApiContext& context, ParsedRun& parsed, const std::string& t
     ensure_thread(context, thread_id, parsed.if_not_exists);
     parsed.request.thread_id = thread_id;
   }
+  set_run_actors(context, requester, parsed.request);
   try {
     return context.runs.submit(parsed.request);
   } catch (...) {
@@ -247,25 +249,25 @@ void add_run_routes(Router& router, ApiContext& context) {
 
   router.add("POST", "/threads/:thread_id/runs/stream", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    RunRecord run = start_run(*ctx, request.identity, parsed, request.params[0]);
     return stream_response(*ctx, run, false, parsed);
   });
 
   router.add("POST", "/runs/stream", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, "");
+    RunRecord run = start_run(*ctx, request.identity, parsed, "");
     return stream_response(*ctx, run, true, parsed);
   });
 
   router.add("POST", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    RunRecord run = start_run(*ctx, request.identity, parsed, request.params[0]);
     return created_response(*ctx, run, false, parsed);
   });
 
   router.add("POST", "/runs", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, "");
+    RunRecord run = start_run(*ctx, request.identity, parsed, "");
     return created_response(*ctx, run, true, parsed);
   });
 
@@ -284,19 +286,19 @@ void add_run_routes(Router& router, ApiContext& context) {
       }
     }
     Json runs = Json::array();
-    for (ParsedRun& parsed : batch) runs.push_back(run_to_json(start_run(*ctx, parsed, "")));
+    for (ParsedRun& parsed : batch) runs.push_back(run_to_json(start_run(*ctx, request.identity, parsed, "")));
     return HttpResponse::json(runs);
   });
 
   router.add("POST", "/threads/:thread_id/runs/wait", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, request.params[0]);
+    RunRecord run = start_run(*ctx, request.identity, parsed, request.params[0]);
     return wait_response(*ctx, run, run_path(run, false), parsed.on_disconnect == "cancel");
   });
 
   router.add("POST", "/runs/wait", [ctx](HttpRequest& request) {
     ParsedRun parsed = parse_run(*ctx, require_object_body(request));
-    RunRecord run = start_run(*ctx, parsed, "");
+    RunRecord run = start_run(*ctx, request.identity, parsed, "");
     return wait_response(*ctx, run, run_path(run, true), parsed.on_disconnect == "cancel");
   });
 

@@ -278,6 +278,21 @@ TEST(CreateAgent, ParallelToolCallsAllRunAndAnswerInCallOrder) {
   EXPECT_EQ(message_text(messages[5]), "done");
 }
 
+TEST(CreateAgent, ToolsReadWhoStartedTheRunAndWhoDecided) {
+  Tool whoami("echo", "Tells who asked.", Json::object(),
+              [](const Json&, const ToolContext& context) -> Json {
+                return context.started_by().id + "/" + context.decided_by().id;
+              });
+  const auto agent = create_agent(
+      options_with({reply_with_calls("ai-1", {call("c1", "x")}), Json("done")}, {whoami}));
+  RunConfig config;
+  config.started_by = RunActor{"alice", "", {"user"}};
+  config.decided_by = RunActor{"bob", "", {"reviewer"}};
+  const Json messages = agent->invoke(input("go"), config).values["messages"];
+  ASSERT_GE(messages.size(), 3u);
+  EXPECT_EQ(messages[2]["content"], "alice/bob");
+}
+
 TEST(CreateAgent, InvalidToolArgumentsBecomeAnErrorToolMessage) {
   const auto agent = create_agent(options_with(
       {reply_with_calls("ai-1", {Json{{"id", "c1"}, {"name", "echo"}, {"args", {{"text", 5}}}}}),

@@ -163,6 +163,12 @@ TEST(RunToolCall, ContextWithoutRunContextReadsAsNull) {
   EXPECT_TRUE(context.context().is_null());
 }
 
+TEST(RunToolCall, ContextOutsideARunNamesNobody) {
+  ToolContext context;
+  EXPECT_TRUE(context.started_by().empty());
+  EXPECT_TRUE(context.decided_by().empty());
+}
+
 TEST(RunToolCall, CallWithoutIdIsRefused) {
   Json tool_call = {{"name", "send_email"}, {"args", {{"to", "x"}}}};
   try {

@@ -364,6 +364,23 @@ TEST(PregelLoop, RuntimeDescribesTheTask) {
   EXPECT_EQ(result.values["ns_starts"], true);
 }
 
+TEST(PregelLoop, RuntimeTellsWhoStartedTheRunAndWhoDecided) {
+  StateGraph g;
+  g.add_node("who", [](const State&, Runtime& rt) -> NodeResult {
+    return Json{{"started_by", rt.started_by().id},
+                {"starter_is_user", rt.started_by().has_role("user")},
+                {"decided_by", rt.decided_by().id}};
+  });
+  g.add_edge(START, "who");
+  RunConfig config;
+  config.started_by = RunActor{"alice", "Alice", {"user"}};
+  config.decided_by = RunActor{"bob", "", {"reviewer"}};
+  RunResult result = g.compile()->invoke(Json::object(), config);
+  EXPECT_EQ(result.values["started_by"], "alice");
+  EXPECT_EQ(result.values["starter_is_user"], true);
+  EXPECT_EQ(result.values["decided_by"], "bob");
+}
+
 // ------------------------------------------------------------------------------ streaming
 
 struct Recorder {

@@ -100,5 +100,70 @@ TEST(RouterTest, EmptyBodyIsTheEmptyValue) {
   EXPECT_EQ(r.json_body(), Json::object());
 }
 
+// An auth step that knows one key, "k-alice", for alice.
+AuthStep alice_key_step() {
+  return [](const HttpRequest& r, std::string& refusal) -> std::optional<Identity> {
+    if (r.header("x-api-key") == "k-alice") return Identity{"alice", "", {"user"}, true};
+    refusal = "Invalid API key";
+    return std::nullopt;
+  };
+}
+
+Handler who_is_asking() {
+  return [](HttpRequest& r) { return HttpResponse::json({{"id", r.identity.id}}); };
+}
+
+TEST(RouterAuthTest, WithoutAnAuthStepEveryRequestIsTheLocalUser) {
+  Router router;
+  router.add("GET", "/who", who_is_asking());
+  auto r = request("GET", "/who");
+  EXPECT_EQ(body_of(router.dispatch(r))["id"], "local");
+}
+
+TEST(RouterAuthTest, TheAuthStepSetsTheIdentityBeforeTheHandlerRuns) {
+  Router router;
+  router.set_auth_step(alice_key_step());
+  router.add("GET", "/who", who_is_asking());
+  auto r = request("GET", "/who");
+  r.headers["x-api-key"] = "k-alice";
+  EXPECT_EQ(body_of(router.dispatch(r))["id"], "alice");
+}
+
+TEST(RouterAuthTest, ARefusedRequestIs401AndTheHandlerNeverRuns) {
+  Router router;
+  router.set_auth_step(alice_key_step());
+  bool ran = false;
+  router.add("POST", "/threads", [&ran](HttpRequest&) {
+    ran = true;
+    return HttpResponse::json(Json::object());
+  });
+  auto r = request("POST", "/threads");
+  r.headers["x-api-key"] = "wrong";
+  HttpResponse response = router.dispatch(r);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_EQ(body_of(response)["detail"], "Invalid API key");
+  EXPECT_FALSE(ran);
+}
+
+TEST(RouterAuthTest, AnUnknownPathIs401NotNotFoundWithoutACredential) {
+  Router router;
+  router.set_auth_step(alice_key_step());
+  auto r = request("DELETE", "/nope");
+  EXPECT_EQ(router.dispatch(r).status, 401);
+}
+
+TEST(RouterAuthTest, OpenRoutesAndTheGetFallbackNeedNoCredential) {
+  Router router;
+  router.set_auth_step(alice_key_step());
+  router.add_open("GET", "/info", who_is_asking());
+  router.set_get_fallback([](HttpRequest&) { return HttpResponse::json("console"); });
+  auto info = request("GET", "/info");
+  HttpResponse response = router.dispatch(info);
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(body_of(response)["id"], "");
+  auto file = request("GET", "/index.html");
+  EXPECT_EQ(router.dispatch(file).status, 200);
+}
+
 }  // namespace
 }  // namespace tollgate::server

@@ -193,6 +193,23 @@ TEST_F(ServerApiTest, ResumeWithCommandFinishesTheRunAndTheThreadIsIdle) {
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["next"], Json::array());
 }
 
+TEST_F(ServerApiTest, WithoutAuthTheLocalUserStartsAndDecidesAndTheRunRecordsIt) {
+  std::string thread = new_thread();
+  auto first = call("POST", "/threads/" + thread + "/runs/wait",
+                    {{"assistant_id", "actors"}, {"input", Json::object()}});
+  ASSERT_EQ(first.status, 200) << first.body;
+  auto resumed = call("POST", "/threads/" + thread + "/runs/wait",
+                      {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  ASSERT_EQ(resumed.status, 200) << resumed.body;
+  EXPECT_EQ(resumed.json()["started_by"], "local");
+  EXPECT_EQ(resumed.json()["decided_by"], "local");
+  auto runs = call("GET", "/threads/" + thread + "/runs").json();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["kwargs"]["decided_by"]["id"], "local");
+  EXPECT_EQ(runs[1]["kwargs"]["started_by"]["id"], "local");
+  EXPECT_FALSE(runs[1]["kwargs"].contains("decided_by"));
+}
+
 TEST_F(ServerApiTest, ResumeByInterruptIdMapWorks) {
   std::string thread = new_thread();
   std::string id = run_to_interrupt(thread).back().data["__interrupt__"][0]["id"];

@@ -58,6 +58,17 @@ inline GraphRegistry test_graphs(std::shared_ptr<Gate> gate) {
     g.add_edge("tool", END);
     return g.compile(compile_options(saver, "hitl"));
   });
+  registry.add("actors", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+    StateGraph g;
+    g.add_node("ask", [](const State&, Runtime& rt) -> NodeResult {
+      return Json{{"answer", rt.interrupt("Proceed?")}};
+    });
+    g.add_node("act", [](const State&, Runtime& rt) -> NodeResult {
+      return Json{{"started_by", rt.started_by().id}, {"decided_by", rt.decided_by().id}};
+    });
+    g.add_edge(START, "ask").add_edge("ask", "act").add_edge("act", END);
+    return g.compile(compile_options(saver, "actors"));
+  });
   registry.add("gated",
                [gate](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
                  StateGraph g;
