@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,46 @@ class GraphRegistry {
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
+// ------------------------------------------------------------------ who may call (security.md)
+
+// An identity an API key proves. The key itself is never kept: only its SHA-256.
+struct AuthUser {
+  std::string id;                  // "alice"; who threads and decisions are recorded for
+  std::string name;                // for display; may be empty
+  std::vector<std::string> roles;  // "user", "reviewer", "admin"
+  std::string api_key_sha256;      // 64 hex digits: the SHA-256 of the key
+};
+
+// JSON Web Tokens from an identity provider: RS256/ES256 keys from a JWKS file, or HS256 with
+// a secret read from an environment variable. Checked: signature, exp, nbf, iss, aud.
+struct JwtOptions {
+  std::string issuer;            // the "iss" a token must carry; required
+  std::string audience;          // a value "aud" must hold; required
+  std::string jwks_file;         // JWKS of the RS256/ES256 keys; "" when only HS256 is used
+  std::string secret_env;        // environment variable holding the HS256 secret; "" for none
+  std::string subject_claim = "sub";    // the identity's id
+  std::string roles_claim = "roles";    // a list of role names (or one name)
+  std::string name_claim = "name";      // the display name, when the token has one
+  int clock_skew_seconds = 60;          // leeway for exp and nbf
+};
+
+struct AuthOptions {
+  std::vector<AuthUser> users;
+  std::optional<JwtOptions> jwt;
+  // Browser origins that may call the API ("https://review.example.com"). Empty: loopback
+  // origins only (http://localhost:<any port>, http://127.0.0.1:<any port>).
+  std::vector<std::string> cors_origins;
+
+  // With users or a JWT issuer, every request but GET /ok, GET /info and the console's files
+  // needs a credential.
+  bool enabled() const { return !users.empty() || jwt.has_value(); }
+};
+
+// Parses the `auth` section of a config file (docs/config.md, docs/security.md). Relative
+// paths (jwks_file) resolve against `base_dir`. Throws Error(kInvalidArgument) naming the
+// field: "auth.users[1].roles[0]: unknown role 'boss' (expected user, reviewer, admin)".
+AuthOptions parse_auth_options(const Json& section, const std::filesystem::path& base_dir);
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 2024;  // 0: pick a free port (see Server::port())
@@ -63,6 +105,11 @@ struct ServerOptions {
   // Folder of the built review console (web/dist), served at "/". Empty: no console. When the
   // folder has no index.html, "/" answers with a page saying how to build it.
   std::string console_dir;
+  // Who may call. Without users or JWT the server serves one local user who may do
+  // everything, and then refuses a host that is not a loopback address unless
+  // allow_insecure_no_auth is set.
+  AuthOptions auth;
+  bool allow_insecure_no_auth = false;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any
@@ -75,7 +122,9 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Opens the database (creating or migrating its tables), recovers runs interrupted by a
-  // previous process's death, binds the socket and starts serving. Throws Error on failure.
+  // previous process's death, binds the socket and starts serving. Throws Error on failure,
+  // and Error(kInvalidArgument) before anything is opened for a bad `auth` or a host that is
+  // not loopback without auth.
   void start();
   void stop();
   void wait();

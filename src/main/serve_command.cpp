@@ -1,4 +1,5 @@
-// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]`
+// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]
+//  [--insecure-no-auth]`
 // Serves the agents of the config file (or the demo agent) and the example graphs.
 #include <pthread.h>
 
@@ -37,21 +38,31 @@ struct ServeArguments {
   std::string console_dir = "web/dist";
   std::string model;    // the demo agent's model; empty: $TOLLGATE_MODEL or the offline demo model
   std::string workdir;  // the demo tools' folder; empty: next to the database
+  AuthOptions auth;     // the config file's "auth" section (docs/security.md)
+  bool insecure_no_auth = false;
 };
 
-// The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "agents"};
+// The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "auth",
+// "agents"};
 // command-line flags win; relative paths resolve against the file's folder. Returns the
 // "agents" object (null when the file has none).
 Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (args.config.empty()) return nullptr;
   const Json config = read_json_object_file(args.config);
   const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
-  static const char* const kKeys[] = {"host", "port", "db", "workdir", "model", "agents"};
+  static const char* const kKeys[] = {"host", "port", "db", "workdir", "model", "auth", "agents"};
   for (const auto& [key, value] : config.items()) {
     (void)value;
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw Error::InvalidArgument(args.config + ": unknown key '" + key +
-                                   "' (expected host, port, db, workdir, model, agents)");
+                                   "' (expected host, port, db, workdir, model, auth, agents)");
+    }
+  }
+  if (config.contains("auth")) {
+    try {
+      args.auth = parse_auth_options(config["auth"], base);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(args.config + ": " + e.what());
     }
   }
   auto read_string = [&](const char* key, const char* flag, std::string& target, bool path) {
@@ -190,6 +201,12 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.db_path = args.db;
   options.checkpointer = open_saver(args.db);
   options.console_dir = args.console_dir;
+  options.auth = args.auth;
+  options.allow_insecure_no_auth = args.insecure_no_auth;
+  if (!args.auth.enabled() && args.insecure_no_auth) {
+    std::cerr << "tollgate serve: warning: no auth and --insecure-no-auth: whoever reaches "
+              << args.host << " may read every thread and decide every review\n";
+  }
   Server server(options, std::move(graphs));
   server.start();
   std::cout << "tollgate serve: listening on http://" << args.host << ":" << server.port()
@@ -217,8 +234,11 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
       ->capture_default_str();
   command->add_option("--config", args->config,
-                      "JSON config file: host, port, db, workdir, model and the agents to serve "
+                      "JSON config file: host, port, db, workdir, model, auth and the agents to serve "
                       "(docs/config.md); without \"agents\" the demo agent is served");
+  command->add_flag("--insecure-no-auth", args->insecure_no_auth,
+                    "Listen on a non-loopback --host without auth (anyone who reaches it may "
+                    "read every thread and decide every review; see docs/security.md)");
   command->add_option("--console", args->console_dir, "Folder of the built review console")
       ->capture_default_str();
   command->add_option("--model", args->model,

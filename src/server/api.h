@@ -25,6 +25,7 @@ struct ApiContext {
   ThreadStreams& streams;
   std::shared_ptr<Saver> saver;
   AuditLog* audit = nullptr;  // the review audit log (GET /audit); null: none kept
+  bool auth_enabled = false;  // requests carry credentials (ServerOptions::auth)
 };
 
 void add_meta_routes(Router& router, ApiContext& context);

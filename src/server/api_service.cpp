@@ -2,6 +2,7 @@
 
 #include "server/api.h"
 #include "server/audit_log.h"
+#include "server/auth.h"
 #include "server/ids.h"
 #include "server/run_manager.h"
 #include "server/sqlite_store.h"
@@ -17,6 +18,7 @@ struct ApiService::Parts {
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
   std::unique_ptr<ApiContext> api;
+  std::unique_ptr<Authenticator> authenticator;  // null: no auth, every request is local
   Router router;
 };
 
@@ -44,6 +46,15 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
     : parts_(std::make_unique<Parts>()) {
   Parts& p = *parts_;
   if (!options.checkpointer) throw Error::InvalidArgument("checkpointer: required");
+  if (options.auth.enabled()) {
+    p.authenticator = std::make_unique<Authenticator>(options.auth);
+    p.router.set_auth_step([auth = p.authenticator.get()](const HttpRequest& request,
+                                                          std::string& refusal) {
+      return auth->authenticate(request, refusal);
+    });
+  } else {
+    validate_auth_options(options.auth);
+  }
   p.store = std::make_unique<SqliteStore>(options.db_path);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
   p.audit = std::make_unique<AuditLog>(options.db_path);
@@ -57,7 +68,8 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.api = std::make_unique<ApiContext>(
-      ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get()});
+      ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
+                 options.auth.enabled()});
   p.runs->set_audit_log(p.audit.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);

@@ -47,14 +47,24 @@ Json select_fields(const Json& object, const Json& select) {
 
 }  // namespace
 
-void add_meta_routes(Router& router, ApiContext&) {
+// What /info tells of authentication: whether a credential is needed, and whom the request's
+// credential names (null without a valid one), so a client knows to ask for a key.
+Json auth_info(const ApiContext& context, const Identity& who) {
+  Json identity = nullptr;
+  if (!who.empty()) identity = Json{{"id", who.id}, {"name", who.name}, {"roles", who.roles}};
+  return Json{{"enabled", context.auth_enabled}, {"identity", identity}};
+}
+
+void add_meta_routes(Router& router, ApiContext& context) {
+  const ApiContext* ctx = &context;
   router.add_open("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
-  router.add_open("GET", "/info", [](HttpRequest&) {
+  router.add_open("GET", "/info", [ctx](HttpRequest& request) {
     return HttpResponse::json(
         {{"version", "0.1.0"},
          {"server", "tollgate"},
          {"context", "cpp"},
-         {"flags", {{"assistants", true}, {"crons", false}, {"langsmith", false}}}});
+         {"flags", {{"assistants", true}, {"crons", false}, {"langsmith", false}}},
+         {"auth", auth_info(*ctx, request.identity)}});
   });
 }
 

@@ -4,7 +4,9 @@
 #include <mutex>
 
 #include "server/api_service.h"
+#include "server/auth.h"
 #include "server/http_server.h"
+#include "tollgate/error.h"
 
 namespace tollgate {
 
@@ -41,6 +43,15 @@ Server::~Server() {
 
 void Server::start() {
   Impl& s = *impl_;
+  if (!s.options.auth.enabled() && !s.options.allow_insecure_no_auth &&
+      !server::is_loopback_host(s.options.host)) {
+    throw Error::InvalidArgument(
+        "host " + s.options.host +
+        ": not a loopback address, and no auth is configured: anyone who can reach it could "
+        "read every thread and decide every review. Configure auth (users or jwt; see "
+        "docs/security.md), listen on 127.0.0.1, or accept the risk with --insecure-no-auth "
+        "(ServerOptions::allow_insecure_no_auth)");
+  }
   s.api = std::make_unique<server::ApiService>(s.options, s.registry);
   s.api->start_runs();
   server::HttpServerOptions http_options;

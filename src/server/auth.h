@@ -1,0 +1,54 @@
+// The auth step of the server (docs/security.md): who a request comes from, proved by an API
+// key (x-api-key, or Authorization: Bearer <key>) or a JWT (Authorization: Bearer <token>).
+// Keys are kept as SHA-256 digests and compared in constant time.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/http_types.h"
+#include "server/identity.h"
+#include "tollgate/server.h"
+
+namespace tollgate::server {
+
+// The roles an identity may have: "user", "reviewer", "admin".
+const std::vector<std::string>& known_roles();
+
+// Checks what the options say before anything is served: users with an id, known roles,
+// 64-hex-digit digests, no id or digest twice, a JWT section with issuer and audience and a
+// key source. Throws Error(kInvalidArgument) naming the field ("auth.users[0].roles[1]: ...").
+void validate_auth_options(const AuthOptions& options);
+
+// The lower-case hex SHA-256 of `text` (what auth.users[].api_key_sha256 holds).
+std::string sha256_hex(std::string_view text);
+
+// Whether `host` names the loopback interface ("127.0.0.1", "::1", "localhost", 127.0.0.0/8).
+bool is_loopback_host(const std::string& host);
+
+// Thread-safety: immutable once built; authenticate() may be called from any thread.
+class Authenticator {
+ public:
+  // Validates `options` (validate_auth_options); throws Error naming the field.
+  explicit Authenticator(const AuthOptions& options);
+  ~Authenticator();
+
+  // The identity the request's credential proves; nullopt when it has none or a wrong one,
+  // with `refusal` saying which (never the credential).
+  std::optional<Identity> authenticate(const HttpRequest& request, std::string& refusal) const;
+
+ private:
+  struct KeyUser {
+    std::array<unsigned char, 32> digest;
+    Identity identity;
+  };
+  std::optional<Identity> by_api_key(std::string_view key) const;
+
+  std::vector<KeyUser> users_;
+};
+
+}  // namespace tollgate::server
