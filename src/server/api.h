@@ -11,6 +11,7 @@
 #include "server/router.h"
 #include "server/run_manager.h"
 #include "server/store.h"
+#include "server/thread_access.h"
 #include "server/thread_streams.h"
 #include "tollgate/checkpoint.h"
 #include "tollgate/error.h"
@@ -41,8 +42,10 @@ void add_audit_routes(Router& router, ApiContext& context);
 std::optional<AssistantRecord> find_assistant(ApiContext& context, const std::string& id_or_graph);
 // As find_assistant, 404 with the reference server's message when unknown.
 AssistantRecord require_assistant_for_run(ApiContext& context, const std::string& id_or_graph);
-// The thread, 400 if the id is not a UUID, 404 if unknown.
-ThreadRecord require_thread(ApiContext& context, const std::string& thread_id);
+// The thread, 400 if the id is not a UUID, 404 if unknown or not visible to `who`, 403 if
+// `who` may see it but not use it so (thread_access.h).
+ThreadRecord require_thread(ApiContext& context, const std::string& thread_id, const Identity& who,
+                            ThreadUse use = ThreadUse::kRead);
 void require_uuid(const std::string& value, const std::string& field);
 // Records who asks for `run` (RunRequest::set_actors); a resume looks up who started the
 // thread's earlier runs.

@@ -27,10 +27,12 @@ void require_uuid(const std::string& value, const std::string& field) {
   if (!is_uuid(value)) throw Error::InvalidArgument(field + ": not a valid UUID: \"" + value + "\"");
 }
 
-ThreadRecord require_thread(ApiContext& context, const std::string& thread_id) {
+ThreadRecord require_thread(ApiContext& context, const std::string& thread_id, const Identity& who,
+                            ThreadUse use) {
   require_uuid(thread_id, "thread_id");
   auto thread = context.store.get_thread(thread_id);
   if (!thread) throw Error::NotFound("Thread with ID " + thread_id + " not found");
+  require_thread_use(who, *thread, use);
   return *thread;
 }
 

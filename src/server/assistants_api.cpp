@@ -72,6 +72,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
   ApiContext* ctx = &context;
 
   router.add("POST", "/assistants", [ctx](HttpRequest& request) {
+    require_admin(request.identity, "create assistants");
     Json body = require_object_body(request);
     auto graph_id = optional_string(body, "graph_id");
     if (!graph_id) throw Error::InvalidArgument("graph_id: required");
@@ -133,6 +134,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
   });
 
   router.add("PATCH", "/assistants/:id", [ctx](HttpRequest& request) {
+    require_admin(request.identity, "change assistants");
     Json body = require_object_body(request);
     AssistantRecord a = require_assistant(*ctx, request.params[0]);
     if (auto graph_id = optional_string(body, "graph_id")) {
@@ -153,6 +155,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
   });
 
   router.add("DELETE", "/assistants/:id", [ctx](HttpRequest& request) {
+    require_admin(request.identity, "delete assistants");
     AssistantRecord a = require_assistant(*ctx, request.params[0]);
     // The assistant every run of a served graph resolves to: deleting it would 404 them all.
     if (a.assistant_id == system_assistant_id(a.graph_id) &&

@@ -32,7 +32,7 @@ void add_audit_routes(Router& router, ApiContext& context) {
     if (ctx->audit == nullptr) throw Error::NotFound("This server keeps no audit log");
     AuditQuery query;
     if (auto thread_id = request.query_value("thread_id")) {
-      require_uuid(*thread_id, "thread_id");
+      require_thread(*ctx, *thread_id, request.identity);
       query.thread_id = *thread_id;
     }
     query.limit = static_cast<std::size_t>(query_integer(request, "limit", 1, 1000, 100));
@@ -40,7 +40,15 @@ void add_audit_routes(Router& router, ApiContext& context) {
       query.before_id = query_integer(request, "before", 1, INT64_MAX, 0);
     }
     Json out = Json::array();
-    for (const AuditEntry& entry : ctx->audit->list(query)) out.push_back(entry.to_json());
+    // Entries of threads the caller may not see are left out (an admin sees all; entries of
+    // deleted threads only an admin).
+    for (const AuditEntry& entry : ctx->audit->list(query)) {
+      if (!request.identity.is_admin()) {
+        auto thread = ctx->store.get_thread(entry.thread_id);
+        if (!thread || thread_access(request.identity, *thread) == ThreadAccess::kNone) continue;
+      }
+      out.push_back(entry.to_json());
+    }
     return HttpResponse::json(out);
   });
 }

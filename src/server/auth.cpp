@@ -135,6 +135,10 @@ void validate_auth_options(const AuthOptions& options) {
 
 Authenticator::Authenticator(const AuthOptions& options) {
   validate_auth_options(options);
+  if (options.jwt) {
+    throw Error::InvalidArgument(
+        "auth.jwt: JSON Web Tokens are not verified by this server yet; use auth.users");
+  }
   for (const AuthUser& user : options.users) {
     users_.push_back(KeyUser{*digest_from_hex(user.api_key_sha256),
                              Identity{user.id, user.name, user.roles, true}});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/hex.h"
+#include "server/cors_policy.h"
 #include "server/log.h"
 #include "server/request_reader.h"
 #include "tollgate/error.h"
@@ -82,14 +83,37 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  // A request the origin rules refuse (cors_policy.h), or nullopt. Sets cors_origin_ to the
+  // Origin to echo when the request's page may read the answer.
+  std::optional<HttpResponse> refused_by_origin(const HttpRequest& request) {
+    cors_origin_.clear();
+    const std::string host = request.header("host");
+    if (options_.loopback_hosts_only && !is_loopback_host_header(host)) {
+      return HttpResponse::error(403, "Host " + host +
+                                          " is not a loopback name; a server without auth "
+                                          "answers only requests sent to localhost");
+    }
+    const std::string origin = request.header("origin");
+    if (origin.empty()) return std::nullopt;
+    if (!options_.cors.allows(origin, host)) {
+      return HttpResponse::error(403, "Origin " + origin +
+                                          " may not call this server (see cors_origins in "
+                                          "docs/security.md)");
+    }
+    cors_origin_ = origin;
+    return std::nullopt;
+  }
+
   void respond(HttpRequest& request) {
     HttpResponse response;
-    if (request.method == "OPTIONS") {
+    if (auto refusal = refused_by_origin(request)) {
+      response = std::move(*refusal);
+    } else if (request.method == "OPTIONS") {
       response = HttpResponse::empty(204);
       response.add_header("Access-Control-Allow-Methods", "GET,HEAD,PUT,POST,DELETE,PATCH,QUERY");
       std::string requested = request.header("access-control-request-headers");
       if (!requested.empty()) response.add_header("Access-Control-Allow-Headers", requested);
-      response.add_header("Vary", "Access-Control-Request-Headers");
+      response.add_header("Vary", "Origin, Access-Control-Request-Headers");
     } else {
       response = router_.dispatch(request);
     }
@@ -138,8 +162,11 @@ class Session : public std::enable_shared_from_this<Session> {
     return false;
   }
 
-  static void add_cors(http::fields& fields) {
-    fields.set("Access-Control-Allow-Origin", "*");
+  // CORS headers for the page that sent the request, when it may read the answer.
+  void add_cors(http::fields& fields) const {
+    fields.set("Vary", "Origin");
+    if (cors_origin_.empty()) return;
+    fields.set("Access-Control-Allow-Origin", cors_origin_);
     fields.set("Access-Control-Expose-Headers", kExposeHeaders);
   }
 
@@ -217,8 +244,11 @@ class Session : public std::enable_shared_from_this<Session> {
       head_sent_ = true;
       std::string head =
           "HTTP/1.1 " + std::to_string(head_.status) + " " + reason_phrase(head_.status) + "\r\n";
-      head += "Access-Control-Allow-Origin: *\r\n";
-      head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
+      head += "Vary: Origin\r\n";
+      if (!cors_origin_.empty()) {
+        head += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\n";
+        head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
+      }
       if (!head_.content_type.empty()) head += "Content-Type: " + head_.content_type + "\r\n";
       for (auto& [name, value] : head_.headers) head += name + ": " + value + "\r\n";
       head += keep_alive_ ? "Cache-Control: no-cache\r\nConnection: keep-alive\r\n"
@@ -358,6 +388,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string sending_;
   std::string heartbeat_;     // the body's heartbeat bytes
   std::string request_line_;  // "METHOD /path" of the current request, for the log
+  std::string cors_origin_;   // the Origin the current response lets read it; "" for none
   char probe_[512];
   static constexpr std::size_t kMaxEarlyBytes = 64 * 1024;
   bool keep_alive_ = false;    // the current request asked to keep the connection

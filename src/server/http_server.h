@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "server/cors_policy.h"
 #include "server/request_reader.h"
 #include "server/router.h"
 
@@ -24,6 +25,10 @@ struct HttpServerOptions {
   std::size_t threads = 2;
   RequestLimits limits;
   int heartbeat_seconds = 10;
+  CorsPolicy cors;  // which pages may call (default: loopback origins)
+  // Refuse (403) requests whose Host header is not a loopback name: for a server without
+  // auth, so that a page of a rebound DNS name cannot use the browser to reach it.
+  bool loopback_hosts_only = false;
 };
 
 // Thread-safety: start() once, stop() from any thread (idempotent). The router must outlive

@@ -35,9 +35,15 @@ Json pending_interrupt_ids(const ThreadRecord& thread) {
   return ids;
 }
 
-ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id) {
-  if (auto thread = context.store.get_thread(thread_id)) return *thread;
-  ThreadRecord fresh = new_thread_record(thread_id, Json::object());
+// The thread, created (owned by `who`) when unknown; 404 when `who` may not see it.
+ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id, const Identity& who) {
+  if (auto thread = context.store.get_thread(thread_id)) {
+    require_thread_use(who, *thread, ThreadUse::kRead);
+    return *thread;
+  }
+  Json metadata = Json::object();
+  stamp_owner(metadata, who);
+  ThreadRecord fresh = new_thread_record(thread_id, metadata);
   context.store.create_thread(fresh);
   return *context.store.get_thread(thread_id);
 }
@@ -76,7 +82,7 @@ RunRecord run_start(ApiContext& context, const Identity& requester, const std::s
   if (!assistant) {
     throw Error::NotFound("No assistant found for \"" + assistant_id.get<std::string>() + "\"");
   }
-  ThreadRecord thread = ensure_thread(context, thread_id);
+  ThreadRecord thread = ensure_thread(context, thread_id, requester);
   RunRequest r = protocol_run(thread_id, assistant->assistant_id);
   r.multitask_strategy = strategy_of(params);
   Json input = params.value("input", Json());
@@ -85,6 +91,7 @@ RunRecord run_start(ApiContext& context, const Identity& requester, const std::s
   } else {
     r.input = input;
   }
+  require_thread_use(requester, thread, r.resumes() ? ThreadUse::kDecide : ThreadUse::kChange);
   if (params.contains("config") && params["config"].is_object()) r.config = params["config"];
   if (params.contains("metadata") && params["metadata"].is_object())
     r.metadata = params["metadata"];
@@ -100,6 +107,7 @@ RunRecord run_start(ApiContext& context, const Identity& requester, const std::s
 RunRecord input_respond(ApiContext& context, const Identity& requester,
                         const std::string& thread_id, const Json& params) {
   auto thread = context.store.get_thread(thread_id);
+  if (thread) require_thread_use(requester, *thread, ThreadUse::kDecide);
   Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
   if (!thread || pending.empty()) {
     throw Error::Conflict("input.respond can only be used while the run is interrupted.");
@@ -209,6 +217,8 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     }
     const Json id = body["id"];
     const std::string method = body["method"].get<std::string>();
+    if (auto thread = ctx->store.get_thread(thread_id))
+      require_thread_use(request.identity, *thread, ThreadUse::kRead);
     Json params = body.value("params", Json::object());
     if (!params.is_object()) throw Error::InvalidArgument("params: must be an object");
     try {
@@ -246,6 +256,9 @@ void add_protocol_routes(Router& router, ApiContext& context) {
         throw Error::InvalidArgument(key + ": unknown field; expected channels, namespaces, depth, since");
       }
     }
+    // A thread not created yet may be watched (a client subscribes before run.start).
+    if (auto thread = ctx->store.get_thread(thread_id))
+      require_thread_use(request.identity, *thread, ThreadUse::kRead);
     StreamFilter filter;
     if (!body.contains("channels") || !body["channels"].is_array()) {
       throw Error::InvalidArgument("channels: required (a list of channel names)");

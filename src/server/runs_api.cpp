@@ -96,13 +96,31 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
   return parsed;
 }
 
-// Makes sure the run's thread exists: creates it for if_not_exists=create, else 404.
+// Makes sure the run's thread exists and `who` may run on it (a resume is a decision):
+// creates it, owned by `who`, for if_not_exists=create, else 404.
 void ensure_thread(ApiContext& context, const std::string& thread_id,
-                   const std::string& if_not_exists) {
+                   const std::string& if_not_exists, const Identity& who, bool resumes) {
   require_uuid(thread_id, "thread_id");
-  if (context.store.get_thread(thread_id)) return;
+  if (auto thread = context.store.get_thread(thread_id)) {
+    require_thread_use(who, *thread, resumes ? ThreadUse::kDecide : ThreadUse::kChange);
+    return;
+  }
   if (if_not_exists != "create") throw Error::NotFound("Thread with ID " + thread_id + " not found");
-  context.store.create_thread(new_thread_record(thread_id, Json::object()));
+  Json metadata = Json::object();
+  stamp_owner(metadata, who);
+  context.store.create_thread(new_thread_record(thread_id, metadata));
+}
+
+// The run of a thread `who` may see (404 otherwise), for `use`.
+RunRecord require_visible_run(ApiContext& context, const std::string& run_id, const Identity& who,
+                              ThreadUse use) {
+  auto run = context.store.get_run(run_id);
+  if (!run) throw Error::NotFound("Run not found");
+  auto thread = context.store.get_thread(run->thread_id);
+  if (!thread || thread_access(who, *thread) == ThreadAccess::kNone)
+    throw Error::NotFound("Run not found");
+  require_thread_use(who, *thread, use);
+  return *run;
 }
 
 std::string run_path(const RunRecord& run, bool stateless) {
@@ -114,11 +132,13 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
                     const std::string& thread_id) {
   if (thread_id.empty()) {
     std::string temporary_id = new_uuid7();
-    context.store.create_thread(new_thread_record(temporary_id, Json::object()));
+    Json metadata = Json::object();
+    stamp_owner(metadata, requester);
+    context.store.create_thread(new_thread_record(temporary_id, metadata));
     parsed.request.thread_id = temporary_id;
     parsed.request.temporary = parsed.on_completion == "delete";
   } else {
-    ensure_thread(context, thread_id, parsed.if_not_exists);
+    ensure_thread(context, thread_id, parsed.if_not_exists, requester, parsed.request.resumes());
     parsed.request.thread_id = thread_id;
   }
   set_run_actors(context, requester, parsed.request);
@@ -209,8 +229,9 @@ HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std:
 }
 
 RunRecord require_run(ApiContext& context, const std::string& thread_id,
-                      const std::string& run_id) {
-  require_uuid(thread_id, "thread_id");
+                      const std::string& run_id, const Identity& who,
+                      ThreadUse use = ThreadUse::kRead) {
+  require_thread(context, thread_id, who, use);
   require_uuid(run_id, "run_id");
   auto run = context.store.get_run(run_id);
   if (!run || run->thread_id != thread_id) throw Error::NotFound("Run not found");
@@ -303,7 +324,7 @@ void add_run_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
-    require_thread(*ctx, request.params[0]);
+    require_thread(*ctx, request.params[0], request.identity);
     std::size_t limit = 10;
     std::size_t offset = 0;
     try {
@@ -325,11 +346,12 @@ void add_run_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
-    return HttpResponse::json(run_to_json(require_run(*ctx, request.params[0], request.params[1])));
+    return HttpResponse::json(run_to_json(require_run(*ctx, request.params[0], request.params[1], request.identity)));
   });
 
   router.add("DELETE", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
-    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity,
+                                ThreadUse::kChange);
     if (run.status == "pending" || run.status == "running") {
       ctx->runs.cancel(run.run_id, true);
     }
@@ -338,7 +360,8 @@ void add_run_routes(Router& router, ApiContext& context) {
   });
 
   router.add("POST", "/threads/:thread_id/runs/:run_id/cancel", [ctx](HttpRequest& request) {
-    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity,
+                                ThreadUse::kChange);
     return cancel_response(*ctx, run, request);
   });
 
@@ -352,6 +375,7 @@ void add_run_routes(Router& router, ApiContext& context) {
       }
     }
     if (auto thread_id = optional_string(body, "thread_id")) {
+      require_thread(*ctx, *thread_id, request.identity, ThreadUse::kChange);
       auto status = optional_string(body, "status");
       for (const RunRecord& run : ctx->store.list_runs(*thread_id)) {
         const bool active = run.status == "pending" || run.status == "running";
@@ -363,13 +387,16 @@ void add_run_routes(Router& router, ApiContext& context) {
         }
       }
     } else {
-      for (const std::string& id : run_ids) ctx->runs.cancel(id, action == "rollback");
+      for (const std::string& id : run_ids) {
+        require_visible_run(*ctx, id, request.identity, ThreadUse::kChange);
+        ctx->runs.cancel(id, action == "rollback");
+      }
     }
     return HttpResponse::empty(204);
   });
 
   router.add("GET", "/threads/:thread_id/runs/:run_id/join", [ctx](HttpRequest& request) {
-    RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+    RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity);
     auto flag = request.query_value("cancel_on_disconnect");
     return wait_response(*ctx, run, "", flag && (*flag == "1" || *flag == "true"));
   });
@@ -402,15 +429,14 @@ void add_run_routes(Router& router, ApiContext& context) {
 
   router.add("GET", "/threads/:thread_id/runs/:run_id/stream",
              [ctx, join_stream](HttpRequest& request) {
-               RunRecord run = require_run(*ctx, request.params[0], request.params[1]);
+               RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity);
                return join_stream(request, run);
              });
 
   router.add("GET", "/runs/:run_id/stream", [ctx, join_stream](HttpRequest& request) {
     require_uuid(request.params[0], "run_id");
-    auto run = ctx->store.get_run(request.params[0]);
-    if (!run) throw Error::NotFound("Run not found");
-    return join_stream(request, *run);
+    RunRecord run = require_visible_run(*ctx, request.params[0], request.identity, ThreadUse::kRead);
+    return join_stream(request, run);
   });
 }
 

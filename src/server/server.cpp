@@ -60,6 +60,9 @@ void Server::start() {
   http_options.threads = s.options.io_threads;
   http_options.limits.max_body_bytes = s.options.max_body_bytes;
   http_options.heartbeat_seconds = s.options.heartbeat_seconds;
+  http_options.cors = server::CorsPolicy(s.options.auth.cors_origins, s.options.auth.enabled());
+  http_options.loopback_hosts_only =
+      !s.options.auth.enabled() && server::is_loopback_host(s.options.host);
   s.http = std::make_unique<server::HttpServer>(s.api->router(), http_options);
   s.http->start();
   std::lock_guard lock(s.mutex);

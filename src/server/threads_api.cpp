@@ -53,7 +53,8 @@ std::optional<std::string> checkpoint_id_of(const Json& value, const std::string
   throw Error::InvalidArgument(field + ": must be a checkpoint id or a config naming one");
 }
 
-std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body) {
+std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body,
+                                           const Identity& who) {
   Json metadata = optional_object(body, "metadata");
   Json values = optional_object(body, "values");
   auto status = optional_string(body, "status");
@@ -72,6 +73,7 @@ std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body
   }
   std::vector<ThreadRecord> out;
   for (ThreadRecord& t : context.store.list_threads()) {
+    if (thread_access(who, t) == ThreadAccess::kNone) continue;
     if (status && t.status != *status) continue;
     if (!json_contains(t.metadata, metadata)) continue;
     if (!values.empty() && !json_contains(t.values, values)) continue;
@@ -116,10 +118,13 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
     std::string thread_id = optional_string(body, "thread_id").value_or(new_uuid7());
     require_uuid(thread_id, "thread_id");
+    stamp_owner(metadata, request.identity);
     ThreadRecord thread = new_thread_record(thread_id, metadata);
     if (!ctx->store.create_thread(thread)) {
-      if (if_exists == "do_nothing") {
-        return HttpResponse::json(thread_to_json(*ctx->store.get_thread(thread_id)));
+      auto existing = ctx->store.get_thread(thread_id);
+      if (if_exists == "do_nothing" && existing &&
+          thread_access(request.identity, *existing) != ThreadAccess::kNone) {
+        return HttpResponse::json(thread_to_json(*existing));
       }
       throw Error::Conflict("Thread already exists");
     }
@@ -133,7 +138,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string sort_by = enum_field(
         body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
     std::string order = enum_field(body, "sort_order", {"asc", "desc"}, "desc");
-    std::vector<ThreadRecord> found = matching_threads(*ctx, body);
+    std::vector<ThreadRecord> found = matching_threads(*ctx, body, request.identity);
     std::stable_sort(found.begin(), found.end(), [&](const ThreadRecord& x, const ThreadRecord& y) {
       Json a = sort_by == "created_at"   ? Json(x.created_at)
                : sort_by == "updated_at" ? Json(x.updated_at)
@@ -167,33 +172,39 @@ void add_thread_routes(Router& router, ApiContext& context) {
   });
 
   router.add("POST", "/threads/count", [ctx](HttpRequest& request) {
-    return HttpResponse::json(matching_threads(*ctx, require_object_body(request)).size());
+    return HttpResponse::json(matching_threads(*ctx, require_object_body(request), request.identity).size());
   });
 
   router.add("GET", "/threads/:thread_id", [ctx](HttpRequest& request) {
-    return HttpResponse::json(thread_to_json(require_thread(*ctx, request.params[0])));
+    return HttpResponse::json(thread_to_json(require_thread(*ctx, request.params[0], request.identity)));
   });
 
   router.add("PATCH", "/threads/:thread_id", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
     require_uuid(request.params[0], "thread_id");
+    ThreadRecord thread =
+        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     Json metadata = optional_object(body, "metadata");
+    if (request.identity.authenticated && !request.identity.is_admin())
+      keep_owner(metadata, thread.metadata);
     // Only the metadata is written, so a run ending meanwhile keeps the status it stored.
-    auto thread = ctx->store.merge_thread_metadata(request.params[0], metadata, now_millis());
-    if (!thread) throw Error::NotFound("Thread with ID " + request.params[0] + " not found");
-    return HttpResponse::json(thread_to_json(*thread));
+    auto merged = ctx->store.merge_thread_metadata(thread.thread_id, metadata, now_millis());
+    if (!merged) throw Error::NotFound("Thread with ID " + request.params[0] + " not found");
+    return HttpResponse::json(thread_to_json(*merged));
   });
 
   router.add("DELETE", "/threads/:thread_id", [ctx](HttpRequest& request) {
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread =
+        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     ctx->runs.delete_thread(thread.thread_id, ctx->saver.get());
     return HttpResponse::empty(204);
   });
 
   router.add("POST", "/threads/:thread_id/copy", [ctx](HttpRequest& request) {
-    ThreadRecord source = require_thread(*ctx, request.params[0]);
+    ThreadRecord source = require_thread(*ctx, request.params[0], request.identity);
     ThreadRecord copy = source;
     copy.thread_id = new_uuid7();
+    if (request.identity.authenticated) copy.metadata[kOwnerKey] = request.identity.id;
     copy.created_at = copy.updated_at = now_millis();
     if (copy.status == "busy") copy.status = "idle";
     if (ctx->saver) ctx->saver->copy_thread(source.thread_id, copy.thread_id);
@@ -202,19 +213,19 @@ void add_thread_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id/state", [ctx](HttpRequest& request) {
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
     return HttpResponse::json(state_of(*ctx, thread, "", "", query_flag(request, "subgraphs")));
   });
 
   router.add("GET", "/threads/:thread_id/state/:checkpoint_id", [ctx](HttpRequest& request) {
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
     return HttpResponse::json(
         state_of(*ctx, thread, request.params[1], "", query_flag(request, "subgraphs")));
   });
 
   router.add("POST", "/threads/:thread_id/state/checkpoint", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
     optional_object(body, "checkpoint");
     return HttpResponse::json(
         state_of(*ctx, thread, optional_string(body, "checkpoint.checkpoint_id").value_or(""),
@@ -224,7 +235,8 @@ void add_thread_routes(Router& router, ApiContext& context) {
 
   router.add("POST", "/threads/:thread_id/state", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread =
+        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     const CompiledGraph* graph = thread_graph(*ctx, thread);
     if (graph == nullptr) {
       throw Error::InvalidArgument("Thread " + thread.thread_id +
@@ -255,12 +267,12 @@ void add_thread_routes(Router& router, ApiContext& context) {
 
   router.add("POST", "/threads/:thread_id/history", [ctx](HttpRequest& request) {
     Json body = require_object_body(request);
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
     return HttpResponse::json(history(*ctx, thread, body));
   });
 
   router.add("GET", "/threads/:thread_id/history", [ctx](HttpRequest& request) {
-    ThreadRecord thread = require_thread(*ctx, request.params[0]);
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
     Json body = Json::object();
     if (auto limit = request.query_value("limit")) {
       try {

@@ -158,15 +158,32 @@ test("a bad field is a 400 naming it", async () => {
   );
 });
 
-test("CORS preflight allows any origin and exposes content-location", async () => {
+test("CORS preflight allows a loopback page and exposes content-location", async () => {
   const response = await fetch(`${server.url}/threads`, {
     method: "OPTIONS",
-    headers: { origin: "http://example.test", "access-control-request-headers": "content-type,last-event-id" },
+    headers: { origin: "http://localhost:5173", "access-control-request-headers": "content-type,last-event-id" },
   });
   assert.equal(response.status, 204);
-  assert.equal(response.headers.get("access-control-allow-origin"), "*");
+  assert.equal(response.headers.get("access-control-allow-origin"), "http://localhost:5173");
   assert.equal(response.headers.get("access-control-allow-headers"), "content-type,last-event-id");
   assert.match(response.headers.get("access-control-expose-headers"), /content-location/);
+});
+
+test("a page of another site can neither preflight nor post", async () => {
+  const preflight = await fetch(`${server.url}/threads`, {
+    method: "OPTIONS",
+    headers: { origin: "https://evil.example", "access-control-request-headers": "content-type" },
+  });
+  assert.equal(preflight.status, 403);
+  assert.equal(preflight.headers.get("access-control-allow-origin"), null);
+  const before = await client.threads.count({});
+  const post = await fetch(`${server.url}/threads`, {
+    method: "POST",
+    headers: { origin: "https://evil.example", "content-type": "text/plain" },
+    body: "{}",
+  });
+  assert.equal(post.status, 403);
+  assert.equal(await client.threads.count({}), before);
 });
 
 test("thread search, count, patch and copy", async () => {

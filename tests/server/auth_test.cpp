@@ -182,6 +182,144 @@ TEST_F(AuthTest, AKeyInPlainTextInTheConfigIsRefusedNamingTheField) {
   }
 }
 
+// ------------------------------------------------------------------------------ ownership
+
+TEST_F(AuthTest, AThreadBelongsToItsCreator) {
+  start();
+  std::string thread = new_thread("alice");
+  EXPECT_EQ(call("alice", "GET", "/threads/" + thread).json()["metadata"]["owner"], "alice");
+}
+
+TEST_F(AuthTest, AnotherUsersThreadIsNotFoundOnEveryRoute) {
+  start();
+  std::string thread = paused_thread("alice");
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/threads/" + thread},
+           {"GET", "/threads/" + thread + "/state"},
+           {"GET", "/threads/" + thread + "/history"},
+           {"POST", "/threads/" + thread + "/history"},
+           {"GET", "/threads/" + thread + "/runs"},
+           {"PATCH", "/threads/" + thread},
+           {"DELETE", "/threads/" + thread},
+           {"GET", "/audit?thread_id=" + thread}}) {
+    EXPECT_EQ(call("bob", method, path, Json::object()).status, 404) << method << " " << path;
+  }
+  EXPECT_EQ(visible_threads("bob"), 0u);
+  EXPECT_EQ(call("bob", "POST", "/threads/count", Json::object()).json(), 0);
+  EXPECT_EQ(call("alice", "GET", "/threads/" + thread).status, 200);
+}
+
+TEST_F(AuthTest, AUserCannotRunOrDecideOnAnotherUsersThread) {
+  start();
+  std::string thread = paused_thread("alice");
+  auto resume = call("bob", "POST", "/threads/" + thread + "/runs/wait",
+                     {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  EXPECT_EQ(resume.status, 404);
+  EXPECT_EQ(call("alice", "GET", "/threads/" + thread).json()["status"], "interrupted");
+}
+
+TEST_F(AuthTest, AReviewerSeesAPendingReviewDecidesItAndTheRunKnowsWhoDid) {
+  start();
+  std::string thread = paused_thread("alice");
+  EXPECT_EQ(visible_threads("rita"), 1u);
+  auto resume = call("rita", "POST", "/threads/" + thread + "/runs/wait",
+                     {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  ASSERT_EQ(resume.status, 200) << resume.body;
+  EXPECT_EQ(resume.json()["started_by"], "alice");
+  EXPECT_EQ(resume.json()["decided_by"], "rita");
+}
+
+TEST_F(AuthTest, AReviewerDoesNotSeeThreadsWithoutAPendingReview) {
+  start();
+  std::string thread = new_thread("alice");
+  EXPECT_EQ(visible_threads("rita"), 0u);
+  EXPECT_EQ(call("rita", "GET", "/threads/" + thread).status, 404);
+}
+
+TEST_F(AuthTest, AReviewerMayNotChangeAThreadItReviews) {
+  start();
+  std::string thread = paused_thread("alice");
+  auto patch = call("rita", "PATCH", "/threads/" + thread, {{"metadata", {{"x", 1}}}});
+  EXPECT_EQ(patch.status, 403);
+  auto input = call("rita", "POST", "/threads/" + thread + "/runs/wait",
+                    {{"assistant_id", "actors"}, {"input", Json::object()}});
+  EXPECT_EQ(input.status, 403);
+}
+
+TEST_F(AuthTest, AnAdminSeesEveryThread) {
+  start();
+  new_thread("alice");
+  new_thread("bob");
+  EXPECT_EQ(visible_threads("ada"), 2u);
+  EXPECT_EQ(visible_threads("alice"), 1u);
+}
+
+TEST_F(AuthTest, AClientCannotGiveItsThreadToSomeoneElse) {
+  start();
+  auto created = call("alice", "POST", "/threads", {{"metadata", {{"owner", "bob"}}}});
+  std::string thread = created.json()["thread_id"];
+  EXPECT_EQ(created.json()["metadata"]["owner"], "alice");
+  auto patched = call("alice", "PATCH", "/threads/" + thread, {{"metadata", {{"owner", "bob"}}}});
+  EXPECT_EQ(patched.json()["metadata"]["owner"], "alice");
+  EXPECT_EQ(visible_threads("bob"), 0u);
+}
+
+TEST_F(AuthTest, OnlyAnAdminMayCreateAssistants) {
+  start();
+  Json body = {{"graph_id", "actors"}};
+  EXPECT_EQ(call("alice", "POST", "/assistants", body).status, 403);
+  EXPECT_EQ(call("ada", "POST", "/assistants", body).status, 200);
+}
+
+// ------------------------------------------------------------------------------ CORS
+
+TEST_F(AuthTest, APageOfAForeignOriginCannotPostAndNothingIsCreated) {
+  start();
+  auto response = call("ada", "POST", "/threads", Json::object(),
+                       {{"origin", "https://evil.example"}});
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(response.header("access-control-allow-origin"), "");
+  EXPECT_EQ(visible_threads("ada"), 0u);
+}
+
+TEST_F(AuthTest, APreflightFromAForeignOriginIsRefused) {
+  start();
+  auto response = call("", "OPTIONS", "/threads", Json(),
+                       {{"origin", "https://evil.example"},
+                        {"access-control-request-headers", "content-type,x-api-key"}});
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(response.header("access-control-allow-origin"), "");
+}
+
+TEST_F(AuthTest, ALoopbackOriginIsAllowedByDefaultAndEchoed) {
+  start();
+  auto response = call("ada", "POST", "/threads/search", Json::object(), {{"origin", "http://localhost:5173"}});
+  EXPECT_EQ(response.header("access-control-allow-origin"), "http://localhost:5173");
+  EXPECT_EQ(response.header("vary"), "Origin");
+}
+
+TEST_F(AuthTest, ConfiguredOriginsReplaceTheLoopbackDefault) {
+  ServerOptions options = options_with_users();
+  options.auth.cors_origins = {"https://review.example.com"};
+  start(options);
+  EXPECT_EQ(call("ada", "POST", "/threads", Json::object(),
+                 {{"origin", "https://review.example.com"}})
+                .status,
+            200);
+  EXPECT_EQ(call("ada", "POST", "/threads", Json::object(), {{"origin", "http://localhost:5173"}})
+                .status,
+            403);
+}
+
+TEST_F(AuthTest, WithoutAuthARequestForANonLoopbackHostNameIsRefused) {
+  ServerOptions options = options_with_users();
+  options.auth.users.clear();
+  start(options);
+  auto response = call("", "POST", "/threads/search", Json::object(), {{"host", "rebound.example:2024"}});
+  EXPECT_EQ(response.status, 403);
+  EXPECT_EQ(call("", "POST", "/threads/search", Json::object()).status, 200);
+}
+
 // ------------------------------------------------------------------------------ binding
 
 TEST_F(AuthTest, ANonLoopbackHostWithoutAuthRefusesToStart) {
