@@ -10,7 +10,9 @@ const BINARY = process.env.TOLLGATE_BIN;
 if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
 
 export class ServerProcess {
-  constructor() {
+  // `args`: more `tollgate serve` arguments (e.g. a --config file).
+  constructor(args = []) {
+    this.args = args;
     this.dir = mkdtempSync(join(tmpdir(), "tollgate-it-"));
     this.db = join(this.dir, "tollgate.db");
     this.port = 0;
@@ -18,7 +20,7 @@ export class ServerProcess {
 
   // Starts the server (on the same port after a restart) and resolves once it listens.
   async start() {
-    this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db], {
+    this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.stderr = "";
@@ -41,8 +43,8 @@ export class ServerProcess {
     return this;
   }
 
-  client() {
-    return new Client({ apiUrl: this.url, apiKey: null, callerOptions: { maxRetries: 0 } });
+  client(apiKey = null) {
+    return new Client({ apiUrl: this.url, apiKey, callerOptions: { maxRetries: 0 } });
   }
 
   async kill(signal = "SIGKILL") {
