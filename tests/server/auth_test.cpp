@@ -56,7 +56,7 @@ class AuthTest : public ::testing::Test {
     ServerOptions options;
     options.port = 0;
     options.db_path = db_.string();
-    options.checkpointer = std::make_shared<MemorySaver>();
+    options.checkpointer = make_memory_saver();
     options.heartbeat_seconds = 0;
     options.auth.users = {user("alice", {"user"}), user("bob", {"user"}),
                           user("rita", {"reviewer"}), user("ada", {"admin"})};
