@@ -21,12 +21,12 @@ Json load(const std::string& path) {
   EXPECT_TRUE(in.good()) << path;
   return Json::parse(in);
 }
-Json reference(const std::string& name) {
-  return load(std::string(TOLLGATE_SHARED_DIR) + "/reference/golden/" + name + ".json");
-}
+// H1/H2 are the reference's deepagents traces (copied from shared/reference/golden so a clone
+// tests on its own); J1–J4 were recorded from deepagents JS (tests/golden/deepagents_js).
 Json recorded(const std::string& name) {
   return load(std::string(TOLLGATE_SOURCE_DIR) + "/tests/golden/data/" + name + ".json");
 }
+Json reference(const std::string& name) { return recorded(name); }
 
 using testing::answered;
 using testing::call;
