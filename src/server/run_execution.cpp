@@ -5,6 +5,7 @@
 #include "server/http_types.h"
 #include "server/ids.h"
 #include "server/log.h"
+#include "server/review_binding.h"
 #include "server/run_events.h"
 #include "server/run_manager.h"
 #include "server/wire_format.h"
@@ -128,6 +129,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     }
     base = progress_of(*g, record.thread_id);
     audit_id = audit_decision(record, request, graph_id, base.checkpoint_id);
+    check_binding(request,
+                  config.checkpoint_id.empty() ? base.checkpoint_id : config.checkpoint_id);
 
     Input input = Json();
     if (request.command) {

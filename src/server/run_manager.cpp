@@ -5,6 +5,7 @@
 
 #include "server/ids.h"
 #include "server/log.h"
+#include "server/review_binding.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -87,6 +88,11 @@ RunRecord RunManager::submit(const RunRequest& request) {
   if (!assistant) throw Error::NotFound("Assistant not found");
   auto thread = store_.get_thread(request.thread_id);
   if (!thread) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
+  RunRequest stored = request;
+  stored.assistant_id = assistant->assistant_id;
+  // A decision answers what is pending now (see review_binding.h); a run that would find its
+  // thread elsewhere is refused when it executes.
+  if (const CompiledGraph* g = graph(assistant->graph_id); g != nullptr) bind_decision(*g, stored);
 
   std::unique_lock lock(mutex_);
   std::vector<std::shared_ptr<ActiveRun>> in_flight;
@@ -117,8 +123,6 @@ RunRecord RunManager::submit(const RunRequest& request) {
   metadata["graph_id"] = assistant->graph_id;
   metadata["assistant_id"] = assistant->assistant_id;
   record.metadata = metadata;
-  RunRequest stored = request;
-  stored.assistant_id = assistant->assistant_id;
   Json configurable = stored.config.value("configurable", Json::object());
   if (!configurable.is_object()) configurable = Json::object();
   configurable["run_id"] = record.run_id;

@@ -22,15 +22,20 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
   entry.assistant_id = record.assistant_id;
   entry.graph_id = graph_id;
   entry.checkpoint_id = checkpoint_id;
-  // What was pending: read from the checkpoint the decision answers (the thread record may
-  // already say busy).
-  if (const CompiledGraph* g = graph(graph_id); g != nullptr) {
+  // What was pending when the decision was accepted (the thread may have moved on since; the
+  // run is then refused). A run stored before decisions were bound reads it now.
+  if (request.binding.is_object()) {
+    entry.checkpoint_id = request.binding.value("checkpoint_id", "");
+    entry.shown = request.binding.value("shown", Json::object());
+  } else if (const CompiledGraph* g = graph(graph_id); g != nullptr) {
     RunConfig config;
     config.thread_id = record.thread_id;
     config.checkpoint_id = checkpoint_id;
     entry.shown = interrupts_by_task(g->get_state(config));
   }
-  entry.decided = (*request.command)["resume"];
+  entry.decided = request.binding.is_object() && request.binding.contains("decided")
+                      ? request.binding["decided"]
+                      : (*request.command)["resume"];
   // Throws when the entry cannot be stored: the decision is then not applied.
   return audit_->append(entry);
 }

@@ -73,6 +73,7 @@ Json RunRequest::to_kwargs() const {
   if (!checkpoint_id.empty()) kwargs["checkpoint_id"] = checkpoint_id;
   if (!started_by.empty()) kwargs["started_by"] = identity_json(started_by);
   if (!decided_by.empty()) kwargs["decided_by"] = identity_json(decided_by);
+  if (!binding.is_null()) kwargs["review_binding"] = binding;
   return kwargs;
 }
 
@@ -96,6 +97,7 @@ RunRequest RunRequest::from_kwargs(const Json& kwargs, const std::string& thread
   r.protocol_v2 = kwargs.value("protocol_v2", false);
   r.started_by = identity_from(kwargs, "started_by");
   r.decided_by = identity_from(kwargs, "decided_by");
+  r.binding = kwargs.value("review_binding", Json());
   return r;
 }
 

@@ -42,6 +42,12 @@ struct RunRequest {
   // decided_by, with started_by taken from the latest of `earlier_runs` (newest first) that
   // names one, or `requester` when none does.
   void set_actors(const Identity& requester, const std::vector<RunRecord>& earlier_runs);
+  // Set by RunManager::submit for a run that carries a decision (a Command with resume): what
+  // the decision answers, as it was when the request was accepted —
+  //   {"checkpoint_id": the thread's latest checkpoint then, "shown": its pending interrupts
+  //    (task id -> [{id, value}]), "decided": the resume as received}
+  // The run is refused (409) when its thread is no longer at that checkpoint. Null otherwise.
+  Json binding;
 
   Json to_kwargs() const;
   static RunRequest from_kwargs(const Json& kwargs, const std::string& thread_id,

@@ -24,7 +24,7 @@ writeFileSync(
   }),
 );
 
-const server = new ServerProcess(["--config", config]);
+const server = new ServerProcess({ args: ["--config", config] });
 serveForFile(server);
 after(() => rmSync(dir, { recursive: true, force: true }));
 const as = (key) => server.client(key);

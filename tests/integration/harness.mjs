@@ -1,6 +1,6 @@
 // Starts `tollgate serve` on a free port with a fresh database and hands out SDK clients.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, after } from "node:test";
@@ -10,12 +10,19 @@ const BINARY = process.env.TOLLGATE_BIN;
 if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
 
 export class ServerProcess {
-  // `args`: more `tollgate serve` arguments (e.g. a --config file).
-  constructor(args = []) {
-    this.args = args;
+  // `args`: more `tollgate serve` arguments (e.g. a --config file); `config`: a config file's
+  // contents (agents, ...) written into the server's folder and served instead of the demo
+  // agent; the demo tools' sandbox is then `${dir}/tollgate-demo/sandbox`.
+  constructor({ args = [], config = null } = {}) {
     this.dir = mkdtempSync(join(tmpdir(), "tollgate-it-"));
     this.db = join(this.dir, "tollgate.db");
     this.port = 0;
+    this.args = [...args];
+    if (config) {
+      const file = join(this.dir, "tollgate.json");
+      writeFileSync(file, JSON.stringify(config));
+      this.args.push("--config", file);
+    }
   }
 
   // Starts the server (on the same port after a restart) and resolves once it listens.
