@@ -60,6 +60,15 @@ struct InterruptOnConfig {
   DescriptionFn description_fn;            // takes precedence over `description`
   WhenFn when;                             // absent: every call is reviewed
   std::optional<Json> args_schema;
+  // Who may decide, enforced by the server from the interrupt: "owner" (the thread's owner),
+  // "role:<role>", "user:<id>". Empty: the default ["owner", "role:reviewer", "role:admin"].
+  std::vector<std::string> reviewers;
+  // false: the thread's owner may not approve or edit its own action (it may still reject).
+  bool self_approval = true;
+  // How many distinct allowed reviewers must approve before the call runs (at least 1). More
+  // than 1 together with "edit" is refused when the policy is built: an edited call would run
+  // on one reviewer's word.
+  int approvals_required = 1;
   // The keys the config was written with (for error messages); filled by the JSON parser.
   std::vector<std::string> source_keys;
   // The raw allowed_decisions value as written (for error messages); null when missing.

@@ -84,7 +84,53 @@ InterruptOnConfig parse_config(const std::string& tool, const Json& object,
     }
     config.args_schema = *schema;
   }
+  if (const auto it = object.find("reviewers"); it != object.end()) {
+    if (!it->is_array()) throw Error::InvalidArgument(field + ".reviewers: must be a list");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string()) {
+        throw Error::InvalidArgument(field + ".reviewers[" + std::to_string(i) +
+                                     "]: must be a string");
+      }
+      config.reviewers.push_back((*it)[i].get<std::string>());
+    }
+  }
+  if (const Json* self = find_either(object, "self_approval", "selfApproval")) {
+    if (!self->is_boolean()) throw Error::InvalidArgument(field + ".self_approval: must be true or false");
+    config.self_approval = self->get<bool>();
+  }
+  if (const Json* required = find_either(object, "approvals_required", "approvalsRequired")) {
+    if (!required->is_number_integer() || required->get<std::int64_t>() < 1 ||
+        required->get<std::int64_t>() > 100) {
+      throw Error::InvalidArgument(field + ".approvals_required: must be an integer from 1 to 100");
+    }
+    config.approvals_required = required->get<int>();
+  }
   return config;
+}
+
+// The reviewer rules of a policy (enforced by the server): well-formed entries, at least one
+// approval, and no "edit" when several approvals are required. Fails closed.
+void check_reviewer_rules(const std::string& field, const InterruptOnConfig& config,
+                          const std::vector<DecisionType>& allowed) {
+  for (std::size_t i = 0; i < config.reviewers.size(); ++i) {
+    const std::string& rule = config.reviewers[i];
+    const bool valid = rule == "owner" || (rule.rfind("role:", 0) == 0 && rule.size() > 5) ||
+                       (rule.rfind("user:", 0) == 0 && rule.size() > 5);
+    if (!valid) {
+      throw Error::InvalidArgument(field + ".reviewers[" + std::to_string(i) + "]: '" + rule +
+                                   "' is not \"owner\", \"role:<role>\" or \"user:<id>\"");
+    }
+  }
+  if (config.approvals_required < 1) {
+    throw Error::InvalidArgument(field + ".approvals_required: must be at least 1");
+  }
+  if (config.approvals_required > 1 &&
+      std::find(allowed.begin(), allowed.end(), DecisionType::kEdit) != allowed.end()) {
+    throw Error::InvalidArgument(
+        field + ": approvals_required " + std::to_string(config.approvals_required) +
+        " with 'edit' allowed: an edited call would run on one reviewer's word (remove 'edit' "
+        "from allowed_decisions)");
+  }
 }
 
 // Fail closed: the allowed decisions, or Error(kInvalidArgument) with Python's text.
@@ -176,8 +222,10 @@ InterruptOn parse_interrupt_on(const Json& json, const PolicyContext& context) {
 InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path,
                                         const PolicyContext& context) {
   if (!map.is_object()) throw Error::InvalidArgument(path + ": must be an object");
-  static const char* const kKeys[] = {
-      "allowed_decisions", "allowedDecisions", "description", "when", "args_schema", "argsSchema"};
+  static const char* const kKeys[] = {"allowed_decisions",  "allowedDecisions", "description",
+                                      "when",               "args_schema",      "argsSchema",
+                                      "reviewers",          "self_approval",    "selfApproval",
+                                      "approvals_required", "approvalsRequired"};
   InterruptOn result;
   for (const auto& [tool, entry] : map.items()) {
     const std::string field = path + "." + tool;
@@ -194,7 +242,8 @@ InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path
       if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
         throw Error::InvalidArgument(
             field + ": unknown key '" + key +
-            "' (expected allowed_decisions, description, when, args_schema)");
+            "' (expected allowed_decisions, description, when, args_schema, reviewers, "
+            "self_approval, approvals_required)");
       }
     }
     Json config = entry;
@@ -211,11 +260,13 @@ InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path
     if (!config.contains("allowed_decisions") && !config.contains("allowedDecisions"))
       config["allowed_decisions"] = Json::array({"approve", "edit", "reject", "respond"});
     ToolReviewPolicy policy = ToolReviewPolicy::with(parse_config(tool, config, field, context));
+    std::vector<DecisionType> allowed;
     try {
-      (void)resolve_allowed(tool, policy.config);
+      allowed = resolve_allowed(tool, policy.config);
     } catch (const Error& e) {
       throw Error::InvalidArgument(field + ": " + e.what());
     }
+    check_reviewer_rules(field, policy.config, allowed);
     result[tool] = std::move(policy);
   }
   return result;
@@ -229,9 +280,12 @@ HitlPolicy::HitlPolicy(HumanInTheLoopOptions options) : options_(std::move(optio
       case ToolReviewPolicy::Kind::kAll:
         resolved_[tool] = Resolved{{std::begin(kAllDecisions), std::end(kAllDecisions)}, nullptr};
         break;
-      case ToolReviewPolicy::Kind::kConfig:
-        resolved_[tool] = Resolved{resolve_allowed(tool, policy.config), &policy.config};
+      case ToolReviewPolicy::Kind::kConfig: {
+        std::vector<DecisionType> allowed = resolve_allowed(tool, policy.config);
+        check_reviewer_rules("interrupt_on." + tool, policy.config, allowed);
+        resolved_[tool] = Resolved{std::move(allowed), &policy.config};
         break;
+      }
     }
   }
 }

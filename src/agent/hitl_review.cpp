@@ -219,8 +219,16 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
                               key(style, "allowed_decisions", "allowedDecisions"),
                               allowed_names(*allowed));
     const auto policy_it = policy.options().interrupt_on.find(name);
-    if (policy_it != policy.options().interrupt_on.end() && policy_it->second.config.args_schema) {
-      config[key(style, "args_schema", "argsSchema")] = *policy_it->second.config.args_schema;
+    if (policy_it != policy.options().interrupt_on.end()) {
+      const InterruptOnConfig& declared = policy_it->second.config;
+      if (declared.args_schema) config[key(style, "args_schema", "argsSchema")] = *declared.args_schema;
+      // The reviewer rules the server enforces; written only when they differ from the
+      // defaults, so that a default review shows exactly the reference payload.
+      if (!declared.reviewers.empty()) config["reviewers"] = declared.reviewers;
+      if (!declared.self_approval) config[key(style, "self_approval", "selfApproval")] = false;
+      if (declared.approvals_required != 1) {
+        config[key(style, "approvals_required", "approvalsRequired")] = declared.approvals_required;
+      }
     }
     configs.push_back(std::move(config));
     batch.indices.push_back(i);
@@ -334,6 +342,52 @@ Json annotate_edited_result(Json tool_message, const Json& executed, const std::
     content.insert(content.begin(), std::move(block));
   }
   return tool_message;
+}
+
+namespace {
+
+const Json& list_of(const Json& request, const char* snake, const char* camel) {
+  static const Json kEmpty = Json::array();
+  const Json* list = request.is_object() ? find_either(request, snake, camel) : nullptr;
+  return list != nullptr && list->is_array() ? *list : kEmpty;
+}
+
+// "name {args}": the tool name and its canonical (key-sorted) arguments.
+std::string action_text(const Json& action) {
+  if (!action.is_object()) return action.dump();
+  return action.value("name", "?") + " " + action.value("args", Json::object()).dump();
+}
+
+// The first difference between the shown and the rebuilt review, or "" when they match.
+std::string review_difference(const Json& shown, const Json& rebuilt) {
+  const Json& shown_actions = list_of(shown, "action_requests", "actionRequests");
+  const Json& rebuilt_actions = list_of(rebuilt, "action_requests", "actionRequests");
+  if (shown_actions.size() != rebuilt_actions.size()) {
+    return std::to_string(shown_actions.size()) + " action(s) were shown, " +
+           std::to_string(rebuilt_actions.size()) + " would run now";
+  }
+  for (std::size_t i = 0; i < shown_actions.size(); ++i) {
+    const std::string was = action_text(shown_actions[i]);
+    const std::string now = action_text(rebuilt_actions[i]);
+    if (was != now) {
+      return "action " + std::to_string(i) + " was shown as " + was + ", it would run as " + now;
+    }
+  }
+  const Json& shown_configs = list_of(shown, "review_configs", "reviewConfigs");
+  const Json& rebuilt_configs = list_of(rebuilt, "review_configs", "reviewConfigs");
+  if (shown_configs != rebuilt_configs) {
+    return "the review configs were shown as " + shown_configs.dump() + ", they are now " +
+           rebuilt_configs.dump();
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_same_review(const Json& shown, const Json& rebuilt) {
+  const std::string difference = review_difference(shown, rebuilt);
+  if (difference.empty()) return;
+  throw Error::Conflict(format_text(hitl_texts::kReviewChanged, {{"difference", difference}}));
 }
 
 }  // namespace tollgate::hitl

@@ -49,6 +49,12 @@ ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch
                               const Json& ai_message, const Json& response,
                               const ToolCatalog& catalog, const State* state, Runtime* runtime);
 
+// Throws Error(kConflict) naming the first difference unless `rebuilt` (the review request
+// built again on resume) shows the same actions — the same tool names and arguments, in order —
+// and the same review configs as `shown` (the request stored when the run paused). Decisions
+// are applied only to what the reviewer was shown.
+void check_same_review(const Json& shown, const Json& rebuilt);
+
 // The reviewer's edit of `tool_call` recorded in `edited` (the hitl_edited_tool_calls state
 // key), or null when there is none. Points into `edited`.
 const Json* recorded_edit(const Json& tool_call, const Json& edited);

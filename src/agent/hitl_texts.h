@@ -53,6 +53,12 @@ inline constexpr std::string_view kEditedToReviewedTool =
 inline constexpr std::string_view kMessageNotString =
     "Tool call response for \"{tool}\" must be a string, got {type}";
 
+// A resumed turn whose rebuilt review differs from the one stored when it paused (a changed
+// policy, a `when` rule that decides otherwise now): the decision is not applied.
+inline constexpr std::string_view kReviewChanged =
+    "The decision answers a review that no longer matches the tool calls to run: {difference}. "
+    "The decision was not applied; read the thread's state and decide again.";
+
 // ------------------------------------------------------------- what the model sees next
 inline constexpr std::string_view kRejectNoMessage =
     "User rejected the tool call for `{tool}` with id {id}. The tool was not executed. Do not "

@@ -7,6 +7,7 @@
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
+#include "tollgate/resumed_interrupt.h"
 
 namespace tollgate {
 namespace {
@@ -30,6 +31,11 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
     const Json* ai = hitl::last_ai_message(ctx.state["messages"]);
     hitl::ReviewBatch batch;
     if (ai != nullptr) batch = hitl::build_review_batch(policy_, *ai, &ctx.state, &ctx.runtime);
+    // A decision answers the review stored when the run paused: this rebuilt one must match it
+    // (also when it would now review nothing), else the decision is refused, not applied.
+    if (const Json* shown = resumed_interrupt_value(ctx.runtime); shown != nullptr) {
+      hitl::check_same_review(*shown, batch.request);
+    }
     if (batch.empty()) {
       // An earlier turn's edits must not apply to this turn's calls.
       const Json& edited = ctx.state[kEditedKey];

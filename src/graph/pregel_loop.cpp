@@ -352,7 +352,10 @@ void PregelLoop::attach_saved_writes() {
         if (saved.resume && saved.resume->is_array()) {
           task.resume_values.assign(saved.resume->begin(), saved.resume->end());
         }
-        if (saved.interrupts) task.advance(TaskState::kResuming);
+        if (saved.interrupts) {
+          task.saved_interrupts = &*saved.interrupts;
+          task.advance(TaskState::kResuming);
+        }
       }
     }
     if (auto it = answers_by_task_.find(task.id); it != answers_by_task_.end()) {

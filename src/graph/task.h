@@ -78,6 +78,9 @@ struct Task {
   bool route_at_apply = false;
   std::vector<Json> resume_values;      // answers to its interrupts so far, in order
   std::map<std::string, Json> answers;  // new answers for it, by interrupt id
+  // The interrupts it paused on in a previous attempt ([{id, value}]), while it resumes; owned
+  // by the loop's checkpointer (loaded with the checkpoint, unchanged during the step).
+  const Json* saved_interrupts = nullptr;
   std::vector<Interrupt> interrupts;    // raised now (or, in snapshots, saved)
   std::exception_ptr error;             // kFailed: what was thrown
 

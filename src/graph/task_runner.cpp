@@ -7,6 +7,7 @@
 #include "graph/pregel_loop.h"
 #include "graph/signals.h"
 #include "tollgate/error.h"
+#include "tollgate/resumed_interrupt.h"
 
 namespace tollgate {
 
@@ -79,6 +80,15 @@ class TaskRuntime final : public Runtime {
     return std::nullopt;
   }
 
+  const Json* resumed_interrupt_value() const {
+    if (task_.answers.empty() || !pause_.empty()) return nullptr;  // not resuming: no hashing
+    if (counter_ < task_.resume_values.size()) return nullptr;
+    loop_.ensure_task_id(task_);
+    const std::string id = interrupt_id(task_.ns, counter_);
+    if (!task_.answers.count(id)) return nullptr;
+    return saved_interrupt_value(id);
+  }
+
   // The interrupt a node asked to pause on through interrupt_or_pause() and returned after.
   bool pausing() const { return !pause_.empty(); }
   std::vector<Interrupt> take_pause() { return std::move(pause_); }
@@ -126,6 +136,19 @@ class TaskRuntime final : public Runtime {
   }
 
  private:
+  // The stored value of the interrupt `id` this task paused on, or nullptr.
+  const Json* saved_interrupt_value(const std::string& id) const {
+    if (task_.saved_interrupts == nullptr || !task_.saved_interrupts->is_array()) return nullptr;
+    for (const Json& saved : *task_.saved_interrupts) {
+      auto found = saved.find("id");
+      if (found != saved.end() && *found == id) {
+        auto value = saved.find("value");
+        return value == saved.end() ? nullptr : &*value;
+      }
+    }
+    return nullptr;
+  }
+
   PregelLoop& loop_;
   Task& task_;
   const bool resuming_;
@@ -390,4 +413,10 @@ void PregelLoop::emit_task_result(Task& task) {
 }
 
 }  // namespace graph_internal
+
+const Json* resumed_interrupt_value(const Runtime& runtime) {
+  const auto* task = dynamic_cast<const graph_internal::TaskRuntime*>(&runtime);
+  return task == nullptr ? nullptr : task->resumed_interrupt_value();
+}
+
 }  // namespace tollgate

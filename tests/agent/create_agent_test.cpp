@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "tollgate/agent.h"
@@ -391,6 +392,56 @@ TEST(CreateAgent, RefusedDecisionKeepsTheThreadPaused) {
   Command good;
   good.resume = Json{{"decisions", {{{"type", "approve"}}}}};
   EXPECT_EQ(message_text(agent->invoke(good, config).values["messages"].back()), "done");
+}
+
+// An agent reviewing echo calls while `reviewed` says so (a `when` that can change its mind
+// between the pause and the resume).
+std::shared_ptr<const CompiledGraph> agent_reviewing_while(std::shared_ptr<std::atomic<bool>> reviewed,
+                                                           std::vector<Json> script) {
+  AgentOptions options = options_with(std::move(script));
+  InterruptOnConfig config;
+  config.allowed_decisions = {"approve", "reject"};
+  config.when = [reviewed](const ToolCallReview&) { return reviewed->load(); };
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on["echo"] = ToolReviewPolicy::with(config);
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  options.checkpointer = make_memory_saver();
+  return create_agent(std::move(options));
+}
+
+TEST(CreateAgent, ADecisionIsRefusedWhenTheRebuiltReviewDiffersFromTheOneShown) {
+  auto reviewed = std::make_shared<std::atomic<bool>>(true);
+  const auto agent = agent_reviewing_while(
+      reviewed, {reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  RunConfig config;
+  config.thread_id = "t1";
+  ASSERT_EQ(agent->invoke(input("go"), config).interrupts.size(), 1u);
+  reviewed->store(false);  // now the rule would review neither call
+  Command resume;
+  resume.resume = Json{{"decisions", {{{"type", "reject"}}, {{"type", "reject"}}}}};
+  try {
+    agent->invoke(resume, config);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConflict);
+    EXPECT_NE(std::string(e.what()).find("2 action(s) were shown, 0 would run now"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(agent->get_state(config).interrupts.size(), 1u);  // still paused, nothing ran
+}
+
+TEST(CreateAgent, ADecisionOnTheSameRebuiltReviewIsApplied) {
+  auto reviewed = std::make_shared<std::atomic<bool>>(true);
+  const auto agent =
+      agent_reviewing_while(reviewed, {reply_with_calls("ai-1", {call("c1", "x")}), Json("done")});
+  RunConfig config;
+  config.thread_id = "t1";
+  agent->invoke(input("go"), config);
+  Command resume;
+  resume.resume = Json{{"decisions", {{{"type", "approve"}}}}};
+  const Json messages = agent->invoke(resume, config).values["messages"];
+  EXPECT_EQ(messages[2]["content"], "echo: x");
 }
 
 TEST(PatchToolCalls, AnswersMalformedToolCallsOfTheHistory) {

@@ -424,5 +424,114 @@ TEST(HitlEditExecution, EmptyNoticeDisablesTheAnnotation) {
             message);
 }
 
+TEST(HitlSameReview, TheSameActionsAndConfigsMatch) {
+  const HitlPolicy policy(reference_options());
+  const Json ai = ai_with({email("c1", "a@x"), email("c2", "b@x")});
+  const Json shown = build_review_batch(policy, ai, nullptr, nullptr).request;
+  EXPECT_NO_THROW(check_same_review(shown, build_review_batch(policy, ai, nullptr, nullptr).request));
+}
+
+TEST(HitlSameReview, ChangedArgumentsAreRefusedNamingTheAction) {
+  const HitlPolicy policy(reference_options());
+  const Json shown = build_review_batch(policy, ai_with({email("c1", "a@x")}), nullptr, nullptr).request;
+  const Json rebuilt =
+      build_review_batch(policy, ai_with({email("c1", "eve@x")}), nullptr, nullptr).request;
+  try {
+    check_same_review(shown, rebuilt);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kConflict);
+    EXPECT_NE(std::string(e.what()).find(
+                  "action 0 was shown as send_email {\"subject\":\"Hi\",\"to\":\"a@x\"}, it "
+                  "would run as send_email {\"subject\":\"Hi\",\"to\":\"eve@x\"}"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HitlSameReview, ChangedReviewConfigsAreRefused) {
+  const Json ai = ai_with({email("c1", "a@x")});
+  const Json shown =
+      build_review_batch(HitlPolicy(reference_options()), ai, nullptr, nullptr).request;
+  HumanInTheLoopOptions narrower;
+  narrower.interrupt_on = parse_interrupt_on({{"send_email", {{"allowed_decisions", {"reject"}}}}});
+  const Json rebuilt = build_review_batch(HitlPolicy(narrower), ai, nullptr, nullptr).request;
+  EXPECT_THROW(check_same_review(shown, rebuilt), Error);
+}
+
+Json review_config_for(const Json& interrupt_on, KeyStyle style = KeyStyle::kPython) {
+  HumanInTheLoopOptions options;
+  options.interrupt_on = parse_interrupt_on(interrupt_on);
+  options.key_style = style;
+  const Json request =
+      build_review_batch(HitlPolicy(options), ai_with({email("c1", "a@x")}), nullptr, nullptr)
+          .request;
+  return request[style == KeyStyle::kPython ? "review_configs" : "reviewConfigs"][0];
+}
+
+TEST(HitlReviewerRules, DefaultRulesAddNothingToTheReviewConfig) {
+  EXPECT_EQ(review_config_for({{"send_email", {{"allowed_decisions", {"approve", "reject"}}}}}),
+            (Json{{"action_name", "send_email"}, {"allowed_decisions", {"approve", "reject"}}}));
+}
+
+TEST(HitlReviewerRules, RulesThatDifferFromTheDefaultsAreWrittenIntoTheReviewConfig) {
+  const Json config = review_config_for({{"send_email",
+                                          {{"allowed_decisions", {"approve", "reject"}},
+                                           {"reviewers", {"user:alice", "role:reviewer"}},
+                                           {"self_approval", false},
+                                           {"approvals_required", 2}}}});
+  EXPECT_EQ(config["reviewers"], (Json{"user:alice", "role:reviewer"}));
+  EXPECT_EQ(config["self_approval"], false);
+  EXPECT_EQ(config["approvals_required"], 2);
+}
+
+TEST(HitlReviewerRules, JsKeyStyleSpellsTheRulesInCamelCase) {
+  const Json config = review_config_for(
+      {{"send_email", {{"allowed_decisions", {"approve"}}, {"selfApproval", false}, {"approvalsRequired", 3}}}},
+      KeyStyle::kJs);
+  EXPECT_EQ(config["selfApproval"], false);
+  EXPECT_EQ(config["approvalsRequired"], 3);
+}
+
+TEST(HitlReviewerRules, SeveralApprovalsWithEditFailClosedWhenThePolicyIsBuilt) {
+  HumanInTheLoopOptions options;
+  options.interrupt_on = parse_interrupt_on(
+      {{"send_email", {{"allowed_decisions", {"approve", "edit"}}, {"approvals_required", 2}}}});
+  try {
+    HitlPolicy policy(options);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "interrupt_on.send_email: approvals_required 2 with 'edit' allowed: an edited call "
+              "would run on one reviewer's word (remove 'edit' from allowed_decisions)");
+  }
+}
+
+TEST(HitlReviewerRules, AMalformedReviewerIsRefusedNamingIt) {
+  HumanInTheLoopOptions options;
+  options.interrupt_on = parse_interrupt_on(
+      {{"send_email", {{"allowed_decisions", {"approve"}}, {"reviewers", {"owner", "alice"}}}}});
+  try {
+    HitlPolicy policy(options);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("interrupt_on.send_email.reviewers[1]: 'alice'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(HitlReviewerRules, TheConfigFileParserAcceptsTheRulesAndChecksThem) {
+  const Json declared{{"send_email",
+                       {{"allowed_decisions", {"approve", "edit"}}, {"approvals_required", 2}}}};
+  try {
+    parse_declared_interrupt_on(declared, "agents.mail.interrupt_on");
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("agents.mail.interrupt_on.send_email: approvals_required 2", 0), 0u)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tollgate::hitl
