@@ -5,6 +5,7 @@
 #include "server/auth.h"
 #include "server/ids.h"
 #include "server/run_manager.h"
+#include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
@@ -15,6 +16,7 @@ namespace tollgate::server {
 struct ApiService::Parts {
   std::unique_ptr<SqliteStore> store;
   std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<SqliteReviewStore> reviews;
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
   std::unique_ptr<ApiContext> api;
@@ -59,6 +61,7 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   p.streams = std::make_unique<ThreadStreams>(*p.store);
   p.audit = std::make_unique<AuditLog>(options.db_path);
   p.audit->settle_lost("the server stopped before the run carrying this decision ended");
+  p.reviews = std::make_unique<SqliteReviewStore>(options.db_path);
   GraphMap graphs;
   for (const auto& [graph_id, entry] : registry.entries()) {
     auto graph = entry.factory(options.checkpointer);
@@ -71,6 +74,7 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
                  options.auth.enabled()});
   p.runs->set_audit_log(p.audit.get());
+  p.runs->set_review_store(p.reviews.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
   add_thread_routes(p.router, *p.api);

@@ -1,43 +1,26 @@
 #include "server/auth.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <set>
 
+#include "core/hex.h"
+#include "server/sha256.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
-
-std::array<unsigned char, 32> sha256(std::string_view text) {
-  std::array<unsigned char, 32> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
-      length != digest.size()) {
-    throw Error::Internal("SHA-256 failed");
-  }
-  return digest;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The 32 bytes of a 64-hex-digit digest; nullopt when it is not one.
 std::optional<std::array<unsigned char, 32>> digest_from_hex(const std::string& hex) {
   if (hex.size() != 64) return std::nullopt;
   std::array<unsigned char, 32> digest{};
   for (std::size_t i = 0; i < digest.size(); ++i) {
-    const int high = hex_value(hex[2 * i]);
-    const int low = hex_value(hex[2 * i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    digest[i] = static_cast<unsigned char>(high * 16 + low);
+    const int byte = core::hex_byte_at(hex, 2 * i);
+    if (byte < 0) return std::nullopt;
+    digest[i] = static_cast<unsigned char>(byte);
   }
   return digest;
 }
@@ -72,16 +55,6 @@ std::string presented_credential(const HttpRequest& request, bool& bearer) {
 const std::vector<std::string>& known_roles() {
   static const std::vector<std::string> roles = {"user", "reviewer", "admin"};
   return roles;
-}
-
-std::string sha256_hex(std::string_view text) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char byte : sha256(text)) {
-    hex.push_back(kDigits[byte >> 4]);
-    hex.push_back(kDigits[byte & 15]);
-  }
-  return hex;
 }
 
 bool is_loopback_host(const std::string& host) {

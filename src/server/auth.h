@@ -12,6 +12,7 @@
 
 #include "server/http_types.h"
 #include "server/identity.h"
+#include "server/sha256.h"  // sha256_hex: what auth.users[].api_key_sha256 holds
 #include "tollgate/server.h"
 
 namespace tollgate::server {
@@ -23,9 +24,6 @@ const std::vector<std::string>& known_roles();
 // 64-hex-digit digests, no id or digest twice, a JWT section with issuer and audience and a
 // key source. Throws Error(kInvalidArgument) naming the field ("auth.users[0].roles[1]: ...").
 void validate_auth_options(const AuthOptions& options);
-
-// The lower-case hex SHA-256 of `text` (what auth.users[].api_key_sha256 holds).
-std::string sha256_hex(std::string_view text);
 
 // Whether `host` names the loopback interface ("127.0.0.1", "::1", "localhost", 127.0.0.0/8).
 bool is_loopback_host(const std::string& host);

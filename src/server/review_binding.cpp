@@ -1,5 +1,6 @@
 #include "server/review_binding.h"
 
+#include "server/review_records.h"
 #include "server/wire_format.h"
 #include "tollgate/error.h"
 
@@ -48,14 +49,7 @@ void bind_decision(const CompiledGraph& graph, RunRequest& request) {
       {"checkpoint_id", checkpoint}, {"shown", shown}, {"decided", (*request.command)["resume"]}};
 
   if (!Command::from_json(*request.command).resume) return;  // already a map by interrupt id
-  std::vector<std::string> pending;
-  for (const auto& [task, interrupts] : shown.items()) {
-    for (const Json& interrupt : interrupts) {
-      if (interrupt.contains("id") && interrupt["id"].is_string()) {
-        pending.push_back(interrupt["id"].get<std::string>());
-      }
-    }
-  }
+  const std::vector<std::string> pending = interrupt_ids_of(shown);
   // With several interrupts pending a plain resume stays plain: the graph refuses it, naming
   // them. With none, the checkpoint binding refuses it if the thread pauses in between.
   if (pending.size() != 1) return;

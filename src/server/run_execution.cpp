@@ -172,6 +172,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         // refused resume is gone from the run list and the thread no longer reads busy, so
         // the client that got the 409/422 sees neither.
         refused = true;
+        reopen_reviews(record.run_id);
         store_end(record, !request.command, nullptr);
         {
           // The client may start the next run as soon as it has the 409/422: this one must no

@@ -93,6 +93,7 @@ RunRecord RunManager::submit(const RunRequest& request) {
   // A decision answers what is pending now (see review_binding.h); a run that would find its
   // thread elsewhere is refused when it executes.
   if (const CompiledGraph* g = graph(assistant->graph_id); g != nullptr) bind_decision(*g, stored);
+  check_reviewers(stored, *thread, assistant->graph_id);
 
   std::unique_lock lock(mutex_);
   std::vector<std::shared_ptr<ActiveRun>> in_flight;
@@ -229,6 +230,8 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
   (void)lock;
   run->cancel->store(true);
   run->rollback = run->rollback || rollback;
+  // Its decision is void: not applied yet, or rolled back with the run's progress.
+  if (!run->started || rollback) reopen_reviews(run->record.run_id);
   if (run->started) return true;  // the worker finishes it
   for (auto it = queue_.begin(); it != queue_.end(); ++it) {
     if (*it == run->record.run_id) {
@@ -259,6 +262,7 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
 bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread) {
   try {
     store_.end_run(record, keep_run, thread);
+    if (thread != nullptr) record_reviews(record.thread_id, *thread);
     return true;
   } catch (const Error& e) {
     log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
@@ -357,8 +361,10 @@ void RunManager::worker_loop() {
 }
 
 void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
-  store_.set_thread_outcome(thread_id,
-                            read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, ""));
+  const ThreadOutcome outcome =
+      read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
+  store_.set_thread_outcome(thread_id, outcome);
+  record_reviews(thread_id, outcome);
 }
 
 }  // namespace tollgate::server

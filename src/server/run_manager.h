@@ -26,6 +26,7 @@
 namespace tollgate::server {
 
 class AuditLog;
+class ReviewStore;
 
 using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std::less<>>;
 
@@ -75,6 +76,10 @@ class RunManager {
   // Records every decision (a run resuming a thread) in `log` before the run applies it, and
   // its outcome afterwards. Call before start(); `log` must outlive the manager.
   void set_audit_log(AuditLog* log) { audit_ = log; }
+  // Keeps a review record of every pending action in `reviews` and claims the records a
+  // decision answers when it is accepted (review_store.h). Call before start(); `reviews` must
+  // outlive the manager.
+  void set_review_store(ReviewStore* reviews) { reviews_ = reviews; }
 
   // Stores the thread's values, interrupts and status after its state was updated directly
   // (POST /threads/{id}/state).
@@ -126,12 +131,27 @@ class RunManager {
                                              const std::string& checkpoint_id);
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
                        bool refused, const Json& result);
+  // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give
+  // its decision (review_rules.h); the refusal is audited with that identity.
+  void check_reviewers(const RunRequest& request, const ThreadRecord& thread,
+                       const std::string& graph_id);
+  // Claims the review records of the interrupts `request`'s decision answers (pending ->
+  // decided). Throws Error(kConflict) when one of them is no longer pending; then none is
+  // claimed.
+  void claim_reviews(const RunRequest& request, const std::string& run_id);
+  // Puts the records claimed by a run that changed nothing back to pending.
+  void reopen_reviews(const std::string& run_id);
+  // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier
+  // pending records are superseded. A failure is logged: a decision adds the records it
+  // answers when they are missing.
+  void record_reviews(const std::string& thread_id, const ThreadOutcome& outcome);
 
   ServerStore& store_;
   ThreadStreams& streams_;
   GraphMap graphs_;
   std::size_t worker_count_;
   AuditLog* audit_ = nullptr;
+  ReviewStore* reviews_ = nullptr;
   std::vector<std::thread> workers_;
 
   std::mutex mutex_;

@@ -86,8 +86,9 @@ void RunManager::reconcile_thread(const std::string& thread_id) {
         named != thread->metadata.end() && named->is_string() ? named->get<std::string>() : "";
     const std::string error = thread->error.is_string() ? thread->error.get<std::string>()
                                                         : "The thread's last run failed.";
-    store_.set_thread_outcome(thread_id,
-                              read_thread_outcome(graph(graph_id), thread_id, ending, error));
+    const ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error);
+    store_.set_thread_outcome(thread_id, outcome);
+    record_reviews(thread_id, outcome);
   } catch (const std::exception& e) {
     log_error("recovery of thread " + thread_id + " failed: " + e.what());
   }

@@ -62,6 +62,7 @@ struct ThreadOutcome {
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
   std::int64_t updated_at = 0;
+  std::string checkpoint_id;    // the checkpoint values and interrupts were read from ("": none)
 };
 
 // Thread-safety: every method may be called from any thread. Each call is atomic.

@@ -30,6 +30,7 @@ ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
     Json values = latest.values.to_json();
     outcome.values = values.is_object() ? std::move(values) : Json::object();
     outcome.interrupts = interrupts_by_task(latest);
+    outcome.checkpoint_id = latest.config.checkpoint_id;
   }
   const bool pending = interrupt_pending(latest);
   switch (ending) {

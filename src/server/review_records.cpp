@@ -1,0 +1,100 @@
+#include "server/review_records.h"
+
+#include "server/ids.h"
+#include "server/sha256.h"
+
+namespace tollgate::server {
+namespace {
+
+const Json* find_either(const Json& object, const char* snake, const char* camel) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(snake);
+  if (it == object.end()) it = object.find(camel);
+  return it == object.end() ? nullptr : &*it;
+}
+
+// The tool calls of the last AI message, or an empty list.
+Json last_tool_calls(const Json& values) {
+  const Json* messages = values.is_object() ? find_either(values, "messages", "messages") : nullptr;
+  if (messages == nullptr || !messages->is_array()) return Json::array();
+  for (auto it = messages->rbegin(); it != messages->rend(); ++it) {
+    if (it->is_object() && it->value("type", "") == "ai") {
+      const Json* calls = find_either(*it, "tool_calls", "tool_calls");
+      return calls != nullptr && calls->is_array() ? *calls : Json::array();
+    }
+  }
+  return Json::array();
+}
+
+// The id of the first unclaimed tool call with the action's name and arguments ("" if none).
+std::string claim_tool_call(Json& calls, const Json& action) {
+  for (Json& call : calls) {
+    if (call.is_null() || call.value("name", "") != action.value("name", "") ||
+        call.value("args", Json::object()) != action.value("args", Json::object())) {
+      continue;
+    }
+    std::string id = call.value("id", "");
+    call = nullptr;
+    return id;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string action_digest(const Json& action_request) {
+  const Json shown{{"name", action_request.value("name", "")},
+                   {"args", action_request.value("args", Json::object())}};
+  return sha256_hex(shown.dump());
+}
+
+std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
+                                             const std::string& checkpoint_id, const Json& shown,
+                                             const Json& values) {
+  std::vector<ReviewRecord> records;
+  if (!shown.is_object()) return records;
+  Json calls = last_tool_calls(values);
+  const std::int64_t now = now_millis();
+  for (const auto& [task, interrupts] : shown.items()) {
+    for (const Json& interrupt : interrupts) {
+      ReviewRecord base;
+      base.thread_id = thread_id;
+      base.checkpoint_id = checkpoint_id;
+      base.interrupt_id = interrupt.value("id", "");
+      base.created_at = now;
+      const Json& value = interrupt.contains("value") ? interrupt["value"] : Json();
+      const Json* actions = find_either(value, "action_requests", "actionRequests");
+      if (actions == nullptr || !actions->is_array() || actions->empty()) {
+        ReviewRecord r = base;
+        r.review_id = new_uuid7();
+        r.digest = sha256_hex(value.dump());
+        records.push_back(std::move(r));
+        continue;
+      }
+      for (std::size_t i = 0; i < actions->size(); ++i) {
+        ReviewRecord r = base;
+        r.review_id = new_uuid7();
+        r.action_index = static_cast<int>(i);
+        r.digest = action_digest((*actions)[i]);
+        r.tool_call_id = claim_tool_call(calls, (*actions)[i]);
+        records.push_back(std::move(r));
+      }
+    }
+  }
+  return records;
+}
+
+std::vector<std::string> interrupt_ids_of(const Json& shown) {
+  std::vector<std::string> ids;
+  if (!shown.is_object()) return ids;
+  for (const auto& [task, interrupts] : shown.items()) {
+    for (const Json& interrupt : interrupts) {
+      if (interrupt.contains("id") && interrupt["id"].is_string()) {
+        ids.push_back(interrupt["id"].get<std::string>());
+      }
+    }
+  }
+  return ids;
+}
+
+}  // namespace tollgate::server

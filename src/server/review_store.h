@@ -1,0 +1,68 @@
+// Review records: the server's own account of every action waiting for a person. When a run
+// pauses, each action of each pending interrupt gets a record — what was shown (a digest of
+// the tool name and exact arguments), where (thread, checkpoint, interrupt), since when — and
+// a decision moves the records it answers from pending to decided with a conditional update,
+// so that of two decisions sent for the same action only one can win.
+//
+//   pending     waiting for a decision
+//   decided     a decision was accepted for it (its run is `run_id`, its reviewer `decided_by`)
+//   superseded  its interrupt is no longer pending without a decision here (the thread was
+//               answered another way, resumed from elsewhere, or its state was written)
+//   refused, expired  reserved for review deadlines and their safe defaults
+// A decision refused before it changed anything (a 409/422) puts its records back to pending.
+//
+// The interface knows no SQL: SqliteReviewStore keeps the records in the server's database;
+// a PostgreSQL implementation slots in behind the same interface.
+// Thread-safety: every method may be called from any thread; each call is atomic.
+// Storage failures throw Error(kUnavailable).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+struct ReviewRecord {
+  std::string review_id;  // a uuid7
+  std::string thread_id;
+  std::string checkpoint_id;  // the paused checkpoint
+  std::string interrupt_id;
+  int action_index = 0;       // position in the interrupt's action_requests
+  std::string tool_call_id;   // the AI message's tool call under review ("" when unknown)
+  std::string digest;         // SHA-256 hex of {"name", "args"} of the action as shown
+  std::int64_t created_at = 0;
+  std::string status = "pending";
+  std::string decided_by;     // the identity whose decision was accepted
+  std::string run_id;         // the run carrying that decision
+  std::int64_t decided_at = 0;
+
+  Json to_json() const;
+};
+
+class ReviewStore {
+ public:
+  virtual ~ReviewStore() = default;
+
+  // Stores the records that are new; one already kept for the same (thread, checkpoint,
+  // interrupt, action) is left as it is.
+  virtual void add_pending(const std::vector<ReviewRecord>& records) = 0;
+  // The thread's records, oldest first.
+  virtual std::vector<ReviewRecord> list(const std::string& thread_id) = 0;
+  // pending -> decided for the records of the interrupt at the checkpoint; returns how many
+  // moved (0: none was pending — another decision won, or the review is over).
+  virtual std::size_t decide(const std::string& thread_id, const std::string& checkpoint_id,
+                             const std::string& interrupt_id, const std::string& decided_by,
+                             const std::string& run_id, std::int64_t at) = 0;
+  // decided -> pending for the records the run decided (its decision was refused).
+  virtual void reopen(const std::string& run_id) = 0;
+  // pending -> superseded for the thread's records that are not of `interrupt_ids` at
+  // `checkpoint_id` (what is pending now).
+  virtual void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,
+                                const std::vector<std::string>& interrupt_ids) = 0;
+};
+
+}  // namespace tollgate::server

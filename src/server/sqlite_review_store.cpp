@@ -1,0 +1,151 @@
+#include "server/sqlite_review_store.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "checkpoint/sqlite_connection.h"
+#include "server/ids.h"
+
+namespace tollgate::server {
+namespace {
+
+using checkpoint_internal::SqliteConnection;
+using checkpoint_internal::SqliteStatement;
+using checkpoint_internal::SqliteTransaction;
+
+// Created when missing, next to the audit log's table (version 1 of the table).
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS server_reviews (
+  review_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  interrupt_id TEXT NOT NULL, action_index INTEGER NOT NULL, tool_call_id TEXT NOT NULL,
+  digest TEXT NOT NULL, created_at INTEGER NOT NULL, status TEXT NOT NULL,
+  decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at INTEGER NOT NULL,
+  UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
+CREATE INDEX IF NOT EXISTS server_reviews_by_run ON server_reviews(run_id);
+)sql";
+
+constexpr const char* kColumns =
+    "review_id, thread_id, checkpoint_id, interrupt_id, action_index, tool_call_id, digest, "
+    "created_at, status, decided_by, run_id, decided_at";
+
+ReviewRecord read_record(const SqliteStatement& s) {
+  ReviewRecord r;
+  r.review_id = s.text(0);
+  r.thread_id = s.text(1);
+  r.checkpoint_id = s.text(2);
+  r.interrupt_id = s.text(3);
+  r.action_index = static_cast<int>(s.integer(4));
+  r.tool_call_id = s.text(5);
+  r.digest = s.text(6);
+  r.created_at = s.integer(7);
+  r.status = s.text(8);
+  r.decided_by = s.text(9);
+  r.run_id = s.text(10);
+  r.decided_at = s.integer(11);
+  return r;
+}
+
+}  // namespace
+
+Json ReviewRecord::to_json() const {
+  auto optional_text = [](const std::string& text) { return text.empty() ? Json() : Json(text); };
+  return Json{{"review_id", review_id},
+              {"thread_id", thread_id},
+              {"checkpoint_id", checkpoint_id},
+              {"interrupt_id", interrupt_id},
+              {"action_index", action_index},
+              {"tool_call_id", optional_text(tool_call_id)},
+              {"digest", digest},
+              {"created_at", iso_timestamp(created_at)},
+              {"status", status},
+              {"decided_by", optional_text(decided_by)},
+              {"run_id", optional_text(run_id)},
+              {"decided_at", decided_at == 0 ? Json() : Json(iso_timestamp(decided_at))}};
+}
+
+SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
+    : db_(std::make_unique<SqliteConnection>(db_path)) {
+  db_->set_busy_timeout(std::chrono::milliseconds(10000));
+  db_->exec("PRAGMA journal_mode = WAL");
+  db_->exec(kSchema);
+}
+
+SqliteReviewStore::~SqliteReviewStore() = default;
+
+void SqliteReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
+  if (records.empty()) return;
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(*db_, SqliteTransaction::Kind::kWrite);
+  SqliteStatement s(*db_, std::string("INSERT OR IGNORE INTO server_reviews (") + kColumns +
+                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0)");
+  for (const ReviewRecord& r : records) {
+    s.bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
+    s.bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
+    s.bind(8, r.created_at != 0 ? r.created_at : now_millis());
+    s.run();
+    s.reset();
+  }
+  transaction.commit();
+}
+
+std::vector<ReviewRecord> SqliteReviewStore::list(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+                              " FROM server_reviews WHERE thread_id = ? ORDER BY rowid");
+  s.bind(1, thread_id);
+  std::vector<ReviewRecord> records;
+  while (s.step()) records.push_back(read_record(s));
+  return records;
+}
+
+std::size_t SqliteReviewStore::decide(const std::string& thread_id,
+                                      const std::string& checkpoint_id,
+                                      const std::string& interrupt_id,
+                                      const std::string& decided_by, const std::string& run_id,
+                                      std::int64_t at) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "UPDATE server_reviews SET status = 'decided', decided_by = ?, run_id = ?, "
+                    "decided_at = ? WHERE thread_id = ? AND checkpoint_id = ? AND "
+                    "interrupt_id = ? AND status = 'pending'");
+  s.bind(1, decided_by).bind(2, run_id).bind(3, at).bind(4, thread_id).bind(5, checkpoint_id);
+  return static_cast<std::size_t>(s.bind(6, interrupt_id).run());
+}
+
+void SqliteReviewStore::reopen(const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "UPDATE server_reviews SET status = 'pending', decided_by = '', run_id = '', "
+                    "decided_at = 0 WHERE run_id = ? AND status = 'decided'");
+  s.bind(1, run_id).run();
+}
+
+void SqliteReviewStore::supersede_others(const std::string& thread_id,
+                                         const std::string& checkpoint_id,
+                                         const std::vector<std::string>& interrupt_ids) {
+  std::lock_guard lock(mutex_);
+  SqliteTransaction transaction(*db_, SqliteTransaction::Kind::kWrite);
+  std::vector<std::string> stale;
+  {
+    SqliteStatement s(*db_,
+                      "SELECT review_id, checkpoint_id, interrupt_id FROM server_reviews WHERE "
+                      "thread_id = ? AND status = 'pending'");
+    s.bind(1, thread_id);
+    while (s.step()) {
+      const bool current = s.text(1) == checkpoint_id &&
+                           std::find(interrupt_ids.begin(), interrupt_ids.end(), s.text(2)) !=
+                               interrupt_ids.end();
+      if (!current) stale.push_back(s.text(0));
+    }
+  }
+  SqliteStatement update(*db_,
+                         "UPDATE server_reviews SET status = 'superseded' WHERE review_id = ? AND "
+                         "status = 'pending'");
+  for (const std::string& id : stale) {
+    update.bind(1, id).run();
+    update.reset();
+  }
+  transaction.commit();
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,38 @@
+// SqliteReviewStore: ReviewStore in the server's SQLite file (table server_reviews, created
+// when missing).
+// Thread-safety: one connection under a mutex; every method may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/review_store.h"
+
+namespace tollgate::checkpoint_internal {
+class SqliteConnection;
+}
+
+namespace tollgate::server {
+
+class SqliteReviewStore final : public ReviewStore {
+ public:
+  // Throws Error(kUnavailable) when the file cannot be opened.
+  explicit SqliteReviewStore(const std::string& db_path);
+  ~SqliteReviewStore() override;
+
+  void add_pending(const std::vector<ReviewRecord>& records) override;
+  std::vector<ReviewRecord> list(const std::string& thread_id) override;
+  std::size_t decide(const std::string& thread_id, const std::string& checkpoint_id,
+                     const std::string& interrupt_id, const std::string& decided_by,
+                     const std::string& run_id, std::int64_t at) override;
+  void reopen(const std::string& run_id) override;
+  void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,
+                        const std::vector<std::string>& interrupt_ids) override;
+
+ private:
+  std::mutex mutex_;  // guards db_
+  std::unique_ptr<checkpoint_internal::SqliteConnection> db_;
+};
+
+}  // namespace tollgate::server
