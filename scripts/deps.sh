@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite ccache libre2-dev
   libjemalloc-dev  # the executables' heap (src/main/jemalloc_config.cpp)
   curl  # tests/config/serve_config_test.sh talks HTTP to `tollgate serve`
+  sqlite3  # tests/integration/audit.test.mjs edits an audit row behind the server's back
   "$@"
 )
 

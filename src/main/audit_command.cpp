@@ -1,11 +1,15 @@
-// `tollgate audit [--db ./tollgate.db] [--thread ID] [--limit N] [--json]`: prints the review
-// audit log the server keeps in its database (newest first): every decision a person sent, what
-// was pending when it arrived, and what became of it.
+// `tollgate audit [--db ./tollgate.db] [--thread ID] [--limit N] [--json | --format jsonl|csv]`:
+// prints the review audit log the server keeps in its database (newest first): every decision a
+// person sent, what was pending when it arrived, and what became of it; --format exports the
+// chain as stored (oldest first). `tollgate audit verify [--db ...]` checks the hash chain and
+// names the first broken entry (exit status 1).
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "main/subcommands.h"
+#include "server/audit_export.h"
 #include "server/audit_log.h"
 #include "tollgate/error.h"
 
@@ -17,6 +21,7 @@ struct AuditArguments {
   std::string thread;
   std::size_t limit = 50;
   bool json = false;
+  std::string format;  // jsonl | csv: export the chain
 };
 
 // "send_email {"to":"bob@example.com"}; delete_file {...}" for HITL requests, else the JSON.
@@ -72,6 +77,12 @@ int print_audit(const AuditArguments& args) {
   server::AuditQuery query;
   if (!args.thread.empty()) query.thread_id = args.thread;
   query.limit = args.limit;
+  if (!args.format.empty()) {
+    query.chain = true;
+    query.limit = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+    std::cout << server::audit_export(log.list(query), args.format, "--format");
+    return 0;
+  }
   const auto entries = log.list(query);
   for (const server::AuditEntry& e : entries) {
     if (args.json) {
@@ -80,13 +91,28 @@ int print_audit(const AuditArguments& args) {
     }
     const Json j = e.to_json();
     std::cout << "#" << e.id << "  " << j["received_at"].get<std::string>() << "  thread "
-              << e.thread_id << "  " << e.graph_id << "  " << e.outcome << "\n"
+              << e.thread_id << "  " << e.graph_id << "  " << e.outcome
+              << (e.kind == "decision" ? "" : "  (" + e.kind + ")") << "\n"
               << "    shown:   " << describe_shown(e.shown) << "\n"
               << "    decided: " << describe_decided(e.decided) << "\n";
     if (!e.message.empty()) std::cout << "    message: " << e.message << "\n";
   }
   if (!args.json && entries.empty()) std::cout << "No decisions recorded in " << args.db << "\n";
   return 0;
+}
+
+int verify_audit(const std::string& db) {
+  if (!std::filesystem::exists(db)) throw Error::NotFound("--db: no database at " + db);
+  server::AuditLog log(db);
+  const server::AuditVerification result = log.verify();
+  if (result.intact) {
+    std::cout << "The audit chain of " << db << " is intact (" << result.entries
+              << " entries).\n";
+    return 0;
+  }
+  std::cout << "The audit chain of " << db << " is broken at entry #" << result.broken_id << ": "
+            << result.reason << ".\n";
+  return 1;
 }
 
 }  // namespace
@@ -101,7 +127,19 @@ void add_audit_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   command->add_flag("--json", args->json, "One JSON object per line");
-  command->callback([args] {
+  command->add_option("--format", args->format,
+                      "Export the whole chain as stored, oldest first: jsonl or csv")
+      ->check(CLI::IsMember({"jsonl", "csv"}));
+  CLI::App* verify = command->add_subcommand(
+      "verify", "Check the audit log's hash chain; names the first broken entry (exit status 1)");
+  auto verify_db = std::make_shared<std::string>("./tollgate.db");
+  verify->add_option("--db", *verify_db, "SQLite file the server uses")->capture_default_str();
+  verify->callback([verify_db] {
+    int code = verify_audit(*verify_db);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+  command->callback([args, command] {
+    if (command->got_subcommand("verify")) return;
     int code = print_audit(*args);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -2,9 +2,12 @@
 //   ?thread_id=<uuid>  only that thread's decisions
 //   ?limit=<1..1000>   default 100
 //   ?before=<audit_id> entries older than this one (paging, newest first)
+//   ?format=jsonl|csv  the whole chain (or one thread's entries), oldest first, as stored —
+//                      outcome entries and hashes included — for export and outside checks
 #include <charconv>
 
 #include "server/api.h"
+#include "server/audit_export.h"
 #include "server/audit_log.h"
 
 namespace tollgate::server {
@@ -34,6 +37,16 @@ void add_audit_routes(Router& router, ApiContext& context) {
     if (auto thread_id = request.query_value("thread_id")) {
       require_thread(*ctx, *thread_id, request.identity);
       query.thread_id = *thread_id;
+    }
+    if (auto format = request.query_value("format")) {
+      query.chain = true;
+      query.limit = static_cast<std::size_t>(
+          query_integer(request, "limit", 1, INT64_MAX, INT64_MAX));
+      const std::string text = audit_export(ctx->audit->list(query), *format, "format");
+      HttpResponse response;
+      response.content_type = *format == "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson";
+      response.body = text;
+      return response;
     }
     query.limit = static_cast<std::size_t>(query_integer(request, "limit", 1, 1000, 100));
     if (request.query_value("before")) {

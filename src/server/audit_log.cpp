@@ -1,8 +1,10 @@
 #include "server/audit_log.h"
 
 #include <array>
+#include <map>
 
 #include "server/ids.h"
+#include "server/sha256.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
@@ -12,9 +14,11 @@ namespace {
 
 using sql::SqliteConnection;
 using sql::SqliteStatement;
+using sql::Transaction;
+using sql::TransactionKind;
 
 // Each entry moves the schema one version up. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 1> kMigrations = {{
+constexpr std::array<sql::Migration, 2> kMigrations = {{
     // 1: the log.
     {R"sql(
 CREATE TABLE server_audit_log (
@@ -24,6 +28,14 @@ CREATE TABLE server_audit_log (
   shown TEXT NOT NULL, decided TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
   settled_at INTEGER NOT NULL);
 CREATE INDEX server_audit_log_by_thread ON server_audit_log(thread_id, audit_id);
+)sql"},
+    // 2: the hash chain. Rows written at version 1 are chained when the log is opened
+    // (AuditLog::chain_unchained).
+    {R"sql(
+ALTER TABLE server_audit_log ADD COLUMN kind TEXT NOT NULL DEFAULT 'decision';
+ALTER TABLE server_audit_log ADD COLUMN refers_to INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_audit_log ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_audit_log ADD COLUMN hash TEXT NOT NULL DEFAULT '';
 )sql"},
 }};
 
@@ -36,7 +48,7 @@ constexpr sql::Schema kSchema{"audit_log", kMigrations, adopt_legacy_version};
 
 constexpr const char* kColumns =
     "audit_id, received_at, thread_id, run_id, assistant_id, graph_id, reviewer, checkpoint_id, "
-    "shown, decided, outcome, message, settled_at";
+    "shown, decided, outcome, message, settled_at, kind, refers_to, prev_hash, hash";
 
 Json parse_stored(const std::string& text) {
   Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -58,14 +70,50 @@ AuditEntry read_entry(const SqliteStatement& s) {
   e.outcome = s.text(10);
   e.message = s.text(11);
   e.settled_at = s.integer(12);
+  e.kind = s.text(13);
+  e.refers_to = s.integer(14);
+  e.prev_hash = s.text(15);
+  e.hash = s.text(16);
   return e;
+}
+
+// Entries whose outcome is settled later by an outcome entry (their own outcome columns are
+// not hashed).
+bool settled_later(const std::string& kind) {
+  return kind == "decision" || kind == "state_write";
+}
+
+std::string last_hash_locked(SqliteConnection& db) {
+  SqliteStatement s(db, "SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
+  return s.step() ? s.text(0) : std::string();
 }
 
 }  // namespace
 
+std::string audit_identity(const Identity& identity) {
+  return identity.authenticated ? identity.id : std::string();
+}
+
+std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) {
+  Json canonical{{"audit_id", e.id},         {"kind", e.kind},
+                 {"refers_to", e.refers_to}, {"received_at", e.received_at},
+                 {"thread_id", e.thread_id}, {"run_id", e.run_id},
+                 {"assistant_id", e.assistant_id}, {"graph_id", e.graph_id},
+                 {"reviewer", e.reviewer},   {"checkpoint_id", e.checkpoint_id},
+                 {"shown", e.shown},         {"decided", e.decided}};
+  if (!settled_later(e.kind)) {
+    canonical["outcome"] = e.outcome;
+    canonical["message"] = e.message;
+    canonical["settled_at"] = e.settled_at;
+  }
+  return sha256_hex(prev_hash + "\n" + canonical.dump());
+}
+
 Json AuditEntry::to_json() const {
   auto optional_text = [](const std::string& text) { return text.empty() ? Json() : Json(text); };
   return Json{{"audit_id", id},
+              {"kind", kind},
+              {"refers_to", refers_to == 0 ? Json() : Json(refers_to)},
               {"received_at", iso_timestamp(received_at)},
               {"thread_id", thread_id},
               {"run_id", run_id},
@@ -77,51 +125,158 @@ Json AuditEntry::to_json() const {
               {"decided", decided},
               {"outcome", outcome},
               {"message", optional_text(message)},
-              {"settled_at", settled_at == 0 ? Json() : Json(iso_timestamp(settled_at))}};
+              {"settled_at", settled_at == 0 ? Json() : Json(iso_timestamp(settled_at))},
+              {"prev_hash", prev_hash},
+              {"hash", hash}};
 }
 
 AuditLog::AuditLog(const std::string& db_path)
     : db_(std::make_unique<SqliteConnection>(
           db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
   sql::migrate(*db_, kSchema);
+  chain_unchained();
 }
 
 AuditLog::~AuditLog() = default;
 
+void AuditLog::chain_unchained() {
+  std::lock_guard lock(mutex_);
+  {
+    SqliteStatement unchained(*db_, "SELECT 1 FROM server_audit_log WHERE hash = '' LIMIT 1");
+    if (!unchained.step()) return;
+  }
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  std::vector<AuditEntry> rows;
+  {
+    SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+                                " FROM server_audit_log WHERE hash = '' ORDER BY audit_id");
+    while (s.step()) rows.push_back(read_entry(s));
+  }
+  // Only a log of version 1 has unchained rows, and then all of them are.
+  std::string prev;
+  SqliteStatement link(*db_,
+                       "UPDATE server_audit_log SET prev_hash = ?, hash = ? WHERE audit_id = ?");
+  for (const AuditEntry& row : rows) {
+    const std::string hash = audit_entry_hash(row, prev);
+    link.bind(1, prev).bind(2, hash).bind(3, row.id).run();
+    link.reset();
+    prev = hash;
+  }
+  for (const AuditEntry& row : rows) {
+    if (row.outcome == "pending") continue;
+    AuditEntry outcome;
+    outcome.kind = "outcome";
+    outcome.refers_to = row.id;
+    outcome.received_at = row.settled_at;
+    outcome.thread_id = row.thread_id;
+    outcome.run_id = row.run_id;
+    outcome.outcome = row.outcome;
+    outcome.message = row.message;
+    outcome.settled_at = row.settled_at;
+    append_locked(outcome);
+  }
+  transaction.commit();
+}
+
+std::int64_t AuditLog::append_locked(AuditEntry entry) {
+  entry.prev_hash = last_hash_locked(*db_);
+  if (entry.received_at == 0) entry.received_at = now_millis();
+  {
+    SqliteStatement next(*db_, "SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
+    next.step();
+    entry.id = next.integer(0);
+  }
+  {
+    // AUTOINCREMENT never reuses an id: the next id is past any deleted row too.
+    SqliteStatement seq(*db_, "SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
+    if (seq.step() && seq.integer(0) >= entry.id) entry.id = seq.integer(0) + 1;
+  }
+  entry.hash = audit_entry_hash(entry, entry.prev_hash);
+  SqliteStatement s(*db_, std::string("INSERT INTO server_audit_log (") + kColumns +
+                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  s.bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
+  s.bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
+  s.bind(8, entry.checkpoint_id).bind(9, entry.shown.dump()).bind(10, entry.decided.dump());
+  s.bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
+  s.bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
+  s.run();
+  return entry.id;
+}
+
 std::int64_t AuditLog::append(const AuditEntry& entry) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string("INSERT INTO server_audit_log (") + kColumns +
-                              ") VALUES (NULL,?,?,?,?,?,?,?,?,?,'pending','',0)");
-  s.bind(1, entry.received_at != 0 ? entry.received_at : now_millis());
-  s.bind(2, entry.thread_id).bind(3, entry.run_id).bind(4, entry.assistant_id);
-  s.bind(5, entry.graph_id).bind(6, entry.reviewer).bind(7, entry.checkpoint_id);
-  s.bind(8, entry.shown.dump()).bind(9, entry.decided.dump());
-  s.run();
-  return db_->last_insert_rowid();
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  AuditEntry appended = entry;
+  if (settled_later(appended.kind)) {
+    appended.outcome = "pending";
+    appended.message.clear();
+    appended.settled_at = 0;
+  } else if (appended.settled_at == 0) {
+    appended.settled_at = appended.received_at != 0 ? appended.received_at : now_millis();
+  }
+  const std::int64_t id = append_locked(std::move(appended));
+  transaction.commit();
+  return id;
+}
+
+bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
+                             const std::string& message) {
+  const std::int64_t now = now_millis();
+  std::string thread_id, run_id;
+  {
+    SqliteStatement s(*db_,
+                      "SELECT thread_id, run_id FROM server_audit_log WHERE audit_id = ? AND "
+                      "outcome = 'pending'");
+    if (!s.bind(1, id).step()) return false;
+    thread_id = s.text(0);
+    run_id = s.text(1);
+  }
+  SqliteStatement update(*db_,
+                         "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
+                         "WHERE audit_id = ? AND outcome = 'pending'");
+  update.bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).run();
+  AuditEntry settled;
+  settled.kind = "outcome";
+  settled.refers_to = id;
+  settled.received_at = now;
+  settled.thread_id = thread_id;
+  settled.run_id = run_id;
+  settled.outcome = outcome;
+  settled.message = message;
+  settled.settled_at = now;
+  append_locked(std::move(settled));
+  return true;
 }
 
 void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::string& message) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
-                    "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
-                    "WHERE audit_id = ? AND outcome = 'pending'");
-  s.bind(1, outcome).bind(2, message).bind(3, now_millis()).bind(4, id).run();
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  if (settle_locked(id, outcome, message)) transaction.commit();
 }
 
 std::size_t AuditLog::settle_lost(const std::string& message) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
-                    "UPDATE server_audit_log SET outcome = 'lost', message = ?, settled_at = ? "
-                    "WHERE outcome = 'pending'");
-  return static_cast<std::size_t>(s.bind(1, message).bind(2, now_millis()).run());
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  std::vector<std::int64_t> pending;
+  {
+    SqliteStatement s(*db_,
+                      "SELECT audit_id FROM server_audit_log WHERE outcome = 'pending' ORDER BY "
+                      "audit_id");
+    while (s.step()) pending.push_back(s.integer(0));
+  }
+  std::size_t count = 0;
+  for (std::int64_t id : pending) count += settle_locked(id, "lost", message) ? 1 : 0;
+  transaction.commit();
+  return count;
 }
 
 std::vector<AuditEntry> AuditLog::list(const AuditQuery& query) const {
   std::lock_guard lock(mutex_);
   std::string sql = std::string("SELECT ") + kColumns + " FROM server_audit_log WHERE 1 = 1";
+  if (!query.chain) sql += " AND kind <> 'outcome'";
   if (query.thread_id) sql += " AND thread_id = ?";
   if (query.before_id) sql += " AND audit_id < ?";
-  sql += " ORDER BY audit_id DESC LIMIT ?";
+  sql += query.chain ? " ORDER BY audit_id ASC LIMIT ?" : " ORDER BY audit_id DESC LIMIT ?";
   SqliteStatement s(*db_, sql);
   int index = 1;
   if (query.thread_id) s.bind(index++, *query.thread_id);
@@ -130,6 +285,56 @@ std::vector<AuditEntry> AuditLog::list(const AuditQuery& query) const {
   std::vector<AuditEntry> entries;
   while (s.step()) entries.push_back(read_entry(s));
   return entries;
+}
+
+AuditVerification AuditLog::verify() const {
+  std::lock_guard lock(mutex_);
+  AuditVerification result;
+  auto broken = [&result](std::int64_t id, std::string reason) {
+    result.intact = false;
+    result.broken_id = id;
+    result.reason = std::move(reason);
+    return result;
+  };
+  std::map<std::int64_t, AuditEntry> settled_by;  // decision id -> its outcome entry
+  std::map<std::int64_t, AuditEntry> settled_later_entries;
+  std::string prev;
+  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+                              " FROM server_audit_log ORDER BY audit_id");
+  while (s.step()) {
+    AuditEntry e = read_entry(s);
+    ++result.entries;
+    if (e.prev_hash != prev) {
+      return broken(e.id, "its prev_hash is not the hash of the entry before it (an entry was "
+                          "removed, inserted or reordered)");
+    }
+    if (audit_entry_hash(e, e.prev_hash) != e.hash) {
+      return broken(e.id, "its hash does not match its contents (the entry was changed)");
+    }
+    prev = e.hash;
+    if (e.kind == "outcome") {
+      if (!settled_later_entries.count(e.refers_to) || settled_by.count(e.refers_to)) {
+        return broken(e.id, "it settles entry " + std::to_string(e.refers_to) +
+                                ", which is not an unsettled earlier entry");
+      }
+      settled_by.emplace(e.refers_to, e);
+    } else if (settled_later(e.kind)) {
+      settled_later_entries.emplace(e.id, e);
+    }
+  }
+  for (const auto& [id, e] : settled_later_entries) {
+    auto outcome = settled_by.find(id);
+    const bool shows = outcome == settled_by.end()
+                           ? e.outcome == "pending"
+                           : e.outcome == outcome->second.outcome &&
+                                 e.message == outcome->second.message &&
+                                 e.settled_at == outcome->second.settled_at;
+    if (!shows) {
+      return broken(id, "its outcome is not the one its outcome entry settled (the entry was "
+                        "changed)");
+    }
+  }
+  return result;
 }
 
 }  // namespace tollgate::server

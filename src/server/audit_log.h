@@ -13,6 +13,10 @@
 // The log lives in the server's database file (table server_audit_log; its schema version is
 // row "audit_log" of table tollgate_schema, see sql/migrations.h).
 //
+// Tamper-evident: every entry carries the SHA-256 of the previous entry (audit_entry_hash);
+// settling an outcome appends an "outcome" entry to the chain, so editing, deleting or
+// reordering any row — an outcome included — breaks the chain at that row (verify()).
+//
 // Reviewer identity: empty in single-user mode; an authenticated identity when the server has
 // authentication. It never comes from the request body.
 //
@@ -27,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "server/identity.h"
 #include "tollgate/json.h"
 
 namespace tollgate::sql {
@@ -36,22 +41,26 @@ class SqliteConnection;
 namespace tollgate::server {
 
 struct AuditEntry {
-  std::int64_t id = 0;           // increasing, in arrival order
-  std::int64_t received_at = 0;  // ms since the epoch
+  std::int64_t id = 0;            // increasing, in arrival order
+  std::string kind = "decision";  // decision | outcome | refusal | state_write | run_start
+  std::int64_t refers_to = 0;     // an outcome entry: the id of the entry it settles
+  std::int64_t received_at = 0;   // ms since the epoch
   std::string thread_id;
   std::string run_id;
   std::string assistant_id;
   std::string graph_id;
-  std::string reviewer;         // empty: single-user mode
+  std::string reviewer;         // the identity's id; empty: single-user mode
   std::string checkpoint_id;    // the paused checkpoint the decision answered
   Json shown = Json::object();  // the pending interrupts: task id -> [{id, value}]
-  Json decided;                 // the resume payload as received
+  Json decided;                 // the resume payload as received (a state write: its body)
   std::string outcome = "pending";
   std::string message;          // why it was refused, failed or lost
   std::int64_t settled_at = 0;  // when the outcome was written (0 while pending)
+  std::string prev_hash;        // the previous entry's hash ("" for the first)
+  std::string hash;             // SHA-256 of this entry's canonical encoding and prev_hash
 
-  // {"audit_id", "received_at" (ISO 8601), "thread_id", ..., "outcome", "message" (or null),
-  //  "settled_at" (ISO or null)}
+  // {"audit_id", "kind", "refers_to" (or null), "received_at" (ISO 8601), "thread_id", ...,
+  //  "outcome", "message" (or null), "settled_at" (ISO or null), "prev_hash", "hash"}
   Json to_json() const;
 };
 
@@ -59,31 +68,61 @@ struct AuditQuery {
   std::optional<std::string> thread_id;
   std::optional<std::int64_t> before_id;  // only entries older than this id
   std::size_t limit = 100;
+  // The whole chain as stored, oldest first, outcome entries included (for export); else the
+  // entries a person reads, newest first, each decision carrying its outcome.
+  bool chain = false;
+};
+
+// What verify() found: the first entry whose hash, link or outcome does not check out.
+struct AuditVerification {
+  bool intact = true;
+  std::size_t entries = 0;       // how many entries were checked
+  std::int64_t broken_id = 0;    // the first broken entry (0 when intact)
+  std::string reason;
 };
 
 class AuditLog {
  public:
-  // Opens (creating when missing) the log in the SQLite file `db_path`. Throws
-  // Error(kUnavailable) when the file cannot be opened and Error(kConflict) when its log is of
-  // a newer schema than this build's.
+  // Opens (creating when missing) the log in the SQLite file `db_path`; a log written before
+  // entries were chained is chained now (its rows in id order, then an outcome entry for each
+  // settled decision). Throws Error(kUnavailable) when the file cannot be opened and
+  // Error(kConflict) when its log is of a newer schema than this build's.
   explicit AuditLog(const std::string& db_path);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
 
-  // Stores a received decision (outcome "pending") and returns its id. Throws
-  // Error(kUnavailable) when it cannot be stored.
+  // Appends an entry (a decision or state write with outcome "pending"; a refusal or run start
+  // with the outcome it has) to the chain and returns its id. Throws Error(kUnavailable) when
+  // it cannot be stored.
   std::int64_t append(const AuditEntry& entry);
-  // Writes the outcome of a pending entry; an entry that is already settled keeps its outcome.
+  // Settles a pending entry: appends its chained outcome entry and shows the outcome on the
+  // entry; an entry that is already settled keeps its outcome.
   void settle(std::int64_t id, const std::string& outcome, const std::string& message = "");
   // Settles every pending entry as "lost" (call once at start-up, before runs resume).
   std::size_t settle_lost(const std::string& message);
-  // Newest first.
   std::vector<AuditEntry> list(const AuditQuery& query) const;
+  // Checks the whole chain: each entry's hash, its link to the previous one, and that each
+  // decision shows the outcome its outcome entry says.
+  AuditVerification verify() const;
 
  private:
+  // Chains the rows a log of schema version 1 holds (none afterwards).
+  void chain_unchained();
+  std::int64_t append_locked(AuditEntry entry);
+  bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
+
   mutable std::mutex mutex_;
   std::unique_ptr<sql::SqliteConnection> db_;
 };
+
+// The reviewer an entry names for `identity`: its id, or "" for the local user of a server
+// without authentication (single-user mode).
+std::string audit_identity(const Identity& identity);
+
+// The hash of `entry` after `prev_hash`: SHA-256 (hex) of prev_hash, a newline, and the
+// canonical JSON (sorted keys) of every field but `hash` — without the outcome, message and
+// settled_at of a decision or state write, which are settled by a chained outcome entry.
+std::string audit_entry_hash(const AuditEntry& entry, const std::string& prev_hash);
 
 }  // namespace tollgate::server

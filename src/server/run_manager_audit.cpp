@@ -12,11 +12,22 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
                                                        const RunRequest& request,
                                                        const std::string& graph_id,
                                                        const std::string& checkpoint_id) {
-  if (audit_ == nullptr || !request.command || !request.command->is_object() ||
-      !request.command->contains("resume")) {
+  if (audit_ == nullptr) return std::nullopt;
+  AuditEntry entry;
+  entry.reviewer = audit_identity(request.resumes() ? request.decided_by : request.started_by);
+  if (!request.command || !request.command->is_object() || !request.command->contains("resume")) {
+    // A run that carries no decision: who started it, and from where.
+    entry.kind = "run_start";
+    entry.thread_id = record.thread_id;
+    entry.run_id = record.run_id;
+    entry.assistant_id = record.assistant_id;
+    entry.graph_id = graph_id;
+    entry.checkpoint_id = checkpoint_id;
+    entry.decided = request.command ? *request.command : request.input;
+    entry.outcome = "started";
+    audit_->append(entry);
     return std::nullopt;
   }
-  AuditEntry entry;
   entry.thread_id = record.thread_id;
   entry.run_id = record.run_id;
   entry.assistant_id = record.assistant_id;

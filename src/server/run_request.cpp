@@ -15,7 +15,10 @@ std::vector<std::string> string_list(const Json& value) {
 }
 
 Json identity_json(const Identity& who) {
-  return Json{{"id", who.id}, {"name", who.name}, {"roles", who.roles}};
+  return Json{{"id", who.id},
+              {"name", who.name},
+              {"roles", who.roles},
+              {"authenticated", who.authenticated}};
 }
 
 // An identity kept in kwargs (empty when absent).
@@ -26,6 +29,7 @@ Identity identity_from(const Json& kwargs, const char* key) {
   who.id = it->value("id", std::string());
   who.name = it->value("name", std::string());
   who.roles = string_list(it->value("roles", Json::array()));
+  who.authenticated = it->value("authenticated", false);
   return who;
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "server/api.h"
+#include "server/audit_log.h"
 #include "server/ids.h"
 #include "server/wire_format.h"
 
@@ -32,6 +33,26 @@ Json state_of(ApiContext& context, const ThreadRecord& thread, const std::string
 bool query_flag(const HttpRequest& request, const std::string& name) {
   auto value = request.query_value(name);
   return value && (*value == "true" || *value == "1");
+}
+
+// Appends the audit entry of a state write: who, the interrupts pending at the thread's latest
+// checkpoint (what the write may answer or bypass), and the request body.
+std::int64_t audit_state_write(ApiContext& context, const HttpRequest& request,
+                               const ThreadRecord& thread, const CompiledGraph& graph,
+                               const Json& body) {
+  RunConfig latest;
+  latest.thread_id = thread.thread_id;
+  StateSnapshot snapshot = graph.get_state(latest);
+  AuditEntry entry;
+  entry.kind = "state_write";
+  entry.thread_id = thread.thread_id;
+  entry.assistant_id = string_member(thread.metadata, "assistant_id");
+  entry.graph_id = string_member(thread.metadata, "graph_id");
+  entry.reviewer = audit_identity(request.identity);
+  entry.checkpoint_id = snapshot.config.checkpoint_id;
+  entry.shown = interrupts_by_task(snapshot);
+  entry.decided = body;
+  return context.audit->append(entry);
 }
 
 // A checkpoint id given as a string or as a config {"configurable": {"checkpoint_id": ...}}
@@ -257,7 +278,18 @@ void add_thread_routes(Router& router, ApiContext& context) {
     config.checkpoint_ns = optional_string(body, "checkpoint.checkpoint_ns").value_or("");
     std::string as_node = optional_string(body, "as_node").value_or("");
     Json normalized = values.is_array() ? values : normalize_input(values);
-    CheckpointConfig result = graph->update_state(config, normalized, as_node);
+    // A state write can answer or bypass a review: it is audited like a decision, before it
+    // is applied (fail closed) and settled after.
+    std::optional<std::int64_t> audit_id;
+    if (ctx->audit != nullptr) audit_id = audit_state_write(*ctx, request, thread, *graph, body);
+    CheckpointConfig result;
+    try {
+      result = graph->update_state(config, normalized, as_node);
+    } catch (const std::exception& e) {
+      if (audit_id) ctx->audit->settle(*audit_id, "refused", e.what());
+      throw;
+    }
+    if (audit_id) ctx->audit->settle(*audit_id, "applied");
     ctx->runs.record_state_update(thread.thread_id, string_member(thread.metadata, "graph_id"));
     return HttpResponse::json({{"checkpoint",
                                 {{"thread_id", result.thread_id},

@@ -53,7 +53,7 @@ test("two plain approvals sent while a.txt is pending: a.txt is written, b.txt s
   // The first is held a moment so that the second surely arrives while a.txt is still pending;
   // enqueue lets the second wait for the first instead of being turned away as busy.
   const [first, second] = await Promise.allSettled([
-    client.runs.wait(threadId, "writer", { command: approve, afterSeconds: 0.5 }),
+    client.runs.wait(threadId, "writer", { command: approve, afterSeconds: 2 }),
     client.runs.wait(threadId, "writer", { command: approve, multitaskStrategy: "enqueue" }),
   ]);
   assert.equal(first.status, "fulfilled", String(first.reason));

@@ -4,7 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <filesystem>
+
+#include "server/audit_export.h"
 
 namespace tollgate::server {
 namespace {
@@ -123,6 +128,126 @@ TEST_F(AuditLogTest, JsonNamesEveryFieldWithIsoTimesAndNullsForEmptyText) {
   EXPECT_EQ(j["outcome"], "pending");
   EXPECT_EQ(j["checkpoint_id"], "cp-1");
   EXPECT_EQ(j["graph_id"], "agent");
+}
+
+// Runs `sql` on the log's file behind its back, as someone editing the database would.
+void tamper(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.string().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(AuditLogTest, EachEntryCarriesTheHashOfThePreviousOne) {
+  append("t1");
+  append("t2");
+  auto entries = log_->list({});  // newest first
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].prev_hash, "");
+  EXPECT_EQ(entries[0].prev_hash, entries[1].hash);
+  EXPECT_EQ(entries[0].hash, audit_entry_hash(entries[0], entries[0].prev_hash));
+}
+
+TEST_F(AuditLogTest, SettlingAppendsAChainedOutcomeEntry) {
+  const std::int64_t id = append("t1");
+  log_->settle(id, "applied");
+  AuditQuery chain;
+  chain.chain = true;
+  auto entries = log_->list(chain);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[1].kind, "outcome");
+  EXPECT_EQ(entries[1].refers_to, id);
+  EXPECT_EQ(entries[1].outcome, "applied");
+  EXPECT_EQ(entries[1].prev_hash, entries[0].hash);
+}
+
+TEST_F(AuditLogTest, AnUntouchedChainVerifies) {
+  log_->settle(append("t1"), "applied");
+  append("t2");
+  const AuditVerification result = log_->verify();
+  EXPECT_TRUE(result.intact) << result.reason;
+  EXPECT_EQ(result.entries, 3u);
+}
+
+TEST_F(AuditLogTest, EditingOneRowBreaksTheChainAtThatRow) {
+  append("t1");
+  const std::int64_t edited = append("t2", Json{{"decisions", {{{"type", "reject"}}}}});
+  append("t3");
+  tamper(path_, "UPDATE server_audit_log SET decided = '{\"decisions\":[{\"type\":\"approve\"}]}' "
+                "WHERE audit_id = " + std::to_string(edited));
+  const AuditVerification result = log_->verify();
+  EXPECT_FALSE(result.intact);
+  EXPECT_EQ(result.broken_id, edited);
+  EXPECT_NE(result.reason.find("does not match its contents"), std::string::npos);
+}
+
+TEST_F(AuditLogTest, EditingAnOutcomeIsDetected) {
+  const std::int64_t id = append("t1");
+  log_->settle(id, "refused", "not allowed");
+  tamper(path_, "UPDATE server_audit_log SET outcome = 'applied' WHERE audit_id = " +
+                    std::to_string(id));
+  const AuditVerification result = log_->verify();
+  EXPECT_FALSE(result.intact);
+  EXPECT_EQ(result.broken_id, id);
+}
+
+TEST_F(AuditLogTest, DeletingARowBreaksTheChainAtTheNextOne) {
+  append("t1");
+  const std::int64_t removed = append("t2");
+  const std::int64_t next = append("t3");
+  tamper(path_, "DELETE FROM server_audit_log WHERE audit_id = " + std::to_string(removed));
+  const AuditVerification result = log_->verify();
+  EXPECT_FALSE(result.intact);
+  EXPECT_EQ(result.broken_id, next);
+}
+
+TEST_F(AuditLogTest, ALogWrittenBeforeTheChainIsChainedWhenOpened) {
+  log_.reset();
+  remove();
+  tamper(path_, R"sql(
+CREATE TABLE server_audit_log (
+  audit_id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL,
+  thread_id TEXT NOT NULL, run_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
+  graph_id TEXT NOT NULL, reviewer TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  shown TEXT NOT NULL, decided TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
+  settled_at INTEGER NOT NULL);
+INSERT INTO server_audit_log VALUES (NULL, 10, 't1', 'r1', 'a', 'agent', '', 'cp', '{}', '"yes"',
+  'applied', '', 20);
+INSERT INTO server_audit_log VALUES (NULL, 30, 't2', 'r2', 'a', 'agent', '', 'cp', '{}', '"no"',
+  'pending', '', 0);
+)sql");
+  log_ = std::make_unique<AuditLog>(path_.string());
+  EXPECT_TRUE(log_->verify().intact) << log_->verify().reason;
+  AuditQuery chain;
+  chain.chain = true;
+  auto entries = log_->list(chain);
+  ASSERT_EQ(entries.size(), 3u);  // the two rows, then the first one's outcome
+  EXPECT_EQ(entries[2].kind, "outcome");
+  EXPECT_EQ(entries[2].refers_to, entries[0].id);
+  EXPECT_EQ(log_->list({})[1].outcome, "applied");
+}
+
+TEST_F(AuditLogTest, CsvExportQuotesFieldsWithCommasAndQuotes) {
+  append("t1", Json{{"decisions", {{{"type", "reject"}, {"message", "no, \"never\""}}}}});
+  AuditQuery chain;
+  chain.chain = true;
+  const std::string csv = audit_to_csv(log_->list(chain));
+  EXPECT_EQ(csv.substr(0, csv.find("\r\n")),
+            "audit_id,kind,refers_to,received_at,thread_id,run_id,assistant_id,graph_id,reviewer,"
+            "checkpoint_id,shown,decided,outcome,message,settled_at,prev_hash,hash");
+  EXPECT_NE(csv.find(R"("{""decisions"":[{""message"":""no, \""never\"""",""type"":""reject""}]}")"),
+            std::string::npos)
+      << csv;
+}
+
+TEST_F(AuditLogTest, JsonLinesExportHasOneEntryPerLine) {
+  append("t1");
+  append("t2");
+  AuditQuery chain;
+  chain.chain = true;
+  const std::string jsonl = audit_to_jsonl(log_->list(chain));
+  EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 2);
+  EXPECT_EQ(Json::parse(jsonl.substr(0, jsonl.find('\n')))["thread_id"], "t1");
 }
 
 }  // namespace
