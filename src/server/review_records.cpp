@@ -6,13 +6,6 @@
 namespace tollgate::server {
 namespace {
 
-const Json* find_either(const Json& object, const char* snake, const char* camel) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(snake);
-  if (it == object.end()) it = object.find(camel);
-  return it == object.end() ? nullptr : &*it;
-}
-
 // The tool calls of the last AI message, or an empty list.
 Json last_tool_calls(const Json& values) {
   const Json* messages = values.is_object() ? find_either(values, "messages", "messages") : nullptr;
@@ -41,6 +34,13 @@ std::string claim_tool_call(Json& calls, const Json& action) {
 }
 
 }  // namespace
+
+const Json* find_either(const Json& object, const char* snake, const char* camel) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(snake);
+  if (it == object.end()) it = object.find(camel);
+  return it == object.end() ? nullptr : &*it;
+}
 
 std::string action_digest(const Json& action_request) {
   const Json shown{{"name", action_request.value("name", "")},

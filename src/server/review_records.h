@@ -10,6 +10,10 @@
 
 namespace tollgate::server {
 
+// The member `snake` of `object`, else `camel` (HITL payloads come in both key styles), or
+// nullptr (also when `object` is no object).
+const Json* find_either(const Json& object, const char* snake, const char* camel);
+
 // SHA-256 hex of {"args", "name"} of a HITL action request, as canonical (key-sorted) JSON.
 std::string action_digest(const Json& action_request);
 

@@ -2,17 +2,11 @@
 
 #include <algorithm>
 
+#include "server/review_records.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
-
-const Json* find_either(const Json& object, const char* snake, const char* camel) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(snake);
-  if (it == object.end()) it = object.find(camel);
-  return it == object.end() ? nullptr : &*it;
-}
 
 const std::vector<std::string>& default_reviewers() {
   static const std::vector<std::string> kDefault = {"owner", "role:reviewer", "role:admin"};
