@@ -108,6 +108,13 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   // from a failure (a refused run leaves the thread exactly there).
   Progress base;
   std::optional<std::int64_t> audit_id;
+  // Before the run shows as running, so that it does not widen the window between that and
+  // the graph's first step.
+  try {
+    audit_run_start(record, request, graph_id);
+  } catch (const std::exception& e) {
+    log_error("the start of run " + record.run_id + " could not be audited: " + e.what());
+  }
   try {
     auto taken = store_.begin_attempt(record.run_id, "running", now_millis());
     if (!taken) {

@@ -129,6 +129,9 @@ class RunManager {
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
                                              const std::string& graph_id,
                                              const std::string& checkpoint_id);
+  // Records who started a run that carries no decision, and from which checkpoint.
+  void audit_run_start(const RunRecord& record, const RunRequest& request,
+                       const std::string& graph_id);
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
                        bool refused, const Json& result);
   // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give

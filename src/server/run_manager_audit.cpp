@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "server/audit_log.h"
+#include "server/review_binding.h"
 #include "server/run_manager.h"
 #include "server/wire_format.h"
 
@@ -12,22 +13,9 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
                                                        const RunRequest& request,
                                                        const std::string& graph_id,
                                                        const std::string& checkpoint_id) {
-  if (audit_ == nullptr) return std::nullopt;
+  if (audit_ == nullptr || !carries_decision(request)) return std::nullopt;
   AuditEntry entry;
-  entry.reviewer = audit_identity(request.resumes() ? request.decided_by : request.started_by);
-  if (!request.command || !request.command->is_object() || !request.command->contains("resume")) {
-    // A run that carries no decision: who started it, and from where.
-    entry.kind = "run_start";
-    entry.thread_id = record.thread_id;
-    entry.run_id = record.run_id;
-    entry.assistant_id = record.assistant_id;
-    entry.graph_id = graph_id;
-    entry.checkpoint_id = checkpoint_id;
-    entry.decided = request.command ? *request.command : request.input;
-    entry.outcome = "started";
-    audit_->append(entry);
-    return std::nullopt;
-  }
+  entry.reviewer = audit_identity(request.decided_by);
   entry.thread_id = record.thread_id;
   entry.run_id = record.run_id;
   entry.assistant_id = record.assistant_id;
@@ -49,6 +37,27 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
                       : (*request.command)["resume"];
   // Throws when the entry cannot be stored: the decision is then not applied.
   return audit_->append(entry);
+}
+
+void RunManager::audit_run_start(const RunRecord& record, const RunRequest& request,
+                                 const std::string& graph_id) {
+  if (audit_ == nullptr || carries_decision(request)) return;
+  AuditEntry entry;
+  entry.kind = "run_start";
+  entry.reviewer = audit_identity(request.started_by);
+  entry.thread_id = record.thread_id;
+  entry.run_id = record.run_id;
+  entry.assistant_id = record.assistant_id;
+  entry.graph_id = graph_id;
+  if (const CompiledGraph* g = graph(graph_id); g != nullptr) {
+    RunConfig latest;
+    latest.thread_id = record.thread_id;
+    entry.checkpoint_id = g->get_state(latest).config.checkpoint_id;
+  }
+  entry.decided = request.command ? *request.command : request.input;
+  entry.outcome = "started";
+  // Throws when the entry cannot be stored: the run then fails before it starts.
+  audit_->append(entry);
 }
 
 void RunManager::settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,

@@ -32,7 +32,7 @@ struct RunRequest {
   bool protocol_v2 = false;
   // Who asked for the work (for a resume: who started the run that paused) and who decided
   // the review this run resumes with (empty unless the run carries a resume command); see
-  // set_actors(). Kept in the run's kwargs as {"id","name","roles"} objects.
+  // set_actors(). Kept in the run's kwargs as {"id","name","roles","authenticated"} objects.
   Identity started_by;
   Identity decided_by;
 
