@@ -2,8 +2,9 @@
 //   ?thread_id=<uuid>  only that thread's decisions
 //   ?limit=<1..1000>   default 100
 //   ?before=<audit_id> entries older than this one (paging, newest first)
-//   ?format=jsonl|csv  the whole chain (or one thread's entries), oldest first, as stored —
-//                      outcome entries and hashes included — for export and outside checks
+//   ?format=jsonl|csv  the whole chain (admin only) or one thread's entries, oldest first, as
+//                      stored — outcome entries and hashes included — for export and outside
+//                      checks
 #include <charconv>
 
 #include "server/api.h"
@@ -39,6 +40,11 @@ void add_audit_routes(Router& router, ApiContext& context) {
       query.thread_id = *thread_id;
     }
     if (auto format = request.query_value("format")) {
+      if (!query.thread_id && !request.identity.is_admin()) {
+        throw Error::PermissionDenied(
+            "Exporting the whole audit chain needs the admin role; name a thread_id to export "
+            "that thread's entries");
+      }
       query.chain = true;
       query.limit = static_cast<std::size_t>(
           query_integer(request, "limit", 1, INT64_MAX, INT64_MAX));
@@ -54,9 +60,11 @@ void add_audit_routes(Router& router, ApiContext& context) {
     }
     Json out = Json::array();
     // Entries of threads the caller may not see are left out (an admin sees all; entries of
-    // deleted threads only an admin).
+    // deleted threads only an admin), except the caller's own decisions: a reviewer keeps
+    // seeing what they decided once the thread is its owner's alone again.
     for (const AuditEntry& entry : ctx->audit->list(query)) {
-      if (!request.identity.is_admin()) {
+      const bool own = !entry.reviewer.empty() && entry.reviewer == request.identity.id;
+      if (!request.identity.is_admin() && !own) {
         auto thread = ctx->store.get_thread(entry.thread_id);
         if (!thread || thread_access(request.identity, *thread) == ThreadAccess::kNone) continue;
       }
