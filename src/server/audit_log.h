@@ -4,6 +4,8 @@
 // A decision is written BEFORE the run that carries it starts (fail closed: when the log cannot
 // store it, the decision is not applied), and its outcome is filled in exactly once afterwards:
 //   applied    the graph took the decision and ran on (it may have paused again)
+//   recorded   an approval short of the action's approvals_required: kept, the thread stays
+//              paused until the last approval needed arrives
 //   refused    rejected before anything was saved (a bad HITL response, nothing to resume);
 //              the thread stayed paused
 //   failed     the run failed after taking the decision

@@ -30,6 +30,12 @@ std::string stale_message(const std::string& answered, const std::string& latest
 
 }  // namespace
 
+bool approval_only(const RunRequest& request) {
+  if (!request.binding.is_object()) return false;
+  auto it = request.binding.find("approval_only");
+  return it != request.binding.end() && it->is_boolean() && it->get<bool>();
+}
+
 bool carries_decision(const RunRequest& request) {
   return request.command && request.command->is_object() && request.command->contains("resume") &&
          !(*request.command)["resume"].is_null();

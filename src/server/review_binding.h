@@ -16,6 +16,10 @@ namespace tollgate::server {
 // True when the request carries a decision (a Command with a non-null resume).
 bool carries_decision(const RunRequest& request);
 
+// True when the request's decision is an approval short of approvals_required, recorded when
+// it was accepted (RunManager::collect_approvals): its run resumes nothing.
+bool approval_only(const RunRequest& request);
+
 // Binds a decision `request` carries to the state of its thread in `graph` now: sets
 // request.binding and rewrites a plain resume into a map of the single pending interrupt.
 // Throws Error(kConflict) when the request names a checkpoint that is not the thread's

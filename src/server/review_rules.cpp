@@ -33,15 +33,6 @@ std::string decision_type(const Json& answer, std::size_t index) {
 
 }  // namespace
 
-std::string thread_owner(const ThreadRecord& thread) {
-  // Kept in the thread's metadata under "owner" (the LangGraph server's convention).
-  if (thread.metadata.is_object() && thread.metadata.contains("owner") &&
-      thread.metadata["owner"].is_string()) {
-    return thread.metadata["owner"].get<std::string>();
-  }
-  return "";
-}
-
 std::vector<ReviewerRules> reviewer_rules_of(const Json& interrupt_value) {
   std::vector<ReviewerRules> out;
   const Json* configs = find_either(interrupt_value, "review_configs", "reviewConfigs");
@@ -78,14 +69,6 @@ void check_reviewer(const Json& interrupt_value, const Json& answer, const Ident
   for (std::size_t i = 0; i < all.size(); ++i) {
     const ReviewerRules& rules = all[i];
     const std::string what = rules.action_name.empty() ? "this review" : rules.action_name;
-    // Fail closed: one approval must never run a call that needs several, and approvals are
-    // not collected one by one yet.
-    if (rules.approvals_required > 1 && decision_type(answer, i) == "approve") {
-      throw Error::PermissionDenied(
-          "'" + who.id + "' may not approve " + what + " alone: rule approvals_required " +
-          std::to_string(rules.approvals_required) + " (approvals are not collected one by one "
-          "yet, so the call cannot be approved; it may be rejected)");
-    }
     if (!who.authenticated) continue;  // the local user of a server without authentication
     const bool allowed = std::any_of(rules.reviewers.begin(), rules.reviewers.end(),
                                      [&](const std::string& rule) { return matches(rule, who, owner); });
@@ -102,6 +85,18 @@ void check_reviewer(const Json& interrupt_value, const Json& answer, const Ident
                                     "approve or edit its own action; it may reject it)");
     }
   }
+}
+
+std::vector<CountedApproval> counted_approvals(const Json& interrupt_value, const Json& answer) {
+  std::vector<CountedApproval> out;
+  const std::vector<ReviewerRules> all = reviewer_rules_of(interrupt_value);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].approvals_required > 1 && decision_type(answer, i) == "approve") {
+      out.push_back(CountedApproval{static_cast<int>(i), all[i].approvals_required,
+                                    all[i].action_name});
+    }
+  }
+  return out;
 }
 
 }  // namespace tollgate::server

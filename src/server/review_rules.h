@@ -4,8 +4,7 @@
 //                       ["owner", "role:reviewer", "role:admin"]
 //   self_approval       false: the thread's owner may not approve or edit its own action
 //   approvals_required  N distinct allowed reviewers approve before the call runs (default 1);
-//                       approvals are not collected one by one yet, so an approval of such an
-//                       action is refused (fail closed) — it can only be rejected or answered
+//                       the server collects the approvals one by one (RunManager, review_store.h)
 // The local user of a server without authentication passes the reviewer rules (single-user
 // mode).
 #pragma once
@@ -18,9 +17,6 @@
 #include "tollgate/json.h"
 
 namespace tollgate::server {
-
-// The owner of a thread ("" when it has none). The one place that knows where it is kept.
-std::string thread_owner(const ThreadRecord& thread);
 
 // The rules of one action of a review.
 struct ReviewerRules {
@@ -39,5 +35,13 @@ std::vector<ReviewerRules> reviewer_rules_of(const Json& interrupt_value);
 // thread owned by `owner`.
 void check_reviewer(const Json& interrupt_value, const Json& answer, const Identity& who,
                     const std::string& owner);
+
+// An approval in `answer` of an action whose rules require more than one.
+struct CountedApproval {
+  int action_index = 0;
+  int required = 1;
+  std::string action_name;
+};
+std::vector<CountedApproval> counted_approvals(const Json& interrupt_value, const Json& answer);
 
 }  // namespace tollgate::server

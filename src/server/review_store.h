@@ -11,6 +11,9 @@
 //   refused, expired  reserved for review deadlines and their safe defaults
 // A decision refused before it changed anything (a 409/422) puts its records back to pending.
 //
+// An action whose policy requires N > 1 approvals collects them here one by one (who, when);
+// the decision of the Nth distinct reviewer is the one that claims the records and runs.
+//
 // The interface knows no SQL: SqliteReviewStore keeps the records in the server's database;
 // a PostgreSQL implementation slots in behind the same interface.
 // Thread-safety: every method may be called from any thread; each call is atomic.
@@ -43,6 +46,14 @@ struct ReviewRecord {
   Json to_json() const;
 };
 
+// One reviewer's approval of one action of a pending interrupt.
+struct ReviewApproval {
+  std::string interrupt_id;
+  int action_index = 0;
+  std::string approved_by;
+  std::int64_t approved_at = 0;
+};
+
 class ReviewStore {
  public:
   virtual ~ReviewStore() = default;
@@ -63,6 +74,14 @@ class ReviewStore {
   // `checkpoint_id` (what is pending now).
   virtual void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,
                                 const std::vector<std::string>& interrupt_ids) = 0;
+
+  // Records `approval` of the interrupt at `checkpoint_id`; false (nothing stored) when the
+  // same reviewer already approved that action there.
+  virtual bool add_approval(const std::string& thread_id, const std::string& checkpoint_id,
+                            const ReviewApproval& approval) = 0;
+  // The approvals recorded at the checkpoint, oldest first.
+  virtual std::vector<ReviewApproval> approvals(const std::string& thread_id,
+                                                const std::string& checkpoint_id) = 0;
 };
 
 }  // namespace tollgate::server

@@ -86,6 +86,22 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   return config;
 }
 
+// The result of a run that leaves the thread where it is: its latest values and the
+// interrupts pending there.
+RunResult paused_result(const CompiledGraph& graph, const std::string& thread_id) {
+  RunConfig config;
+  config.thread_id = thread_id;
+  const StateSnapshot snapshot = graph.get_state(config);
+  RunResult result;
+  result.values = snapshot.values;
+  for (const TaskInfo& task : snapshot.tasks) {
+    result.interrupts.insert(result.interrupts.end(), task.interrupts.begin(),
+                             task.interrupts.end());
+  }
+  result.paused = !snapshot.next.empty();
+  return result;
+}
+
 }  // namespace
 
 void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
@@ -139,14 +155,21 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     check_binding(request,
                   config.checkpoint_id.empty() ? base.checkpoint_id : config.checkpoint_id);
 
-    Input input = Json();
-    if (request.command) {
-      input = Command::from_json(*request.command);
+    RunResult outcome;
+    if (approval_only(request)) {
+      // An approval short of approvals_required, recorded when it was accepted: the thread
+      // stays paused on the same interrupt, and the run answers with its state as it is.
+      outcome = paused_result(*g, record.thread_id);
     } else {
-      input = normalize_input(request.input);
+      Input input = Json();
+      if (request.command) {
+        input = Command::from_json(*request.command);
+      } else {
+        input = normalize_input(request.input);
+      }
+      changed = true;
+      outcome = g->invoke(input, config);
     }
-    changed = true;
-    RunResult outcome = g->invoke(input, config);
     if (run->cancel->load()) {
       std::lock_guard lock(mutex_);
       if (run->rollback) rollback_to_[record.thread_id] = base.checkpoint_id;
@@ -206,7 +229,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     result = error_result("Error", e.what());
   }
 
-  settle_decision(audit_id, record, refused, result);
+  settle_decision(audit_id, record, refused, result, approval_only(request));
   record.updated_at = now_millis();
   bool rolled_back;
   {

@@ -130,14 +130,27 @@ RunRecord RunManager::submit(const RunRequest& request) {
   configurable["thread_id"] = record.thread_id;
   configurable["graph_id"] = assistant->graph_id;
   configurable["assistant_id"] = assistant->assistant_id;
-  record.kwargs = stored.to_kwargs();
-  record.kwargs["config"]["configurable"] = configurable;
 
   // The run and the thread's busy status (derived from it) appear together; a thread deleted
   // meanwhile gets no run.
   const Json thread_metadata{{"graph_id", assistant->graph_id},
                              {"assistant_id", assistant->assistant_id}};
-  if (!store_.insert_run(record, thread_metadata)) {
+  // Approvals short of what an action needs are recorded; the decision that completes them
+  // (and any other) claims the review: of two decisions for one action only one is accepted
+  // (a conditional update).
+  collect_approvals(stored);
+  record.kwargs = stored.to_kwargs();
+  record.kwargs["config"]["configurable"] = configurable;
+  if (!approval_only(stored)) claim_reviews(stored, record.run_id);
+  bool inserted = false;
+  try {
+    inserted = store_.insert_run(record, thread_metadata);
+  } catch (const std::exception&) {
+    reopen_reviews(record.run_id);
+    throw;
+  }
+  if (!inserted) {
+    reopen_reviews(record.run_id);
     throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
   }
 
@@ -259,7 +272,13 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
   ended_.notify_all();
 }
 
-bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread) {
+bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given) {
+  std::optional<ThreadOutcome> annotated;
+  if (given != nullptr) {
+    annotated = *given;
+    annotate_approvals(record.thread_id, *annotated);
+  }
+  const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
   try {
     store_.end_run(record, keep_run, thread);
     if (thread != nullptr) record_reviews(record.thread_id, *thread);
@@ -361,8 +380,9 @@ void RunManager::worker_loop() {
 }
 
 void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
-  const ThreadOutcome outcome =
+  ThreadOutcome outcome =
       read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
+  annotate_approvals(thread_id, outcome);
   store_.set_thread_outcome(thread_id, outcome);
   record_reviews(thread_id, outcome);
 }

@@ -132,8 +132,10 @@ class RunManager {
   // Records who started a run that carries no decision, and from which checkpoint.
   void audit_run_start(const RunRecord& record, const RunRequest& request,
                        const std::string& graph_id);
+  // Settles the decision's audit entry by how its run ended ("recorded" for an approval short
+  // of approvals_required).
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
-                       bool refused, const Json& result);
+                       bool refused, const Json& result, bool approval_only);
   // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give
   // its decision (review_rules.h); the refusal is audited with that identity.
   void check_reviewers(const RunRequest& request, const ThreadRecord& thread,
@@ -142,6 +144,15 @@ class RunManager {
   // decided). Throws Error(kConflict) when one of them is no longer pending; then none is
   // claimed.
   void claim_reviews(const RunRequest& request, const std::string& run_id);
+  // For a decision that approves actions needing several approvals (approvals_required > 1):
+  // records this reviewer's approval of each (Error(kConflict) when they already approved
+  // one), and marks the request approval-only (binding "approval_only": true) while any of
+  // them has fewer approvals than it needs — such a run records, it does not resume.
+  // Error(kPermissionDenied) when approvals cannot be kept (no review store).
+  void collect_approvals(RunRequest& request);
+  // Adds the approvals collected so far to the review configs of `outcome`'s interrupts
+  // ("approvals": [{"by", "at"}]).
+  void annotate_approvals(const std::string& thread_id, ThreadOutcome& outcome);
   // Puts the records claimed by a run that changed nothing back to pending.
   void reopen_reviews(const std::string& run_id);
   // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier

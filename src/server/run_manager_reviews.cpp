@@ -9,6 +9,7 @@
 #include "server/review_rules.h"
 #include "server/review_store.h"
 #include "server/run_manager.h"
+#include "server/thread_access.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -65,6 +66,78 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
       throw Error::Conflict("The review of interrupt " + interrupt_id +
                             " is no longer pending: a decision for it was already accepted. "
                             "Nothing was changed.");
+    }
+  }
+}
+
+void RunManager::collect_approvals(RunRequest& request) {
+  if (!request.binding.is_object() || !request.command) return;
+  const Command command = Command::from_json(*request.command);
+  const Json shown = request.binding.value("shown", Json::object());
+  const std::string checkpoint = request.binding.value("checkpoint_id", "");
+  const Identity& who = request.decided_by;
+  bool short_of_approvals = false;
+  for (const auto& [task, interrupts] : shown.items()) {
+    for (const Json& interrupt : interrupts) {
+      const std::string interrupt_id = interrupt.value("id", "");
+      auto answer = command.resume_map.find(interrupt_id);
+      if (answer == command.resume_map.end()) continue;
+      for (const CountedApproval& counted :
+           counted_approvals(interrupt.value("value", Json()), answer->second)) {
+        const std::string what = counted.action_name.empty() ? "this review" : counted.action_name;
+        if (reviews_ == nullptr) {
+          throw Error::PermissionDenied("'" + who.id + "' may not approve " + what +
+                                        " alone: rule approvals_required " +
+                                        std::to_string(counted.required) +
+                                        ", and this server keeps no review records");
+        }
+        if (!reviews_->add_approval(request.thread_id, checkpoint,
+                                    ReviewApproval{interrupt_id, counted.action_index, who.id,
+                                                   now_millis()})) {
+          throw Error::Conflict("'" + who.id + "' already approved " + what +
+                                ": rule approvals_required " + std::to_string(counted.required) +
+                                " needs that many distinct reviewers. Nothing was changed.");
+        }
+        int given = 0;
+        for (const ReviewApproval& a : reviews_->approvals(request.thread_id, checkpoint)) {
+          if (a.interrupt_id == interrupt_id && a.action_index == counted.action_index) ++given;
+        }
+        if (given < counted.required) short_of_approvals = true;
+      }
+    }
+  }
+  if (short_of_approvals) request.binding["approval_only"] = true;
+}
+
+void RunManager::annotate_approvals(const std::string& thread_id, ThreadOutcome& outcome) {
+  if (reviews_ == nullptr || outcome.checkpoint_id.empty() || !outcome.interrupts.is_object())
+    return;
+  std::vector<ReviewApproval> approvals;
+  try {
+    approvals = reviews_->approvals(thread_id, outcome.checkpoint_id);
+  } catch (const std::exception& e) {
+    log_error("the approvals of thread " + thread_id + " were not read: " + e.what());
+    return;
+  }
+  if (approvals.empty()) return;
+  for (auto& [task, interrupts] : outcome.interrupts.items()) {
+    if (!interrupts.is_array()) continue;
+    for (Json& interrupt : interrupts) {
+      if (!interrupt.is_object() || !interrupt.contains("value")) continue;
+      Json& value = interrupt["value"];
+      const char* key = value.contains("reviewConfigs") ? "reviewConfigs" : "review_configs";
+      if (!value.is_object() || !value.contains(key) || !value[key].is_array()) continue;
+      Json& configs = value[key];
+      for (const ReviewApproval& a : approvals) {
+        if (a.interrupt_id != interrupt.value("id", "") || a.action_index < 0 ||
+            static_cast<std::size_t>(a.action_index) >= configs.size() ||
+            !configs[a.action_index].is_object()) {
+          continue;
+        }
+        Json& list = configs[a.action_index]["approvals"];
+        if (!list.is_array()) list = Json::array();
+        list.push_back(Json{{"by", a.approved_by}, {"at", iso_timestamp(a.approved_at)}});
+      }
     }
   }
 }

@@ -1,28 +1,43 @@
 #include "server/sqlite_review_store.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 
-#include "checkpoint/sqlite_connection.h"
 #include "server/ids.h"
+#include "sql/migrations.h"
+#include "sql/sqlite_connection.h"
 
 namespace tollgate::server {
 namespace {
 
-using checkpoint_internal::SqliteConnection;
-using checkpoint_internal::SqliteStatement;
-using checkpoint_internal::SqliteTransaction;
+using sql::SqliteConnection;
+using sql::SqliteStatement;
+using sql::Transaction;
+using sql::TransactionKind;
 
-// Created when missing, next to the audit log's table (version 1 of the table).
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS server_reviews (
+// Each entry moves the schema one version up. Never edit a released migration: add one.
+constexpr std::array<sql::Migration, 2> kMigrations = {{
+    // 1: the records.
+    {R"sql(
+CREATE TABLE server_reviews (
   review_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
   interrupt_id TEXT NOT NULL, action_index INTEGER NOT NULL, tool_call_id TEXT NOT NULL,
   digest TEXT NOT NULL, created_at INTEGER NOT NULL, status TEXT NOT NULL,
   decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at INTEGER NOT NULL,
   UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
-CREATE INDEX IF NOT EXISTS server_reviews_by_run ON server_reviews(run_id);
-)sql";
+CREATE INDEX server_reviews_by_run ON server_reviews(run_id);
+)sql"},
+    // 2: approvals collected one by one (approvals_required > 1).
+    {R"sql(
+CREATE TABLE server_review_approvals (
+  thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL, interrupt_id TEXT NOT NULL,
+  action_index INTEGER NOT NULL, approved_by TEXT NOT NULL, approved_at INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
+)sql"},
+}};
+
+constexpr sql::Schema kSchema{"reviews", kMigrations};
 
 constexpr const char* kColumns =
     "review_id, thread_id, checkpoint_id, interrupt_id, action_index, tool_call_id, digest, "
@@ -64,10 +79,9 @@ Json ReviewRecord::to_json() const {
 }
 
 SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
-    : db_(std::make_unique<SqliteConnection>(db_path)) {
-  db_->set_busy_timeout(std::chrono::milliseconds(10000));
-  db_->exec("PRAGMA journal_mode = WAL");
-  db_->exec(kSchema);
+    : db_(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+  sql::migrate(*db_, kSchema);
 }
 
 SqliteReviewStore::~SqliteReviewStore() = default;
@@ -75,7 +89,7 @@ SqliteReviewStore::~SqliteReviewStore() = default;
 void SqliteReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
   if (records.empty()) return;
   std::lock_guard lock(mutex_);
-  SqliteTransaction transaction(*db_, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(*db_, TransactionKind::kWrite);
   SqliteStatement s(*db_, std::string("INSERT OR IGNORE INTO server_reviews (") + kColumns +
                               ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0)");
   for (const ReviewRecord& r : records) {
@@ -124,7 +138,7 @@ void SqliteReviewStore::supersede_others(const std::string& thread_id,
                                          const std::string& checkpoint_id,
                                          const std::vector<std::string>& interrupt_ids) {
   std::lock_guard lock(mutex_);
-  SqliteTransaction transaction(*db_, SqliteTransaction::Kind::kWrite);
+  Transaction transaction(*db_, TransactionKind::kWrite);
   std::vector<std::string> stale;
   {
     SqliteStatement s(*db_,
@@ -146,6 +160,35 @@ void SqliteReviewStore::supersede_others(const std::string& thread_id,
     update.reset();
   }
   transaction.commit();
+}
+
+bool SqliteReviewStore::add_approval(const std::string& thread_id,
+                                     const std::string& checkpoint_id,
+                                     const ReviewApproval& approval) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "INSERT OR IGNORE INTO server_review_approvals (thread_id, checkpoint_id, "
+                    "interrupt_id, action_index, approved_by, approved_at) VALUES (?,?,?,?,?,?)");
+  s.bind(1, thread_id).bind(2, checkpoint_id).bind(3, approval.interrupt_id);
+  s.bind(4, std::int64_t{approval.action_index}).bind(5, approval.approved_by);
+  s.bind(6, approval.approved_at != 0 ? approval.approved_at : now_millis());
+  return s.run() == 1;
+}
+
+std::vector<ReviewApproval> SqliteReviewStore::approvals(const std::string& thread_id,
+                                                         const std::string& checkpoint_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "SELECT interrupt_id, action_index, approved_by, approved_at FROM "
+                    "server_review_approvals WHERE thread_id = ? AND checkpoint_id = ? ORDER BY "
+                    "approved_at, rowid");
+  s.bind(1, thread_id).bind(2, checkpoint_id);
+  std::vector<ReviewApproval> out;
+  while (s.step()) {
+    out.push_back(ReviewApproval{s.text(0), static_cast<int>(s.integer(1)), s.text(2),
+                                 s.integer(3)});
+  }
+  return out;
 }
 
 }  // namespace tollgate::server

@@ -1,5 +1,5 @@
-// SqliteReviewStore: ReviewStore in the server's SQLite file (table server_reviews, created
-// when missing).
+// SqliteReviewStore: ReviewStore in the server's SQLite file (table server_reviews; its schema
+// version is row "reviews" of table tollgate_schema, see sql/migrations.h).
 // Thread-safety: one connection under a mutex; every method may be called from any thread.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "server/review_store.h"
 
-namespace tollgate::checkpoint_internal {
+namespace tollgate::sql {
 class SqliteConnection;
 }
 
@@ -29,10 +29,14 @@ class SqliteReviewStore final : public ReviewStore {
   void reopen(const std::string& run_id) override;
   void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,
                         const std::vector<std::string>& interrupt_ids) override;
+  bool add_approval(const std::string& thread_id, const std::string& checkpoint_id,
+                    const ReviewApproval& approval) override;
+  std::vector<ReviewApproval> approvals(const std::string& thread_id,
+                                        const std::string& checkpoint_id) override;
 
  private:
   std::mutex mutex_;  // guards db_
-  std::unique_ptr<checkpoint_internal::SqliteConnection> db_;
+  std::unique_ptr<sql::SqliteConnection> db_;
 };
 
 }  // namespace tollgate::server

@@ -3,20 +3,16 @@
 #include "tollgate/error.h"
 
 namespace tollgate::server {
-namespace {
-
-std::string owner_of(const ThreadRecord& thread) {
+std::string thread_owner(const ThreadRecord& thread) {
   if (!thread.metadata.is_object()) return "";
   auto it = thread.metadata.find(kOwnerKey);
   return it != thread.metadata.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-}  // namespace
-
 ThreadAccess thread_access(const Identity& who, const ThreadRecord& thread) {
   if (who.is_admin()) return ThreadAccess::kFull;
   if (who.empty()) return ThreadAccess::kNone;
-  if (owner_of(thread) == who.id) return ThreadAccess::kFull;
+  if (thread_owner(thread) == who.id) return ThreadAccess::kFull;
   if (who.has_role("reviewer") && thread.status == "interrupted") return ThreadAccess::kReview;
   return ThreadAccess::kNone;
 }

@@ -34,6 +34,9 @@ ThreadAccess thread_access(const Identity& who, const ThreadRecord& thread);
 // Error(kPermissionDenied) when it may see it but not use it so.
 void require_thread_use(const Identity& who, const ThreadRecord& thread, ThreadUse use);
 
+// The id of the thread's owner ("" when it has none).
+std::string thread_owner(const ThreadRecord& thread);
+
 // The "owner" of new thread metadata: the creator, unless an admin names someone else.
 // A server without auth (the local user) records none.
 void stamp_owner(Json& metadata, const Identity& creator);

@@ -89,7 +89,7 @@ TEST_F(LegacyDatabaseTest, EachComponentMovesItsVersionIntoTheSharedTable) {
   { auto saver = open_sqlite_saver(path_); }
   EXPECT_EQ(version_of("checkpoints"), kSqliteSchemaVersion);
   EXPECT_EQ(version_of("server_store"), kServerSchemaVersion);
-  EXPECT_EQ(version_of("audit_log"), 1);
+  EXPECT_EQ(version_of("audit_log"), 2);  // 1: the log, 2: its hash chain
   EXPECT_FALSE(has_table("schema_version"));
   EXPECT_FALSE(has_table("server_schema"));
 }
@@ -122,7 +122,9 @@ TEST_F(LegacyDatabaseTest, TheAuditLogKeepsEveryEntryAndAppendsAfterThem) {
   EXPECT_EQ(entries[1].decided, (Json{{"resume", "yes"}}));
   AuditEntry entry;
   entry.thread_id = "legacy-paused";
-  EXPECT_EQ(log.append(entry), 3);
+  // Opening chained the old rows and gave the settled one its outcome entry (id 3).
+  EXPECT_EQ(log.append(entry), 4);
+  EXPECT_TRUE(log.verify().intact);
 }
 
 TEST_F(LegacyDatabaseTest, TheCheckpointsReadBackWholeAndAPausedThreadResumes) {

@@ -87,7 +87,7 @@ class ReviewDecisionsTest : public ::testing::Test {
     request.assistant_id = "assistant-1";
     request.input = command ? Json() : Json::object();
     request.command = std::move(command);
-    request.identity = who;
+    request.set_actors(who, {});
     request.multitask_strategy = strategy;
     request.after_seconds = delay_seconds;
     return runs_->submit(request);

@@ -101,6 +101,23 @@ TEST_F(ReviewStoreTest, RecordsStillPendingAreKept) {
   for (const ReviewRecord& r : store_->list("t1")) EXPECT_EQ(r.status, "pending");
 }
 
+TEST_F(ReviewStoreTest, ApprovalsAreCollectedOncePerReviewer) {
+  EXPECT_TRUE(store_->add_approval("t1", "cp-1", ReviewApproval{"i-1", 0, "rita", 5}));
+  EXPECT_FALSE(store_->add_approval("t1", "cp-1", ReviewApproval{"i-1", 0, "rita", 6}));
+  EXPECT_TRUE(store_->add_approval("t1", "cp-1", ReviewApproval{"i-1", 0, "sam", 7}));
+  const std::vector<ReviewApproval> approvals = store_->approvals("t1", "cp-1");
+  ASSERT_EQ(approvals.size(), 2u);
+  EXPECT_EQ(approvals[0].approved_by, "rita");
+  EXPECT_EQ(approvals[0].approved_at, 5);
+  EXPECT_EQ(approvals[1].approved_by, "sam");
+}
+
+TEST_F(ReviewStoreTest, ApprovalsBelongToTheirCheckpoint) {
+  store_->add_approval("t1", "cp-1", ReviewApproval{"i-1", 0, "rita", 5});
+  EXPECT_TRUE(store_->approvals("t1", "cp-2").empty());
+  EXPECT_TRUE(store_->approvals("t2", "cp-1").empty());
+}
+
 TEST(Sha256, HashesAsLowercaseHex) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
