@@ -86,13 +86,27 @@ async function startReference(logDir) {
   return { kind: "reference", api, child, assistant: "console", log, sameOrigin: false };
 }
 
+/** sha256 hex of a key, as `auth.users[].api_key_sha256` keeps it. */
+export const sha256 = (text) => createHash("sha256").update(text).digest("hex");
+
+// The agents of `base` with an `auth` section whose users hold the given test keys
+// ({id, name, roles, key}: the file keeps only each key's digest), written into `logDir`.
+function writeAuthConfig(base, users, logDir) {
+  const config = JSON.parse(readFileSync(base, "utf8"));
+  config.auth = { users: users.map(({ key, ...user }) => ({ ...user, api_key_sha256: sha256(key) })) };
+  const path = join(logDir, "tollgate-e2e-auth.json");
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  return path;
+}
+
 // `tollgate serve` on a free port, serving web/dist itself (same origin), with its database
-// and the demo tools' sandbox in the run's temporary folder.
-async function startTollgate(logDir) {
+// and the demo tools' sandbox in the run's temporary folder; with `users`, API keys are on.
+async function startTollgate(logDir, users) {
   const bin = process.env.TOLLGATE_BIN ?? join(root, "build", "src", "main", "tollgate");
   if (!existsSync(bin)) throw new Error(`tollgate binary not found at ${bin} (build it or set TOLLGATE_BIN)`);
   const port = await freePort();
-  const config = process.env.TOLLGATE_E2E_CONFIG ?? join(here, "tollgate-e2e.json");
+  const baseConfig = process.env.TOLLGATE_E2E_CONFIG ?? join(here, "tollgate-e2e.json");
+  const config = users ? writeAuthConfig(baseConfig, users, logDir) : baseConfig;
   const args = ["serve", "--port", String(port), "--db", join(logDir, "tollgate.db"), "--console", dist,
     "--workdir", join(logDir, "sandbox"), "--config", config];
   const log = join(logDir, "tollgate.log");
@@ -104,6 +118,8 @@ async function startTollgate(logDir) {
     backend.child = spawn(bin, args, { cwd: logDir, stdio: ["ignore", out, out], detached: true });
     await waitOk(`${api}/ok`, backend.child, "tollgate serve", log, 30000);
   };
+  // The next start reads these users and keys (the config file is rewritten in place).
+  if (users) backend.writeUsers = (next) => writeAuthConfig(baseConfig, next, logDir);
   await backend.start();
   return backend;
 }
@@ -131,11 +147,16 @@ async function startStatic() {
   return { url: `http://127.0.0.1:${server.address().port}`, server };
 }
 
-export async function startAll() {
+/**
+ * Starts the server, the static server when needed, and Chromium. `users` (tollgate only):
+ * [{id, name, roles, key}] turns API-key authentication on with these users and keys.
+ */
+export async function startAll({ users } = {}) {
   const logDir = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
   const which = process.env.TOLLGATE_E2E_SERVER ?? "tollgate";
   if (which !== "tollgate" && which !== "reference") throw new Error(`TOLLGATE_E2E_SERVER: expected tollgate or reference, got ${which}`);
-  const backend = which === "tollgate" ? await startTollgate(logDir) : await startReference(logDir);
+  if (users && which !== "tollgate") throw new Error("auth users: only with the tollgate server");
+  const backend = which === "tollgate" ? await startTollgate(logDir, users) : await startReference(logDir);
   const web = backend.sameOrigin ? null : await startStatic();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -166,6 +187,11 @@ export async function startAll() {
     },
     async restartServer() {
       await backend.start();
+    },
+    /** tollgate with `users` only: the users and keys of the next restart. */
+    writeUsers(users) {
+      if (!backend.writeUsers) throw new Error("the server was started without auth users");
+      backend.writeUsers(users);
     },
     async stop() {
       await browser.close().catch(() => {});

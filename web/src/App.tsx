@@ -2,7 +2,8 @@
 // Routes live in the hash (#/inbox, #/t/<thread id>, #/ for a new chat) so links and reloads work.
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { Assistant, Thread } from "@langchain/langgraph-sdk";
-import { describeError, makeClient, resolveApiUrl, since, threadTitle } from "./api";
+import { describeError, makeClient, since, threadTitle } from "./api";
+import { displayName, type Identity } from "./session";
 import { Chat } from "./components/Chat";
 import { Inbox } from "./components/Inbox";
 import { AuditLog } from "./components/AuditLog";
@@ -26,9 +27,17 @@ function useNow(intervalMs: number): number {
   return now;
 }
 
-export function App() {
-  const apiUrl = useMemo(resolveApiUrl, []);
-  const client = useMemo(() => makeClient(apiUrl), [apiUrl]);
+interface Props {
+  apiUrl: string;
+  /** The tab's API key, sent with every request (null: the server needs none). */
+  apiKey: string | null;
+  /** Who is signed in, shown in the header (null without auth). */
+  identity: Identity | null;
+  onSignOut?: () => void;
+}
+
+export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
+  const client = useMemo(() => makeClient(apiUrl, apiKey), [apiUrl, apiKey]);
   const [route, setRoute] = useState<Route>(parseHash);
   const [assistants, setAssistants] = useState<Assistant[]>([]);
   const [picked, setPicked] = useState<string>(() => new URLSearchParams(window.location.search).get("assistant") ?? "");
@@ -122,6 +131,20 @@ export function App() {
         <span className="server muted" title="Agent Server">
           {apiUrl.replace(/^https?:\/\//, "")}
         </span>
+        {identity && (
+          <span className="identity" data-testid="identity">
+            <span className="sr-only">Signed in as </span>
+            <strong data-testid="identity-name">{displayName(identity)}</strong>{" "}
+            <span className="muted small" data-testid="identity-roles">
+              {identity.roles.join(", ")}
+            </span>
+          </span>
+        )}
+        {onSignOut && (
+          <button className="btn small" onClick={onSignOut}>
+            Sign out
+          </button>
+        )}
       </header>
 
       <nav id="sidebar" className="sidebar" aria-label="Threads">
@@ -170,7 +193,7 @@ export function App() {
         {route.view === "inbox" ? (
           <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} />
         ) : route.view === "audit" ? (
-          <AuditLog key={chatSession} apiUrl={apiUrl} onOpen={openThread} />
+          <AuditLog key={chatSession} apiUrl={apiUrl} apiKey={apiKey} onOpen={openThread} />
         ) : (
           <>
             <div className="chat-head">

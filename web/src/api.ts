@@ -1,6 +1,7 @@
 // Where the Agent Server is and how to talk to it. The console is served by the server
 // itself, so the API is on the same origin by default; `?api=` or VITE_API_URL override it.
 import { Client, type Thread } from "@langchain/langgraph-sdk";
+import { watchedFetch } from "./session";
 
 export function resolveApiUrl(): string {
   const fromQuery = new URLSearchParams(window.location.search).get("api");
@@ -10,8 +11,18 @@ export function resolveApiUrl(): string {
   return window.location.origin;
 }
 
-export function makeClient(apiUrl: string): Client {
-  return new Client({ apiUrl, defaultHeaders: {} });
+/** The SDK client; with a key it sends `x-api-key` on every request (useStream uses it too). */
+export function makeClient(apiUrl: string, apiKey: string | null): Client {
+  // null, not undefined: the SDK would otherwise look for a key in the environment.
+  return new Client({ apiUrl, apiKey: apiKey ?? null, defaultHeaders: {}, callerOptions: { fetch: watchedFetch } });
+}
+
+/** The HTTP status of an SDK or fetch error ("HTTP 404: ..."), if it has one. */
+export function httpStatusOf(err: unknown): number | null {
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === "number") return status;
+  const m = (err instanceof Error ? err.message : String(err ?? "")).match(/HTTP (\d{3}):/);
+  return m ? Number(m[1]) : null;
 }
 
 /** Turns anything thrown by the SDK or fetch into a sentence for a person. */
@@ -26,6 +37,8 @@ export function describeError(err: unknown, apiUrl: string): string {
   const http = raw.match(/HTTP (\d{3}):\s*([\s\S]*)$/);
   if (http) {
     const detail = extractDetail(http[2]);
+    if (http[1] === "401") return `Not signed in (401): ${detail}`;
+    if (http[1] === "403") return `not allowed: ${detail}`;
     return `The server refused the request (${http[1]}): ${detail}`;
   }
   const detail = extractDetail(raw);

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import { describeError } from "../api";
 import { keyStyleOf, parseHitl } from "../hitl";
+import { apiFetch } from "../session";
 
 type Entry = {
   audit_id: number;
@@ -13,6 +14,7 @@ type Entry = {
   decided: unknown;
   outcome: string;
   message: string | null;
+  reviewer?: string | null;
 };
 
 function shownText(e: Entry): string {
@@ -39,13 +41,13 @@ function decidedText(decided: unknown): string {
     .join("; ");
 }
 
-export function AuditLog({ apiUrl, onOpen }: { apiUrl: string; onOpen: (id: string) => void }) {
+export function AuditLog({ apiUrl, apiKey, onOpen }: { apiUrl: string; apiKey: string | null; onOpen: (id: string) => void }) {
   const [entries, setEntries] = useState<Entry[] | null>(null);
   const [error, setError] = useState("");
 
   useEffect(() => {
     let live = true;
-    fetch(`${apiUrl}/audit?limit=200`)
+    apiFetch(apiUrl, apiKey, "/audit?limit=200")
       .then(async (r) => {
         if (r.status === 404) throw new Error("This server keeps no audit log.");
         if (!r.ok) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
@@ -56,7 +58,7 @@ export function AuditLog({ apiUrl, onOpen }: { apiUrl: string; onOpen: (id: stri
     return () => {
       live = false;
     };
-  }, [apiUrl]);
+  }, [apiUrl, apiKey]);
 
   return (
     <section className="inbox" aria-labelledby="audit-title">
@@ -76,7 +78,10 @@ export function AuditLog({ apiUrl, onOpen }: { apiUrl: string; onOpen: (id: stri
               <button className="inbox-item" onClick={() => onOpen(e.thread_id)}>
                 <span className="inbox-main">
                   <span className="tool-name">{shownText(e)}</span>
-                  <span>decided: {decidedText(e.decided)}</span>
+                  <span>
+                    decided: {decidedText(e.decided)}
+                    {e.reviewer && <span data-testid="audit-reviewer"> · by {e.reviewer}</span>}
+                  </span>
                   {e.message && <span className="muted small">{e.message}</span>}
                   <span className="muted small">
                     {new Date(e.received_at).toLocaleString()} · {e.graph_id} · thread …{e.thread_id.slice(-8)}

@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { describeError, since } from "../api";
+import { describeError, httpStatusOf, since } from "../api";
 import { keyStyleOf } from "../hitl";
 import { InterruptView, type PendingInterrupt } from "./Interrupts";
 import { MessageList } from "./Messages";
@@ -36,8 +36,9 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
   // A thread keeps the agent it was started with (the server records it in its metadata).
   const threadMeta = thread && thread.thread_id === threadId ? (thread.metadata as Record<string, unknown> | null) : null;
   const effectiveAssistant = typeof threadMeta?.assistant_id === "string" ? threadMeta.assistant_id : assistantId;
+  // The console's client: it carries the tab's API key and reports a 401.
   const stream = useStream({
-    apiUrl,
+    client,
     assistantId: effectiveAssistant,
     threadId,
     messagesKey: "messages",
@@ -67,6 +68,12 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
     return () => observer.disconnect();
   }, []);
 
+  // A reviewer sees another person's thread only while it waits for a review: once their
+  // decision runs, the thread is no longer theirs to see (404). Who owns it, for saying so.
+  const decided = useRef(false);
+  const owner = useRef<string | null>(null);
+  const [handedOff, setHandedOff] = useState<string | null>(null);
+
   const interruptKey = (stream.interrupts ?? []).map((i) => i.id ?? i.when ?? "?").join(",");
   const loadThread = useCallback(async () => {
     if (!threadId) {
@@ -74,9 +81,17 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
       return;
     }
     try {
-      setThread(await client.threads.get(threadId));
+      const t = await client.threads.get(threadId);
+      const o = (t.metadata as Record<string, unknown> | null)?.owner;
+      owner.current = typeof o === "string" ? o : null;
+      setThread(t);
       setThreadError("");
     } catch (e) {
+      if (decided.current && httpStatusOf(e) === 404) {
+        setHandedOff(owner.current ?? "another person");
+        setThread(null);
+        return;
+      }
       setThreadError(describeError(e, apiUrl));
     }
   }, [client, threadId, apiUrl]);
@@ -91,7 +106,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
 
   // Pending interrupts as stored by the server (raw, so the answer keeps the request's key style).
   const pending: PendingInterrupt[] = useMemo(() => {
-    if (stream.isLoading || !threadId) return [];
+    if (stream.isLoading || !threadId || handedOff !== null) return [];
     const fromHook = stream.interrupts ?? [];
     const raw = thread && thread.thread_id === threadId ? (thread as unknown as { interrupts?: Record<string, RawInterrupt[]> }).interrupts : undefined;
     if (raw && typeof raw === "object") {
@@ -101,7 +116,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
       return list.map((i) => ({ id: i.id, value: i.value, style: keyStyleOf(i.value) ?? undefined }));
     }
     return fromHook.map((i) => (i.when === "breakpoint" ? { value: null, breakpoint: true } : { id: i.id, value: i.value }));
-  }, [stream.isLoading, stream.interrupts, thread, threadId]);
+  }, [stream.isLoading, stream.interrupts, thread, threadId, handedOff]);
 
   // A new message or new pending cards bring the view to the end.
   useEffect(() => {
@@ -110,6 +125,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
 
   const resume = (index: number, value: unknown) => {
     setLocalError("");
+    decided.current = true;
     const target = pending[index];
     const resumeValue = pending.length > 1 && target.id ? { [target.id]: value } : value;
     const command = target.breakpoint ? undefined : { command: { resume: resumeValue } };
@@ -118,14 +134,14 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
 
   const send = () => {
     const text = draft.trim();
-    if (!text || stream.isLoading) return;
+    if (!text || stream.isLoading || handedOff !== null) return;
     setLocalError("");
     setDraft("");
     Promise.resolve(stream.submit({ messages: [{ type: "human", content: text }] })).catch((e: unknown) => setLocalError(describeError(e, apiUrl)));
   };
 
-  const streamError = stream.error ? describeError(stream.error, apiUrl) : "";
-  const error = localError || streamError || threadError;
+  const streamError = stream.error && handedOff === null ? describeError(stream.error, apiUrl) : "";
+  const error = localError || streamError || (handedOff === null ? threadError : "");
   // A refused decision leaves the run paused: the cards start over (no "Approved" badge on a
   // decision the server did not take).
   const [attempt, setAttempt] = useState(0);
@@ -161,6 +177,11 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
           {pending.map((p, i) => (
             <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
           ))}
+          {handedOff !== null && (
+            <p className="notice" role="status" data-testid="handed-off">
+              Your decision was taken. This thread belongs to {handedOff}; as a reviewer you see it only while it waits for a review.
+            </p>
+          )}
           {error && (
             <div className="alert" role="alert" data-testid="error">
               {error}
@@ -183,8 +204,10 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
           id="composer-input"
           rows={2}
           value={draft}
-          placeholder={paused ? "Decide on the pending action first…" : "Message the agent (Enter to send, Shift+Enter for a new line)"}
-          disabled={paused}
+          placeholder={
+            handedOff !== null ? "This thread is not yours to continue." : paused ? "Decide on the pending action first…" : "Message the agent (Enter to send, Shift+Enter for a new line)"
+          }
+          disabled={paused || handedOff !== null}
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey) {
@@ -198,7 +221,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
             Stop
           </button>
         ) : (
-          <button type="submit" className="btn primary" disabled={!draft.trim() || paused}>
+          <button type="submit" className="btn primary" disabled={!draft.trim() || paused || handedOff !== null}>
             Send
           </button>
         )}
