@@ -27,8 +27,8 @@ after(async () => {
   await env?.stop();
 });
 
-async function open(hash = "") {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 860 } });
+async function open(hash = "", viewport = { width: 1280, height: 860 }) {
+  const context = await env.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
   await page.goto(`${env.base}#${hash}`);
@@ -45,8 +45,8 @@ async function enterKey(page, key) {
 }
 
 /** A new browser signed in as `user`, its header showing who. */
-async function signedIn(user, hash = "") {
-  const page = await open(hash);
+async function signedIn(user, hash = "", viewport = undefined) {
+  const page = await open(hash, viewport);
   await enterKey(page, user.key);
   await page.getByTestId("identity").waitFor();
   return page;
@@ -131,6 +131,9 @@ test("a user sees only their own threads; a reviewer sees another user's paused 
   await rita.locator(`[data-thread="${threadId}"]`).click();
   const card = rita.getByTestId("action-card").first();
   await card.waitFor();
+  // Alice's turns are hers, not "You".
+  assert.equal(await rita.getByTestId("msg-human").first().locator(".who").textContent(), "alice");
+  assert.equal(await alice.getByTestId("msg-human").first().locator(".who").textContent(), "You");
   await button(card, "Approve").click();
   await rita.getByTestId("msg-ai").getByText(/^All done\./).waitFor();
   // Once it runs on, the thread is Alice's alone again: said as such, not as an error.
@@ -181,6 +184,14 @@ test("a reload of the tab keeps the session", { skip }, async () => {
   await page.getByTestId("identity").waitFor();
   assert.equal(await page.getByTestId("identity-name").innerText(), "Rita Reviewer");
   assert.equal(await keyField(page).count(), 0);
+  await page.context().close();
+});
+
+test("at phone width the header with who is signed in fits and Sign out is in reach", { skip }, async () => {
+  const page = await signedIn(RITA, "", { width: 390, height: 760 });
+  assert.equal(await page.getByTestId("identity-name").isVisible(), true);
+  assert.equal(await button(page, "Sign out").isVisible(), true);
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390);
   await page.context().close();
 });
 

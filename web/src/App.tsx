@@ -121,7 +121,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header className="topbar">
+      <header className={`topbar${identity ? " signed-in" : ""}`}>
         <button className="btn icon nav-toggle" aria-expanded={navOpen} aria-controls="sidebar" onClick={() => setNavOpen(!navOpen)}>
           ☰<span className="sr-only"> Threads</span>
         </button>
@@ -219,6 +219,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
               client={client}
               threadId={currentThreadId}
               assistantId={assistantId}
+              me={identity?.id ?? null}
               onThreadId={(id) => {
                 if (id !== currentThreadId) window.location.hash = `/t/${encodeURIComponent(id)}`;
               }}

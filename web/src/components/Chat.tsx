@@ -14,6 +14,8 @@ interface Props {
   client: Client;
   threadId: string | null;
   assistantId: string;
+  /** The signed-in identity's id (null without auth): another owner's turns are named. */
+  me: string | null;
   onThreadId: (id: string) => void;
   onChanged: () => void;
   now: number;
@@ -31,7 +33,7 @@ interface StreamLike {
 
 type RawInterrupt = { id?: string; value?: unknown };
 
-export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChanged, now }: Props) {
+export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, onChanged, now }: Props) {
   const [thread, setThread] = useState<Thread | null>(null);
   // A thread keeps the agent it was started with (the server records it in its metadata).
   const threadMeta = thread && thread.thread_id === threadId ? (thread.metadata as Record<string, unknown> | null) : null;
@@ -149,6 +151,8 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
     if (localError || streamError) setAttempt((a) => a + 1);
   }, [localError, streamError]);
   const waiting = thread?.status === "interrupted" ? since(thread.updated_at, now) : "";
+  const threadOwner = handedOff ?? (typeof threadMeta?.owner === "string" ? threadMeta.owner : null);
+  const author = me && threadOwner && threadOwner !== me ? threadOwner : "You";
   const paused = pending.length > 0;
 
   return (
@@ -163,7 +167,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, onThreadId, onChan
       >
         <div className="scroll-content" ref={contentRef}>
           {stream.messages?.length ? (
-            <MessageList messages={stream.messages} streaming={stream.isLoading} />
+            <MessageList messages={stream.messages} streaming={stream.isLoading} author={author} />
           ) : (
             <p className="empty muted">
               {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}

@@ -28,7 +28,8 @@ function toolCallsOf(m: Msg): ToolCall[] {
   return calls.filter((c): c is ToolCall => !!c && typeof c === "object" && typeof (c as Msg).name === "string");
 }
 
-export function MessageList({ messages, streaming }: { messages: Msg[]; streaming: boolean }) {
+/** `author`: who wrote the human turns ("You" unless the thread is another person's). */
+export function MessageList({ messages, streaming, author = "You" }: { messages: Msg[]; streaming: boolean; author?: string }) {
   const results = new Map<string, Msg>();
   for (const m of messages) if (messageType(m) === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, m);
   const shownResults = new Set<string>();
@@ -41,7 +42,7 @@ export function MessageList({ messages, streaming }: { messages: Msg[]; streamin
         if (type === "human") {
           return (
             <li key={key} className="msg human" data-testid="msg-human">
-              <span className="who">You</span>
+              <span className="who">{author}</span>
               <div className="bubble">{contentText(m.content)}</div>
             </li>
           );
