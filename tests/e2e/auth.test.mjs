@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
+import { say } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -52,12 +53,6 @@ async function signedIn(user, hash = "", viewport = undefined) {
   return page;
 }
 
-async function say(page, text) {
-  const box = page.locator("#composer-input");
-  await box.fill(text);
-  await box.press("Enter");
-  await page.getByTestId("msg-human").getByText(text, { exact: true }).last().waitFor();
-}
 
 /** Starts a thread that pauses on one action card; returns its id. */
 async function pausedThread(page, text) {

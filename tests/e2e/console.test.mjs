@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
+import { say } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -51,13 +52,6 @@ async function open(hash = "", { viewport = { width: 1280, height: 860 }, assist
   return page;
 }
 
-async function say(page, text) {
-  const box = page.locator("#composer-input");
-  await box.fill(text);
-  await box.press("Enter");
-  // In the conversation (the side bar, hidden at phone width, may list the thread first).
-  await page.getByTestId("msg-human").getByText(text, { exact: true }).last().waitFor();
-}
 
 /** Sends a message and waits for the run to pause with `n` action cards. */
 async function pauseWith(page, text, n = 1) {
