@@ -89,14 +89,14 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
       setThread(t);
       setThreadError("");
     } catch (e) {
-      if (decided.current && httpStatusOf(e) === 404) {
+      if (me && decided.current && httpStatusOf(e) === 404) {
         setHandedOff(owner.current ?? "another person");
         setThread(null);
         return;
       }
       setThreadError(describeError(e, apiUrl));
     }
-  }, [client, threadId, apiUrl]);
+  }, [client, threadId, apiUrl, me]);
 
   useEffect(() => {
     if (!stream.isLoading) {
