@@ -146,7 +146,7 @@ test("a user sees only their own threads; a reviewer sees another user's paused 
   for (const p of [alice, bob, rita]) await p.context().close();
 });
 
-test("the audit log names the reviewer who decided", { skip, todo: "the server does not record the reviewer in audit entries yet (reviewer is null)" }, async () => {
+test("the audit log names the reviewer who decided", { skip }, async () => {
   const alice = await signedIn(ALICE);
   const threadId = await pausedThread(alice, "email alice please");
   const rita = await signedIn(RITA, `/t/${encodeURIComponent(threadId)}`);
