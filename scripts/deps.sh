@@ -11,6 +11,7 @@ packages=(
   libjemalloc-dev  # the executables' heap (src/main/jemalloc_config.cpp)
   curl  # tests/config/serve_config_test.sh talks HTTP to `tollgate serve`
   sqlite3  # tests/integration/audit.test.mjs edits an audit row behind the server's back
+  libpq-dev postgresql-15  # the PostgreSQL saver; scripts/pg.sh starts a private server for its tests
   "$@"
 )
 

@@ -2,6 +2,8 @@
 # Builds Tollgate and runs a test tier. Installs missing Debian packages first.
 #   scripts/test.sh            fast tier (unit, conformance, golden, scenarios)
 #   scripts/test.sh slow       slow tier (crash safety, long threads)
+#   scripts/test.sh postgres   the PostgreSQL tier (label postgres) against a private server that
+#                              scripts/pg.sh starts and stops
 #   scripts/test.sh sanitize   fast tier under AddressSanitizer + UndefinedBehaviorSanitizer
 #   scripts/test.sh browser    the review console in headless Chromium (scripts/test-e2e.sh)
 #   scripts/test.sh fuzz       each libFuzzer target of fuzz/ for TOLLGATE_FUZZ_SECONDS (default 60)
@@ -15,6 +17,13 @@ jobs="${TOLLGATE_JOBS:-$(nproc)}"
 run_ctest() {  # run_ctest BUILD_DIR CTEST_ARGS...
   local dir="$1"; shift
   (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$jobs" "$@")
+}
+
+# run_postgres BUILD_DIR: the tests labelled postgres, against a private server (scripts/pg.sh)
+# that lives as long as they run. Those tests read its URL from TOLLGATE_TEST_PG_URL.
+run_postgres() {
+  local dir="$1"
+  scripts/pg.sh run bash -c "cd '$dir' && ctest --output-on-failure --timeout 300 -j '$jobs' -L postgres"
 }
 
 # run_fuzz: every target in build-fuzz/fuzz for $TOLLGATE_FUZZ_SECONDS seconds. New inputs go to
@@ -43,12 +52,13 @@ run_fuzz() {
 }
 
 case "$tier" in
-  fast)     scripts/build.sh release;  run_ctest build -LE 'slow|browser' ;;
+  fast)     scripts/build.sh release;  run_ctest build -LE 'slow|browser|postgres' ;;
   slow)     scripts/build.sh release;  run_ctest build -L slow ;;
-  sanitize) scripts/build.sh sanitize; run_ctest build-sanitize -LE 'slow|browser' ;;
+  postgres) scripts/build.sh release;  run_postgres build ;;
+  sanitize) scripts/build.sh sanitize; run_ctest build-sanitize -LE 'slow|browser|postgres' ;;
   browser)  scripts/test-e2e.sh ;;
   fuzz)     scripts/build.sh fuzz;     run_fuzz ;;
-  all)      scripts/build.sh release;  run_ctest build
+  all)      scripts/build.sh release;  run_ctest build -LE postgres; run_postgres build
             scripts/build.sh sanitize; run_ctest build-sanitize -LE 'slow|browser' ;;
-  *) echo "unknown tier: $tier (fast|slow|sanitize|browser|fuzz|all)" >&2; exit 2 ;;
+  *) echo "unknown tier: $tier (fast|slow|postgres|sanitize|browser|fuzz|all)" >&2; exit 2 ;;
 esac
