@@ -1,6 +1,6 @@
 // The SQL layer's concepts, the same for every database backend: a connection, its prepared
-// statements, transactions. SQLite implements them (sqlite_connection.h); a PostgreSQL
-// connection implements the same classes with its own SQL dialect (dialect()).
+// statements, transactions. SQLite (sqlite_connection.h) and PostgreSQL
+// (postgres_connection.h) implement them, each with its own SQL dialect (dialect()).
 //
 // Every failing call throws tollgate::Error: kUnavailable when the database is busy, full or
 // unreachable (may succeed later), kInternal otherwise.
@@ -20,10 +20,10 @@
 namespace tollgate::sql {
 
 // Which SQL a connection speaks; callers holding text for several backends pick by it.
-enum class Dialect { kSqlite };
+enum class Dialect { kSqlite, kPostgres };
 
 // A prepared statement; reset() makes it reusable. Parameter indexes are 1-based, column
-// indexes 0-based.
+// indexes 0-based. Placeholders are the dialect's: ? (or ?N) for SQLite, $N for PostgreSQL.
 class Statement {
  public:
   virtual ~Statement() = default;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "sql/postgres_connection.h"
 #include "tollgate/error.h"
 
 namespace tollgate::sql {
@@ -15,6 +16,7 @@ struct RunnerSql {
   std::string_view create_schema_table;
   std::string_view select_version;
   std::string_view record_version;
+  std::string_view lock;  // serialises migrations across connections (empty: BEGIN does)
 };
 
 const RunnerSql& runner_sql(Dialect dialect) {
@@ -25,10 +27,24 @@ const RunnerSql& runner_sql(Dialect dialect) {
       "SELECT version FROM tollgate_schema WHERE component = ?",
       "INSERT INTO tollgate_schema (component, version) VALUES (?, ?) "
       "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+      "",
+  };
+  static const RunnerSql kPostgres{
+      "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND "
+      "tablename = $1",
+      "CREATE TABLE IF NOT EXISTS tollgate_schema (component TEXT PRIMARY KEY NOT NULL, "
+      "version BIGINT NOT NULL)",
+      "SELECT version FROM tollgate_schema WHERE component = $1",
+      "INSERT INTO tollgate_schema (component, version) VALUES ($1, $2) "
+      "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+      // One key for every component and schema: migrations are rare and short.
+      "SELECT pg_advisory_xact_lock(7238317604312)",
   };
   switch (dialect) {
     case Dialect::kSqlite:
       break;
+    case Dialect::kPostgres:
+      return kPostgres;
   }
   return kSqlite;
 }
@@ -37,6 +53,8 @@ std::string_view migration_text(const Migration& migration, Dialect dialect) {
   switch (dialect) {
     case Dialect::kSqlite:
       break;
+    case Dialect::kPostgres:
+      return migration.postgres;
   }
   return migration.sqlite;
 }
@@ -50,6 +68,14 @@ std::optional<int> recorded_version(Connection& connection, std::string_view com
 }
 
 }  // namespace
+
+void create_postgres_schema(Connection& connection, std::string_view name) {
+  assert(connection.dialect() == Dialect::kPostgres);
+  Transaction transaction(connection, TransactionKind::kWrite);
+  connection.prepare(runner_sql(Dialect::kPostgres).lock)->step();
+  connection.exec("CREATE SCHEMA IF NOT EXISTS " + quote_identifier(name));
+  transaction.commit();
+}
 
 bool table_exists(Connection& connection, std::string_view table) {
   auto query = connection.prepare(runner_sql(connection.dialect()).table_exists);
@@ -81,6 +107,7 @@ void migrate(Connection& connection, const Schema& schema, int target) {
   if (recorded_version(connection, schema.component) == target) return;  // the common case
   const RunnerSql& sql = runner_sql(connection.dialect());
   Transaction transaction(connection, TransactionKind::kWrite);
+  if (!sql.lock.empty()) connection.prepare(sql.lock)->step();
   connection.exec(sql.create_schema_table);
   const std::optional<int> recorded = recorded_version(connection, schema.component);
   int version = recorded                      ? *recorded
@@ -94,8 +121,14 @@ void migrate(Connection& connection, const Schema& schema, int target) {
   }
   if (version < 0) throw Error::Internal("database: negative " + component + " schema version");
   for (; version < target; ++version) {
-    connection.exec(
-        migration_text(schema.migrations[static_cast<std::size_t>(version)], connection.dialect()));
+    const std::string_view text =
+        migration_text(schema.migrations[static_cast<std::size_t>(version)], connection.dialect());
+    if (text.empty()) {
+      throw Error::Internal("database: the " + component + " schema has no " +
+                            (connection.dialect() == Dialect::kPostgres ? "PostgreSQL" : "SQLite") +
+                            " migration to version " + std::to_string(version + 1));
+    }
+    connection.exec(text);
   }
   auto record = connection.prepare(sql.record_version);
   record->bind(1, schema.component).bind(2, std::int64_t{target}).run();

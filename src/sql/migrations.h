@@ -5,7 +5,9 @@
 //   tollgate_schema (component TEXT PRIMARY KEY, version INTEGER)
 //
 // and opening a component runs the numbered migrations it lacks, all in one write
-// transaction (so two processes opening the same new file do not both migrate). A version
+// transaction (so two processes opening the same new file do not both migrate; on PostgreSQL
+// the transaction first takes an advisory lock that every migration takes, so two processes
+// migrating one database at once run one after the other). A version
 // newer than the build knows is refused. Each migration is written once per backend dialect.
 //
 // Files made before tollgate_schema kept versions in a table of each component's own (or, for
@@ -28,6 +30,7 @@ inline constexpr std::string_view kSchemaTable = "tollgate_schema";
 // migration: add one.
 struct Migration {
   std::string_view sqlite;
+  std::string_view postgres;  // empty: the component has no PostgreSQL tables
 };
 
 struct Schema {
@@ -49,7 +52,11 @@ int schema_version(Connection& connection, std::string_view component);
 void migrate(Connection& connection, const Schema& schema);
 void migrate(Connection& connection, const Schema& schema, int target);
 
-// Whether the database has a table called `table`.
+// PostgreSQL: creates the schema (namespace) `name` when missing, under the migrations'
+// advisory lock, so that processes setting up one database at once do not collide.
+void create_postgres_schema(Connection& connection, std::string_view name);
+
+// Whether the database has a table called `table` (PostgreSQL: in the current schema).
 bool table_exists(Connection& connection, std::string_view table);
 
 // For adopt_legacy_version: the version in the single row of an old per-component table

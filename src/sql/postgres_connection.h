@@ -1,0 +1,183 @@
+// The PostgreSQL backend of the SQL layer: a thin RAII layer over libpq. Statements are
+// prepared on the server (named, once per connection), take their parameters as text (blobs
+// as binary) and return their results in binary form. A PostgresPipeline sends several
+// statements in one round trip (libpq's pipeline mode).
+//
+// Errors: a lost connection, a server that is down or shutting down, a serialization failure
+// or a deadlock throw Error(kUnavailable) ("postgres: connection to 127.0.0.1:5432/db lost:
+// ..."); other failures Error(kInternal). A connection found broken is re-established on its
+// next use outside a transaction (prepared statements are prepared again); inside a
+// transaction the failure stands, since what the transaction did is gone.
+//
+// Thread-safety: none (see connection.h); the owner serialises access.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sql/connection.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace tollgate::sql {
+
+class PostgresStatement;
+
+struct PostgresOptions {
+  // Tables live in this schema (search_path; created by whoever migrates). Empty: the
+  // server's default (public).
+  std::string schema;
+};
+
+// `name` as a quoted SQL identifier ("a""b" for a"b).
+std::string quote_identifier(std::string_view name);
+
+class PostgresConnection final : public Connection {
+ public:
+  // Connects to `url` (postgres://user[:password]@host[:port]/database[?param=value...], any
+  // libpq connection URI). Throws Error(kInvalidArgument) for a URL of another scheme and
+  // Error(kUnavailable) when the server cannot be reached.
+  explicit PostgresConnection(const std::string& url, const PostgresOptions& options = {});
+  ~PostgresConnection() override;
+  PostgresConnection(const PostgresConnection&) = delete;
+  PostgresConnection& operator=(const PostgresConnection&) = delete;
+
+  Dialect dialect() const override { return Dialect::kPostgres; }
+  // Runs one or more statements (the simple query protocol).
+  void exec(std::string_view sql) override;
+  // A statement parsed anew at each execution (PostgresStatement::kOnce), for SQL run once
+  // or rarely; hot statements are PostgresStatements of kind kNamed, kept by their owner.
+  std::unique_ptr<Statement> prepare(std::string_view sql) override;
+  // kRead: REPEATABLE READ, READ ONLY (one snapshot); kWrite: READ COMMITTED. A connection
+  // found broken before BEGIN is re-established and BEGIN tried once more.
+  void begin(TransactionKind kind) override;
+  void commit() override;
+  void rollback() noexcept override;
+
+  bool in_transaction() const { return in_transaction_; }
+  // False once the connection is known to be broken (until it is re-established).
+  bool is_connected() const;
+  // The server process serving this connection (pg_backend_pid()), e.g. for tests that
+  // terminate it; 0 when not connected.
+  int backend_pid() const;
+  // host:port/database, for messages (never the password).
+  const std::string& where() const { return where_; }
+
+  // For PostgresStatement and PostgresPipeline.
+  pg_conn* handle() const { return conn_; }
+  // Re-establishes a broken connection (outside a transaction); throws Error(kUnavailable)
+  // when it stays broken.
+  void ensure_connected();
+  // Bumped on every reconnect: statements prepared under an older one are prepared again.
+  std::uint64_t generation() const { return generation_; }
+  std::string next_statement_name();
+  // Throws the Error for a failed `result` (may be null) of the operation `what`; clears it.
+  [[noreturn]] void fail(pg_result* result, std::string_view what);
+
+ private:
+  void connect();
+  void after_connect();
+
+  std::string url_;
+  PostgresOptions options_;
+  std::string where_;
+  pg_conn* conn_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::uint64_t statements_made_ = 0;
+  bool in_transaction_ = false;
+  std::unique_ptr<PostgresStatement> begin_read_, begin_write_, commit_;
+};
+
+class PostgresStatement final : public Statement {
+ public:
+  enum Kind {
+    kNamed,  // prepared on the server once per connection, then executed by name
+    kOnce,   // sent with its text at each execution (nothing left on the server)
+  };
+  // `sql` uses PostgreSQL placeholders ($1, $2, ...).
+  PostgresStatement(PostgresConnection& connection, std::string_view sql, Kind kind = kNamed);
+  ~PostgresStatement() override;
+  PostgresStatement(const PostgresStatement&) = delete;
+  PostgresStatement& operator=(const PostgresStatement&) = delete;
+
+  PostgresStatement& bind(int index, std::string_view text) override;
+  PostgresStatement& bind(int index, std::int64_t value) override;
+  PostgresStatement& bind(int index, double value) override;
+  PostgresStatement& bind_blob(int index, std::span<const std::uint8_t> blob) override;
+  PostgresStatement& bind_null(int index) override;
+
+  // The first step executes the statement and fetches every row.
+  bool step() override;
+  int run() override;
+  void reset() override;
+
+  bool is_null(int column) const override;
+  std::string text(int column) const override;
+  // int2, int4, int8 or bool columns.
+  std::int64_t integer(int column) const override;
+  std::span<const std::uint8_t> blob(int column) const override;
+
+ private:
+  friend class PostgresPipeline;
+  struct Parameter {
+    std::string text;                    // text parameters
+    std::span<const std::uint8_t> blob;  // binary ones (borrowed)
+    bool binary = false;
+    bool null = true;
+  };
+  Parameter& parameter(int index);
+  // Prepares the statement on the server if this connection generation has not.
+  void ensure_prepared();
+  // The parameters as libpq wants them; valid until the next bind or reset.
+  struct Wire {
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+  };
+  Wire wire() const;
+  void execute();
+  void take_result(pg_result* result);
+
+  PostgresConnection* connection_;
+  std::string sql_;
+  std::string name_;  // empty for kOnce
+  std::uint64_t prepared_generation_ = 0;
+  bool prepared_ = false;
+  std::vector<Parameter> parameters_;
+  pg_result* result_ = nullptr;
+  int row_ = -1;
+  int rows_ = 0;
+};
+
+// Several executions sent in one round trip. Outside an explicit transaction they run as one
+// implicit transaction: all of them or none. add() sends a statement with its current
+// parameters (and resets it); finish() waits for the results.
+class PostgresPipeline {
+ public:
+  explicit PostgresPipeline(PostgresConnection& connection);
+  // Leaves pipeline mode; results not waited for are discarded.
+  ~PostgresPipeline();
+  PostgresPipeline(const PostgresPipeline&) = delete;
+  PostgresPipeline& operator=(const PostgresPipeline&) = delete;
+
+  void add(PostgresStatement& statement);
+  // The rows changed by each statement added, in order. Throws the first error.
+  std::vector<int> finish();
+
+ private:
+  struct Pending {
+    PostgresStatement* statement;
+    bool is_prepare;  // the result of preparing the statement, before its execution's
+  };
+  void discard();
+
+  PostgresConnection& connection_;
+  std::vector<Pending> pending_;
+  bool active_ = false;
+};
+
+}  // namespace tollgate::sql
