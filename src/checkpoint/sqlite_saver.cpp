@@ -5,6 +5,7 @@
 
 #include "checkpoint/header_codec.h"
 #include "checkpoint/saver_checks.h"
+#include "checkpoint/saver_rows.h"
 #include "checkpoint/sqlite_schema.h"
 #include "checkpoint/value_store.h"
 #include "sql/sqlite_connection.h"
@@ -18,48 +19,6 @@ using sql::SqliteStatement;
 using sql::StatementUse;
 using sql::Transaction;
 using sql::TransactionKind;
-
-namespace {
-
-constexpr const char* kCheckpointColumns =
-    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, header, metadata";
-
-// One row of `checkpoints`, copied out of the statement.
-struct CheckpointRow {
-  std::string thread_id, ns, id, parent_id;
-  std::vector<std::uint8_t> header;
-  std::string metadata;
-};
-
-CheckpointRow read_checkpoint_row(const SqliteStatement& statement) {
-  CheckpointRow row;
-  row.thread_id = statement.text(0);
-  row.ns = statement.text(1);
-  row.id = statement.text(2);
-  if (!statement.is_null(3)) row.parent_id = statement.text(3);
-  const auto header = statement.blob(4);
-  row.header.assign(header.begin(), header.end());
-  row.metadata = statement.text(5);
-  return row;
-}
-
-std::string metadata_text(const Json& metadata) {
-  try {
-    return metadata.dump();
-  } catch (const Json::exception& e) {
-    throw Error::InvalidArgument(std::string("put: metadata cannot be stored: ") + e.what());
-  }
-}
-
-// One stored value row before decoding (a chain query may return rows of other branches).
-struct RawValue {
-  bool is_delta = false;
-  std::string base_id;
-  std::size_t keep = 0;
-  std::vector<std::uint8_t> bytes;
-};
-
-}  // namespace
 
 struct SqliteSaver::Impl {
   struct Statements {
@@ -122,13 +81,6 @@ struct SqliteSaver::Impl {
                                                             : sql::SqliteSync::kNormal};
   }
 
-  // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
-  // one call so that a history listing decodes each stored value once.
-  struct DecodedValues {
-    std::map<std::string, StoredValue, std::less<>> stored;
-    checkpoint_internal::ValueMemo rebuilt;  // values rebuilt from them, by the same keys
-  };
-
   JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
                      DecodedValues& decoded);
   CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options,
@@ -153,87 +105,24 @@ struct SqliteSaver::Impl {
 
 JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::string& channel,
                                       const ValueRef& ref, DecodedValues& decoded) {
-  // One range query fetches the whole chain: its checkpoints lie between the full value's
-  // writer and this value's writer (ids grow along a thread). Anything outside the range
-  // (possible only with hand-made ids) is fetched one by one.
-  std::map<std::string, RawValue, std::less<>> raw;
-  auto fetch = [&](const std::string& from, const std::string& to) {
-    StatementUse query(statements->select_value_range);
-    query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from).bind(4, to).bind(5, channel);
-    while (query->step()) {
-      RawValue value;
-      value.is_delta = !query->is_null(1);
-      if (value.is_delta) value.base_id = query->text(1);
-      value.keep = static_cast<std::size_t>(query->integer(2));
-      const auto bytes = query->blob(3);
-      value.bytes.assign(bytes.begin(), bytes.end());
-      raw.insert_or_assign(query->text(0), std::move(value));
-    }
-  };
-  bool range_fetched = false;
-  std::string key = row.thread_id + '\0' + row.ns + '\0' + channel + '\0';
-  const std::size_t key_prefix = key.size();
-  const std::string memo_prefix = key;
-  return checkpoint_internal::reconstruct_value(
-      ref,
-      [&](const std::string& writer_id) -> const StoredValue& {
-        key.resize(key_prefix);
-        key += writer_id;
-        auto done = decoded.stored.find(key);
-        if (done != decoded.stored.end()) return done->second;
-        if (!range_fetched) {
-          fetch(ref.full_id, ref.writer_id);
-          range_fetched = true;
-        }
-        auto it = raw.find(writer_id);
-        if (it == raw.end()) {
-          fetch(writer_id, writer_id);
-          it = raw.find(writer_id);
-        }
-        if (it == raw.end()) {
-          throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
-                                writer_id + " is missing");
-        }
-        StoredValue value{it->second.is_delta,
-                          it->second.base_id,
-                          it->second.keep,
-                          make_json_ptr(checkpoint_internal::decode_value(it->second.bytes.data(),
-                                                                          it->second.bytes.size())),
-                          {}};
-        return decoded.stored.emplace(key, std::move(value)).first->second;
-      },
-      &decoded.rebuilt, memo_prefix);
+  return load_row_value(row, channel, ref, decoded,
+                        [&](const std::string& from, const std::string& to, RawValues& raw) {
+                          StatementUse query(statements->select_value_range);
+                          query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from);
+                          query->bind(4, to).bind(5, channel);
+                          read_raw_values(*query, raw);
+                        });
 }
 
 CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options,
                                               DecodedValues& decoded) {
-  CheckpointTuple tuple;
-  tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
-  tuple.checkpoint.id = row.id;
-  ValueRefs refs;
-  checkpoint_internal::decode_header(row.header.data(), row.header.size(), tuple.checkpoint, refs);
-  try {
-    tuple.metadata = Json::parse(row.metadata);
-  } catch (const Json::exception& e) {
-    throw Error::Internal("stored metadata of checkpoint " + row.id + " is malformed: " + e.what());
-  }
-  if (!row.parent_id.empty())
-    tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
-  if (!options.reuse_values_of.empty() && options.reuse_values_of == row.id) {
-    tuple.values_reused = true;
-  } else {
-    for (const auto& [channel, ref] : refs) {
-      tuple.checkpoint.channel_values.emplace(channel, load_value(row, channel, ref, decoded));
-    }
-  }
+  CheckpointTuple tuple =
+      tuple_of_row(row, options, [&](const std::string& channel, const ValueRef& ref) {
+        return load_value(row, channel, ref, decoded);
+      });
   StatementUse writes(statements->select_writes);
   writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
-  while (writes->step()) {
-    const auto value = writes->blob(2);
-    tuple.pending_writes.push_back(
-        PendingWrite{writes->text(0), writes->text(1),
-                     checkpoint_internal::decode_value(value.data(), value.size())});
-  }
+  read_pending_writes(*writes, tuple.pending_writes);
   return tuple;
 }
 
@@ -242,13 +131,8 @@ void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::st
                                      const checkpoint_internal::StoredValues& values) {
   for (const auto& [channel, value] : values) {
     StatementUse insert(statements->insert_value);
-    insert->bind(1, thread_id).bind(2, ns).bind(3, channel).bind(4, checkpoint_id);
-    if (value.is_delta) {
-      insert->bind(5, value.base_id.str());
-    } else {
-      insert->bind_null(5);
-    }
-    insert->bind(6, static_cast<std::int64_t>(value.keep)).bind_blob(7, value.encoded).run();
+    bind_value_row(*insert, thread_id, ns, checkpoint_id, channel, value);
+    insert->run();
   }
 }
 
@@ -276,7 +160,7 @@ std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& co
     if (query->step()) row = read_checkpoint_row(*query);
   }
   if (!row) return std::nullopt;
-  Impl::DecodedValues decoded;
+  DecodedValues decoded;
   CheckpointTuple tuple = impl_->make_tuple(*row, options, decoded);
   transaction.commit();
   return tuple;
@@ -341,7 +225,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   }
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(rows.size());
-  Impl::DecodedValues decoded;
+  DecodedValues decoded;
   for (const CheckpointRow& row : rows) tuples.push_back(impl_->make_tuple(row, {}, decoded));
   transaction.commit();
   return tuples;
@@ -469,14 +353,11 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
   Checkpoint checkpoint;
   ValueRefs refs;
   checkpoint_internal::decode_header(row.header.data(), row.header.size(), checkpoint, refs);
-  checkpoint_internal::StoredValues values;
-  for (auto& [channel, ref] : refs) {
-    DecodedValues decoded;
-    JsonPtr value = load_value(row, channel, ref, decoded);
-    std::vector<std::uint8_t> encoded = checkpoint_internal::encode_value(*value);
-    ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
-    values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
-  }
+  DecodedValues decoded;
+  const checkpoint_internal::StoredValues values =
+      own_full_values(row, refs, [&](const std::string& channel, const ValueRef& ref) {
+        return load_value(row, channel, ref, decoded);
+      });
   SqliteStatement drop_values(
       connection, "DELETE FROM channel_values WHERE thread_id = ? AND checkpoint_ns = ?");
   drop_values.bind(1, thread_id).bind(2, ns).run();

@@ -1,10 +1,13 @@
 // A Saver decorator for fault tests of savers without files (the memory saver): it counts the
 // put and put_writes calls since it was made and fails the Nth of them once with
 // Error(kUnavailable), before the inner saver sees it; every other call is passed through.
+// Given a fault of its own, it runs that before the Nth call instead (e.g. breaking the
+// connection of a PostgreSQL saver) and then lets the call through.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,6 +23,9 @@ class FailingSaver final : public Saver {
   // fail_at: the 1-based number of the put or put_writes call to fail; 0: none (count only).
   FailingSaver(std::shared_ptr<Saver> inner, std::uint64_t fail_at)
       : inner_(std::move(inner)), fail_at_(fail_at) {}
+  // fault: what happens before the call numbered fail_at (which then goes to the inner saver).
+  FailingSaver(std::shared_ptr<Saver> inner, std::uint64_t fail_at, std::function<void()> fault)
+      : inner_(std::move(inner)), fail_at_(fail_at), fault_(std::move(fault)) {}
 
   std::uint64_t calls() const { return calls_.load(); }
   bool fired() const { return calls_.load() >= fail_at_ && fail_at_ > 0; }
@@ -57,6 +63,10 @@ class FailingSaver final : public Saver {
  private:
   void count(const char* call) {
     if (calls_.fetch_add(1) + 1 == fail_at_) {
+      if (fault_) {
+        fault_();
+        return;
+      }
       throw Error::Unavailable(std::string("injected failure of ") + call + " call " +
                                std::to_string(fail_at_));
     }
@@ -64,6 +74,7 @@ class FailingSaver final : public Saver {
 
   std::shared_ptr<Saver> inner_;
   const std::uint64_t fail_at_;
+  const std::function<void()> fault_;
   std::atomic<std::uint64_t> calls_{0};
 };
 

@@ -1,0 +1,132 @@
+#include "checkpoint/saver_rows.h"
+
+#include <utility>
+
+#include "checkpoint/header_codec.h"
+#include "tollgate/error.h"
+
+namespace tollgate::checkpoint_internal {
+
+CheckpointRow read_checkpoint_row(const sql::Statement& statement) {
+  CheckpointRow row;
+  row.thread_id = statement.text(0);
+  row.ns = statement.text(1);
+  row.id = statement.text(2);
+  if (!statement.is_null(3)) row.parent_id = statement.text(3);
+  const auto header = statement.blob(4);
+  row.header.assign(header.begin(), header.end());
+  row.metadata = statement.text(5);
+  return row;
+}
+
+std::string metadata_text(const Json& metadata) {
+  try {
+    return metadata.dump();
+  } catch (const Json::exception& e) {
+    throw Error::InvalidArgument(std::string("put: metadata cannot be stored: ") + e.what());
+  }
+}
+
+void read_raw_values(sql::Statement& query, RawValues& raw) {
+  while (query.step()) {
+    RawValue value;
+    value.is_delta = !query.is_null(1);
+    if (value.is_delta) value.base_id = query.text(1);
+    value.keep = static_cast<std::size_t>(query.integer(2));
+    const auto bytes = query.blob(3);
+    value.bytes.assign(bytes.begin(), bytes.end());
+    raw.insert_or_assign(query.text(0), std::move(value));
+  }
+}
+
+JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
+                       DecodedValues& decoded, const ValueRangeFetch& fetch) {
+  RawValues raw;
+  bool range_fetched = false;
+  std::string key = row.thread_id + '\0' + row.ns + '\0' + channel + '\0';
+  const std::size_t key_prefix = key.size();
+  const std::string memo_prefix = key;
+  return reconstruct_value(
+      ref,
+      [&](const std::string& writer_id) -> const StoredValue& {
+        key.resize(key_prefix);
+        key += writer_id;
+        auto done = decoded.stored.find(key);
+        if (done != decoded.stored.end()) return done->second;
+        if (!range_fetched) {
+          fetch(ref.full_id, ref.writer_id, raw);
+          range_fetched = true;
+        }
+        auto it = raw.find(writer_id);
+        if (it == raw.end()) {
+          fetch(writer_id, writer_id, raw);
+          it = raw.find(writer_id);
+        }
+        if (it == raw.end()) {
+          throw Error::Internal("value of channel '" + channel + "' stored by checkpoint " +
+                                writer_id + " is missing");
+        }
+        StoredValue value{
+            it->second.is_delta, it->second.base_id, it->second.keep,
+            make_json_ptr(decode_value(it->second.bytes.data(), it->second.bytes.size())), {}};
+        return decoded.stored.emplace(key, std::move(value)).first->second;
+      },
+      &decoded.rebuilt, memo_prefix);
+}
+
+CheckpointTuple tuple_of_row(const CheckpointRow& row, const GetOptions& options,
+                             const ChannelLoad& load) {
+  CheckpointTuple tuple;
+  tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
+  tuple.checkpoint.id = row.id;
+  ValueRefs refs;
+  decode_header(row.header.data(), row.header.size(), tuple.checkpoint, refs);
+  try {
+    tuple.metadata = Json::parse(row.metadata);
+  } catch (const Json::exception& e) {
+    throw Error::Internal("stored metadata of checkpoint " + row.id + " is malformed: " + e.what());
+  }
+  if (!row.parent_id.empty())
+    tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
+  if (!options.reuse_values_of.empty() && options.reuse_values_of == row.id) {
+    tuple.values_reused = true;
+  } else {
+    for (const auto& [channel, ref] : refs) {
+      tuple.checkpoint.channel_values.emplace(channel, load(channel, ref));
+    }
+  }
+  return tuple;
+}
+
+void read_pending_writes(sql::Statement& query, std::vector<PendingWrite>& writes) {
+  while (query.step()) {
+    const auto value = query.blob(2);
+    writes.push_back(
+        PendingWrite{query.text(0), query.text(1), decode_value(value.data(), value.size())});
+  }
+}
+
+void bind_value_row(sql::Statement& insert, const std::string& thread_id, const std::string& ns,
+                    const std::string& checkpoint_id, const std::string& channel,
+                    const StoredValue& value) {
+  insert.bind(1, thread_id).bind(2, ns).bind(3, channel).bind(4, checkpoint_id);
+  if (value.is_delta) {
+    insert.bind(5, value.base_id.str());
+  } else {
+    insert.bind_null(5);
+  }
+  insert.bind(6, static_cast<std::int64_t>(value.keep)).bind_blob(7, value.encoded);
+}
+
+StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs, const ChannelLoad& load) {
+  StoredValues values;
+  for (auto& [channel, ref] : refs) {
+    JsonPtr value = load(channel, ref);
+    std::vector<std::uint8_t> encoded = encode_value(*value);
+    ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
+    values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
+  }
+  return values;
+}
+
+}  // namespace tollgate::checkpoint_internal

@@ -1,0 +1,85 @@
+// The rows of the tables the SQL savers share: SQLite (sqlite_saver.cpp) and PostgreSQL
+// (postgres_saver.cpp) keep the same three tables, checkpoints, channel_values and writes,
+// and read and write their rows the same way; only the SQL text and the round trips differ.
+//
+// Thread-safety: plain functions and values; the savers guard their connections.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/value_store.h"
+#include "sql/connection.h"
+#include "tollgate/checkpoint.h"
+#include "tollgate/json.h"
+
+namespace tollgate::checkpoint_internal {
+
+// The columns read_checkpoint_row expects, in this order.
+inline constexpr const char* kCheckpointColumns =
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, header, metadata";
+
+// One row of `checkpoints`, copied out of the statement.
+struct CheckpointRow {
+  std::string thread_id, ns, id, parent_id;
+  std::vector<std::uint8_t> header;
+  std::string metadata;
+};
+CheckpointRow read_checkpoint_row(const sql::Statement& statement);
+
+// The metadata as stored; Error(kInvalidArgument) when it cannot be serialised.
+std::string metadata_text(const Json& metadata);
+
+// One stored value row of one channel before decoding, by the id of the checkpoint storing it
+// (a chain query may return rows of other branches).
+struct RawValue {
+  bool is_delta = false;
+  std::string base_id;
+  std::size_t keep = 0;
+  std::vector<std::uint8_t> bytes;
+};
+using RawValues = std::map<std::string, RawValue, std::less<>>;
+// Reads every row of a query selecting (checkpoint_id, base_checkpoint_id, keep, value).
+void read_raw_values(sql::Statement& query, RawValues& raw);
+// Reads the values one channel stored by the checkpoints with ids from `from` to `to`.
+using ValueRangeFetch =
+    std::function<void(const std::string& from, const std::string& to, RawValues& raw)>;
+
+// Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
+// one call so that a history listing decodes each stored value once.
+struct DecodedValues {
+  std::map<std::string, StoredValue, std::less<>> stored;
+  ValueMemo rebuilt;  // values rebuilt from them, by the same keys
+};
+
+// The value of `channel` in the checkpoint of `row` that `ref` points at. One range fetch
+// reads the whole chain: its checkpoints lie between the full value's writer and this value's
+// writer (ids grow along a thread); anything outside the range (possible only with hand-made
+// ids) is fetched one by one. Throws Error(kInternal) when a stored value is missing.
+JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
+                       DecodedValues& decoded, const ValueRangeFetch& fetch);
+
+// The tuple of `row` without its pending writes; its channel values come from `load` unless
+// options.reuse_values_of names it.
+using ChannelLoad = std::function<JsonPtr(const std::string& channel, const ValueRef& ref)>;
+CheckpointTuple tuple_of_row(const CheckpointRow& row, const GetOptions& options,
+                             const ChannelLoad& load);
+// Appends every row of a query selecting (task_id, channel, value) of writes.
+void read_pending_writes(sql::Statement& query, std::vector<PendingWrite>& writes);
+
+// Binds one channel_values row: (thread_id, checkpoint_ns, channel, checkpoint_id,
+// base_checkpoint_id, keep, value) as parameters 1 to 7. `value` must stay alive until the
+// statement ran.
+void bind_value_row(sql::Statement& insert, const std::string& thread_id, const std::string& ns,
+                    const std::string& checkpoint_id, const std::string& channel,
+                    const StoredValue& value);
+
+// For pruning to the latest checkpoint of a namespace: its values stored again as full values
+// of its own (the values of the checkpoints being removed may be under them). Rewrites `refs`
+// to point at them.
+StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs, const ChannelLoad& load);
+
+}  // namespace tollgate::checkpoint_internal
