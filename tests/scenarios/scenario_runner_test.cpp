@@ -1,18 +1,22 @@
-// Runs every tests/scenarios/*.json against the library, once with the memory saver and once
-// with the SQLite saver. The format is transport-neutral (the server runs the same files over
-// HTTP); see README.md in this folder.
+// Runs every tests/scenarios/*.json against the library, once with each saver this program is
+// built for (TOLLGATE_SCENARIO_SAVERS: "memory,sqlite" in the fast tier, "postgres" in the
+// postgres tier, each case in a schema of its own). The format is transport-neutral (the
+// server runs the same files over HTTP); see README.md in this folder.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <string_view>
 
 #include "scenarios/scenario_agent.h"
+#include "support/postgres_test_server.h"
 #include "tollgate/agent.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
+#include "tollgate/postgres_saver.h"
 #include "tollgate/sqlite_saver.h"
 
 namespace tollgate::scenarios {
@@ -22,7 +26,7 @@ namespace fs = std::filesystem;
 
 struct ScenarioCase {
   fs::path file;
-  std::string saver;  // "memory" | "sqlite"
+  std::string saver;  // "memory" | "sqlite" | "postgres"
 };
 
 // For gtest's messages: "01_approve.json with the sqlite saver".
@@ -37,9 +41,14 @@ std::vector<ScenarioCase> all_cases() {
   }
   std::sort(files.begin(), files.end());
   std::vector<ScenarioCase> cases;
+  std::vector<std::string> savers;
+  for (std::string_view list = TOLLGATE_SCENARIO_SAVERS; !list.empty();) {
+    const std::size_t comma = std::min(list.find(','), list.size());
+    savers.emplace_back(list.substr(0, comma));
+    list.remove_prefix(std::min(comma + 1, list.size()));
+  }
   for (const auto& f : files) {
-    cases.push_back({f, "memory"});
-    cases.push_back({f, "sqlite"});
+    for (const std::string& saver : savers) cases.push_back({f, saver});
   }
   return cases;
 }
@@ -104,6 +113,10 @@ class Scenario : public ::testing::TestWithParam<ScenarioCase> {
     spec_ = load(GetParam().file);
     if (GetParam().saver == "memory") {
       saver_ = make_memory_saver();
+    } else if (GetParam().saver == "postgres") {
+      TOLLGATE_REQUIRE_POSTGRES();
+      schema_ = std::make_unique<testing::ScratchSchema>();
+      saver_ = open_postgres_saver(testing::test_postgres_url(), {.schema = schema_->name()});
     } else {
       db_path_ =
           fs::path(::testing::TempDir()) / ("scenario_" + GetParam().file.stem().string() + ".db");
@@ -114,6 +127,7 @@ class Scenario : public ::testing::TestWithParam<ScenarioCase> {
   void TearDown() override {
     agent_.reset();
     saver_.reset();
+    schema_.reset();
     if (!db_path_.empty()) fs::remove(db_path_);
   }
 
@@ -186,6 +200,7 @@ class Scenario : public ::testing::TestWithParam<ScenarioCase> {
   Json spec_;
   fs::path db_path_;
   std::shared_ptr<Saver> saver_;
+  std::unique_ptr<testing::ScratchSchema> schema_;
   std::shared_ptr<ExecutionLog> log_ = std::make_shared<ExecutionLog>();
   std::shared_ptr<ScriptedChatModel> scripted_;
   std::shared_ptr<CompiledGraph> agent_;
