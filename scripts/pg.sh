@@ -11,9 +11,9 @@
 #
 # The URL is postgres://tollgate@127.0.0.1:PORT/tollgate (trust authentication on loopback).
 # Environment:
-#   TOLLGATE_PG_FSYNC=off|on   fsync and synchronous_commit (default off: the tests need no
+#   TOLLGATE_PG_FSYNC=off|on   fsync and full_page_writes (default off: the tests need no
 #                              durability against power loss; bench/run.sh passes on, the
-#                              server's own default)
+#                              server's own default). synchronous_commit keeps its default (on)
 #   TOLLGATE_PG_USER=NAME      the unprivileged user running the server when this script runs
 #                              as root (initdb refuses root); default tollgate-pg, created when
 #                              missing (nobody when it cannot be)
@@ -66,7 +66,7 @@ start() {  # start DIR
     port="$(free_port)"
     if as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=$fsync \
-            -c synchronous_commit=$fsync -c full_page_writes=$fsync -c max_connections=200" \
+            -c full_page_writes=$fsync -c max_connections=200" \
         start >"$dir/pg_ctl.log" 2>&1; then
       as_server "$bin/createdb" -h "$dir" -p "$port" -U tollgate tollgate
       echo "postgres://tollgate@127.0.0.1:$port/tollgate" >"$dir/url"

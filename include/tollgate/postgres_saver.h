@@ -36,6 +36,12 @@ struct PostgresSaverOptions {
   // The PostgreSQL schema holding the tables, created when missing. Empty: the connection's
   // default (normally "public").
   std::string schema;
+  // True (the default): a call returns once its commit is durable by the server's settings
+  // (with PostgreSQL's defaults, flushed to disk). False: commits return before their WAL is
+  // flushed (the session's synchronous_commit = off): several times fewer waits per step; a
+  // crash of the database server or its machine may lose the last fraction of a second of
+  // checkpoints (never half of one, and never on a crash of this process).
+  bool synchronous_commit = true;
 };
 
 // Connects to `url` (postgres://user[:password]@host[:port]/database[?sslmode=...], any libpq

@@ -78,7 +78,7 @@ struct PostgresSaver::Impl {
   };
 
   Impl(const std::string& url, const PostgresSaverOptions& options)
-      : connection(url, sql::PostgresOptions{options.schema}) {
+      : connection(url, sql::PostgresOptions{options.schema, options.synchronous_commit}) {
     setup_postgres_checkpoint_tables(connection, options.schema);
     statements = std::make_unique<Statements>(connection);
   }

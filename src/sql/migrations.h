@@ -29,7 +29,11 @@ inline constexpr std::string_view kSchemaTable = "tollgate_schema";
 // One numbered step of a component's schema, in each backend's SQL. Never edit a released
 // migration: add one.
 struct Migration {
-  std::string_view sqlite;
+  // NOLINTNEXTLINE(google-explicit-constructor): tables of migrations are brace lists of SQL
+  constexpr Migration(std::string_view sqlite_sql, std::string_view postgres_sql = {})
+      : sqlite(sqlite_sql), postgres(postgres_sql) {}
+
+  std::string_view sqlite;    // empty: the component has no SQLite tables
   std::string_view postgres;  // empty: the component has no PostgreSQL tables
 };
 

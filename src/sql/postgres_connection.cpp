@@ -96,6 +96,7 @@ void PostgresConnection::connect() {
 void PostgresConnection::after_connect() {
   ++generation_;
   exec("SET client_min_messages = warning");
+  if (!options_.synchronous_commit) exec("SET synchronous_commit = off");
   if (!options_.schema.empty()) {
     exec("SET search_path TO " + quote_identifier(options_.schema));
   }

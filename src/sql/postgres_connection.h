@@ -32,6 +32,9 @@ struct PostgresOptions {
   // Tables live in this schema (search_path; created by whoever migrates). Empty: the
   // server's default (public).
   std::string schema;
+  // False: the session's commits return before their WAL is flushed (synchronous_commit =
+  // off); true: the server's setting.
+  bool synchronous_commit = true;
 };
 
 // `name` as a quoted SQL identifier ("a""b" for a"b).

@@ -206,6 +206,18 @@ TEST_F(PostgresConnectionTest, PipelineOnATerminatedConnectionFailsAsUnavailable
   EXPECT_EQ(count_items(*connection_), 1);
 }
 
+TEST_F(PostgresConnectionTest, SessionCanCommitWithoutWaitingForTheFlush) {
+  auto show = [](PostgresConnection& connection) {
+    PostgresStatement query(connection, "SHOW synchronous_commit");
+    EXPECT_TRUE(query.step());
+    return query.text(0);
+  };
+  PostgresConnection asynchronous(test_postgres_url(), {.synchronous_commit = false});
+  EXPECT_EQ(show(asynchronous), "off");
+  PostgresConnection server_default(test_postgres_url());
+  EXPECT_EQ(show(server_default), "on");  // scripts/pg.sh keeps PostgreSQL's default
+}
+
 TEST(PostgresConnectionUrl, UnreachableServerIsUnavailableAndNamesIt) {
   // Port 1 on loopback: nothing listens there.
   const Error error = error_of([] { PostgresConnection("postgres://u@127.0.0.1:1/db"); });
