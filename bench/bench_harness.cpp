@@ -15,8 +15,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "sql/postgres_connection.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
+#include "tollgate/postgres_saver.h"
 #include "tollgate/sqlite_saver.h"
 
 namespace tollgate::bench {
@@ -26,7 +28,9 @@ namespace tollgate::bench {
 std::string usage() {
   return "usage: tollgate_bench --workload chain|steps|hitl_cycle|fanout|long_thread|\n"
          "                  hitl_agent|hitl_agent_thread\n"
-         "         [--saver none|memory|sqlite] [--n N] [--reps R] [--warmup W] [--cycles C]\n"
+         "         [--saver none|memory|sqlite|postgres] [--pg-url URL] [--pg-async-commit]\n"
+         "         [--n N] [--reps R]\n"
+         "         [--warmup W] [--cycles C]\n"
          "         [--durability sync|async|exit] [--payload B] [--datadir DIR]\n"
          "         [--sizes 10,100,1000] [--window TURNS] [--budget SECONDS] [--keep]\n";
 }
@@ -71,10 +75,15 @@ Options parse_options(int argc, char** argv) {
       options.workload = value();
     } else if (flag == "--saver" || flag == "-s") {
       options.saver = value();
-      if (options.saver != "none" && options.saver != "memory" && options.saver != "sqlite") {
-        throw Error::InvalidArgument("--saver: expected none, memory or sqlite, got '" +
+      if (options.saver != "none" && options.saver != "memory" && options.saver != "sqlite" &&
+          options.saver != "postgres") {
+        throw Error::InvalidArgument("--saver: expected none, memory, sqlite or postgres, got '" +
                                      options.saver + "'");
       }
+    } else if (flag == "--pg-url") {
+      options.pg_url = value();
+    } else if (flag == "--pg-async-commit") {
+      options.pg_async_commit = true;
     } else if (flag == "--n" || flag == "-n") {
       options.n = parse_long(flag, value());
     } else if (flag == "--reps") {
@@ -101,6 +110,13 @@ Options parse_options(int argc, char** argv) {
     } else {
       throw Error::InvalidArgument("unknown argument '" + flag + "'");
     }
+  }
+  if (options.pg_url.empty()) {
+    if (const char* url = std::getenv("TOLLGATE_BENCH_PG_URL")) options.pg_url = url;
+  }
+  if (options.saver == "postgres" && options.pg_url.empty()) {
+    throw Error::InvalidArgument("--saver postgres needs --pg-url postgres://... (or "
+                                 "TOLLGATE_BENCH_PG_URL); bench/run.sh --postgres starts one");
   }
   return options;
 }
@@ -215,6 +231,15 @@ SaverHandle::SaverHandle(const Options& options, [[maybe_unused]] std::string_vi
     saver_ = make_memory_saver();
     return;
   }
+  if (options.saver == "postgres") {
+    pg_url_ = options.pg_url;
+    schema_ = "bench_" + std::string(label) + "_" + std::to_string(getpid());
+    sql::PostgresConnection(pg_url_).exec("DROP SCHEMA IF EXISTS " +
+                                          sql::quote_identifier(schema_) + " CASCADE");
+    saver_ = open_postgres_saver(
+        pg_url_, {.schema = schema_, .synchronous_commit = !options.pg_async_commit});
+    return;
+  }
   std::filesystem::create_directories(options.datadir);
   file_ = options.datadir + "/" + std::string(label) + "_" + std::to_string(getpid()) + ".db";
   remove_database_files(file_);
@@ -224,6 +249,14 @@ SaverHandle::SaverHandle(const Options& options, [[maybe_unused]] std::string_vi
 SaverHandle::~SaverHandle() {
   saver_.reset();  // the last reference to the saver: closes the database before its files go
   if (!file_.empty() && !keep_) remove_database_files(file_);
+  if (!schema_.empty() && !keep_) {
+    try {
+      sql::PostgresConnection(pg_url_).exec("DROP SCHEMA IF EXISTS " +
+                                            sql::quote_identifier(schema_) + " CASCADE");
+    } catch (const Error& e) {
+      log(std::string("could not drop schema ") + schema_ + ": " + e.what());
+    }
+  }
 }
 
 SaverStats SaverHandle::stats() const {
@@ -231,6 +264,16 @@ SaverStats SaverHandle::stats() const {
 }
 
 std::uint64_t SaverHandle::file_bytes() const {
+  if (!schema_.empty()) {
+    sql::PostgresConnection connection(pg_url_);
+    sql::PostgresStatement size(connection,
+                                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::int8 "
+                                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                "WHERE n.nspname = $1 AND c.relkind = 'r'",
+                                sql::PostgresStatement::kOnce);
+    size.bind(1, schema_);
+    return size.step() ? static_cast<std::uint64_t>(size.integer(0)) : 0;
+  }
   if (file_.empty()) return 0;
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(file_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
@@ -246,7 +289,7 @@ std::uint64_t SaverHandle::file_bytes() const {
 void require_saver(const Options& options) {
   if (options.saver == "none") {
     throw Error::InvalidArgument("--saver: " + options.workload +
-                                 " needs a checkpointer (memory or sqlite)");
+                                 " needs a checkpointer (memory, sqlite or postgres)");
   }
 }
 

@@ -39,7 +39,9 @@ struct Options {
   double budget_seconds = 300;  // long_thread: stop growing the thread after this long
   std::vector<long> sizes;      // long_thread: message counts to report at
   long window = 25;             // long_thread: timed turns reported at each size
-  bool keep = false;            // keep SQLite files
+  bool keep = false;            // keep SQLite files (and PostgreSQL schemas)
+  std::string pg_url;           // --saver postgres: the server (--pg-url, or TOLLGATE_BENCH_PG_URL)
+  bool pg_async_commit = false;  // --pg-async-commit: PostgresSaverOptions::synchronous_commit off
 };
 
 // Parses argv; throws Error(kInvalidArgument) naming the bad flag.
@@ -81,8 +83,8 @@ void log(const std::string& message);
 
 // ------------------------------------------------------------------------------ savers
 
-// The saver a workload runs against, chosen by --saver none|memory|sqlite. Owns the SQLite
-// file (removed on destruction unless --keep).
+// The saver a workload runs against, chosen by --saver none|memory|sqlite|postgres. Owns the
+// SQLite file or the PostgreSQL schema (removed on destruction unless --keep).
 class SaverHandle {
  public:
   SaverHandle(const Options& options, std::string_view label);
@@ -92,15 +94,18 @@ class SaverHandle {
 
   // What to give CompileOptions::checkpointer; null for "none".
   std::shared_ptr<Saver> saver() const { return saver_; }
-  bool is_file() const { return !file_.empty(); }
+  // Whether file_bytes() measures something (a SQLite file or a PostgreSQL schema).
+  bool is_file() const { return !file_.empty() || !schema_.empty(); }
   // What the saver has stored so far (its own counters: encoded bytes, checkpoints, writes).
   SaverStats stats() const;
   // SQLite: size of the database file after folding the WAL into it (like the peer's
-  // `PRAGMA wal_checkpoint(TRUNCATE)` + stat). 0 for the other savers.
+  // `PRAGMA wal_checkpoint(TRUNCATE)` + stat); PostgreSQL: pg_total_relation_size of the
+  // schema's tables (heap, TOAST and indexes, as the peer counts). 0 for the other savers.
   std::uint64_t file_bytes() const;
 
  private:
   std::string file_;
+  std::string pg_url_, schema_;
   bool keep_ = false;
   std::shared_ptr<Saver> saver_;
 };

@@ -92,14 +92,15 @@ def agent_rows(ours, peer, row):
     """W2 agent-level: create_agent + HumanInTheLoop vs the peer's createAgent +
     humanInTheLoopMiddleware (its hitl_cycle workload, approve)."""
     label = "W2 agent HITL cycle"
-    for saver in ("memory", "sqlite"):
+    for saver in ("memory", "sqlite", "postgres"):
         o = find(ours, "hitl_agent", saver)
         p = find(peer, "hitl_cycle_approve", saver)
         if not o and not p:
             continue
         size = f"{(o or p)['n']} threads"
         neo = NEOGRAPH.get(("hitl_agent", saver))
-        aim = "aim ≥ 100× peer" + (", ≥ 8,600/s (2× NeoGraph)" if saver == "memory" else "")
+        aim = ("aim ≥ 50× peer" if saver == "postgres" else "aim ≥ 100× peer") + \
+            (", ≥ 8,600/s (2× NeoGraph)" if saver == "memory" else "")
         row(label, saver, size, "cycles/s", o and o.get("ops_per_s"), p and p.get("ops_per_s"), True,
             f"{aim}; NeoGraph {neo}" if neo else aim)
         row(label, saver, size, "cycle p50 ms", o and o.get("p50_ms"), p and p.get("cycle_p50_ms"),
@@ -144,7 +145,7 @@ def main():
         row("W1 chain (3 nodes)", "none", chain["n"], "CPU µs per invoke",
             chain.get("cpu_ms_per_op", 0) * 1e3, None, False)
 
-    for saver in ("none", "memory", "sqlite"):
+    for saver in ("none", "memory", "sqlite", "postgres"):
         o = find(ours, "steps", saver)
         p = find(peer, "steps", saver, durability="default(async)")
         ps = find(peer, "steps", saver, durability="sync")

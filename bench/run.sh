@@ -7,6 +7,10 @@
 #   bench/run.sh --no-peer  ours only (no node/npm needed)
 #   bench/run.sh --http     also the HTTP benchmark (bench/http/run_http.sh: tollgate serve vs
 #                           the JS Agent Server, ~15 min more; with --quick ~6 min)
+#   bench/run.sh --postgres also the PostgreSQL saver (steps, hitl_agent) next to the peer's
+#                           PostgresSaver, on a private server (scripts/pg.sh, fsync and
+#                           synchronous_commit on, the server's defaults, as the peer's
+#                           README runs it); ~3 min more
 #
 # Environment: TOLLGATE_BENCH_BUILD_DIR (default: build-bench), TOLLGATE_PEERS_DIR (default:
 # ../shared/peers next to the repository). Raw JSON lines and the table go to
@@ -18,12 +22,14 @@ repo="$(dirname "$here")"
 quick=0
 peer=1
 http=0
+postgres=0
 for arg in "$@"; do
   case "$arg" in
+    --postgres) postgres=1 ;;
     --quick) quick=1 ;;
     --no-peer) peer=0 ;;
     --http) http=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +59,19 @@ ours() {
   log "tollgate_bench $*"
   "$bench_bin" --datadir "$datadir" "$@" >>"$ours_file" || log "FAILED: tollgate_bench $*"
 }
+
+# ------------------------------------------------------------------ PostgreSQL (--postgres)
+pg_url=""
+if [ "$postgres" = 1 ]; then
+  pg_dir="$(mktemp -u "${TMPDIR:-/tmp}/tollgate-bench-pg.XXXXXX")"
+  trap '"$repo/scripts/pg.sh" stop "$pg_dir"' EXIT
+  if pg_url="$(TOLLGATE_PG_FSYNC=on "$repo/scripts/pg.sh" start "$pg_dir")"; then
+    log "PostgreSQL at $pg_url"
+  else
+    log "PostgreSQL did not start: no postgres rows"
+    pg_url=""
+  fi
+fi
 
 # ------------------------------------------------------------------ our workloads
 if [ "$quick" = 1 ]; then
@@ -92,6 +111,16 @@ else
   done
 fi
 
+if [ -n "$pg_url" ]; then
+  if [ "$quick" = 1 ]; then
+    ours --workload steps --saver postgres --pg-url "$pg_url" --n 300 --reps 3
+    ours --workload hitl_agent --saver postgres --pg-url "$pg_url" --n 100 --reps 3
+  else
+    ours --workload steps --saver postgres --pg-url "$pg_url" --n 1000 --reps 5
+    ours --workload hitl_agent --saver postgres --pg-url "$pg_url" --n 300 --reps 5
+  fi
+fi
+
 # ------------------------------------------------------------------ the peer (LangGraph.js)
 peer_dir="$here/.peers/langgraphjs"
 if [ "$peer" = 1 ]; then
@@ -128,6 +157,10 @@ if [ "$peer" = 1 ]; then
     else
       peer_run --workload hitl_cycle --saver memory --n 200
       peer_run --workload hitl_cycle --saver sqlite --n 100
+    fi
+    if [ -n "$pg_url" ]; then
+      peer_run --workload steps --saver postgres --pg "$pg_url" --n 300
+      peer_run --workload hitl_cycle --saver postgres --pg "$pg_url" --n "$([ "$quick" = 1 ] && echo 30 || echo 100)"
     fi
   else
     log "peer unavailable: reporting our figures only"

@@ -106,7 +106,7 @@ class AgentCycle {
 
 void run_hitl_agent(const Options& options) {
   require_saver(options);
-  const long cycles = options.n.value_or(options.saver == "sqlite" ? 300 : 1000);
+  const long cycles = options.n.value_or(options.saver != "memory" ? 300 : 1000);
   SaverHandle handle(options, "hitl_agent");
   const AgentCycle agent(options, handle);
   auto cycle = [&](long index, CycleTimes* times) {

@@ -15,7 +15,7 @@ namespace tollgate::bench {
 
 void run_hitl_cycle(const Options& options) {
   require_saver(options);
-  const long cycles = options.n.value_or(options.saver == "sqlite" ? 500 : 2000);
+  const long cycles = options.n.value_or(options.saver != "memory" ? 500 : 2000);
   SaverHandle handle(options, "hitl_cycle");
 
   StateGraph builder;
@@ -54,7 +54,7 @@ void run_fanout(const Options& options) {
   require_saver(options);
   const long branches = std::max(1L, options.n.value_or(1));
   const long cycles = options.cycles.value_or(
-      std::max(20L, (options.saver == "sqlite" ? 4000L : 20000L) / (branches * 10)));
+      std::max(20L, (options.saver != "memory" ? 4000L : 20000L) / (branches * 10)));
   SaverHandle handle(options, "fanout");
 
   StateSchema schema;
