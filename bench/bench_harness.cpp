@@ -115,8 +115,9 @@ Options parse_options(int argc, char** argv) {
     if (const char* url = std::getenv("TOLLGATE_BENCH_PG_URL")) options.pg_url = url;
   }
   if (options.saver == "postgres" && options.pg_url.empty()) {
-    throw Error::InvalidArgument("--saver postgres needs --pg-url postgres://... (or "
-                                 "TOLLGATE_BENCH_PG_URL); bench/run.sh --postgres starts one");
+    throw Error::InvalidArgument(
+        "--saver postgres needs --pg-url postgres://... (or "
+        "TOLLGATE_BENCH_PG_URL); bench/run.sh --postgres starts one");
   }
   return options;
 }

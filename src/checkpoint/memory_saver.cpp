@@ -364,11 +364,8 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
 
 void MemorySaver::copy_thread(const std::string& source_thread_id,
                               const std::string& target_thread_id) {
-  if (source_thread_id.empty() || target_thread_id.empty()) {
-    throw Error::InvalidArgument("copy_thread: thread ids are required");
-  }
+  if (!checkpoint_internal::check_copy_thread_arguments(source_thread_id, target_thread_id)) return;
   std::lock_guard lock(mutex_);
-  if (source_thread_id == target_thread_id) return;
   auto source = state_->threads.find(source_thread_id);
   if (source == state_->threads.end()) return;
   ThreadStore copy = source->second;  // values are shared immutable JsonPtrs: a cheap copy

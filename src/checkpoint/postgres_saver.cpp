@@ -96,10 +96,6 @@ struct PostgresSaver::Impl {
     return operation();
   }
 
-  JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
-                     DecodedValues& decoded);
-  CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options,
-                             DecodedValues& decoded);
   std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
                                            const GetOptions& options);
   std::vector<CheckpointTuple> list(const ListQuery& query);
@@ -108,9 +104,15 @@ struct PostgresSaver::Impl {
                        const ChannelDeltas& deltas);
   void put_writes(const CheckpointConfig& config,
                   const std::vector<std::pair<std::string, Json>>& writes,
-                  const std::vector<std::vector<std::uint8_t>>& encoded,
-                  const std::string& task_id, const std::string& task_path);
+                  const std::vector<std::vector<std::uint8_t>>& encoded, const std::string& task_id,
+                  const std::string& task_path);
   void prune_namespace(const std::string& thread_id, const std::string& ns);
+  // The tuple of `row`, its values and pending writes read through this connection.
+  CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
+                       DecodedValues& decoded) {
+    return read_tuple(row, options, decoded, statements->select_value_range,
+                      statements->select_writes);
+  }
   void add_delete_thread(PostgresPipeline& pipeline, std::deque<PostgresStatement>& statements,
                          const std::string& thread_id);
 
@@ -119,30 +121,6 @@ struct PostgresSaver::Impl {
   LastPut last_put;
   SaverStats stats;
 };
-
-JsonPtr PostgresSaver::Impl::load_value(const CheckpointRow& row, const std::string& channel,
-                                        const ValueRef& ref, DecodedValues& decoded) {
-  return load_row_value(row, channel, ref, decoded,
-                        [&](const std::string& from, const std::string& to, RawValues& raw) {
-                          StatementUse query(statements->select_value_range);
-                          query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from);
-                          query->bind(4, to).bind(5, channel);
-                          read_raw_values(*query, raw);
-                        });
-}
-
-CheckpointTuple PostgresSaver::Impl::make_tuple(const CheckpointRow& row,
-                                                const GetOptions& options,
-                                                DecodedValues& decoded) {
-  CheckpointTuple tuple =
-      tuple_of_row(row, options, [&](const std::string& channel, const ValueRef& ref) {
-        return load_value(row, channel, ref, decoded);
-      });
-  StatementUse writes(statements->select_writes);
-  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
-  read_pending_writes(*writes, tuple.pending_writes);
-  return tuple;
-}
 
 std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointConfig& config,
                                                               const GetOptions& options) {
@@ -157,7 +135,7 @@ std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointCo
   }
   if (!row) return std::nullopt;
   DecodedValues decoded;
-  CheckpointTuple tuple = make_tuple(*row, options, decoded);
+  CheckpointTuple tuple = read(*row, options, decoded);
   transaction.commit();
   return tuple;
 }
@@ -193,7 +171,7 @@ std::vector<CheckpointTuple> PostgresSaver::Impl::list(const ListQuery& query) {
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(rows.size());
   DecodedValues decoded;
-  for (const CheckpointRow& row : rows) tuples.push_back(make_tuple(row, {}, decoded));
+  for (const CheckpointRow& row : rows) tuples.push_back(read(row, {}, decoded));
   transaction.commit();
   return tuples;
 }
@@ -242,14 +220,13 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
     }
     pipeline.finish();
   }
-  for (const auto& [channel, value] : plan.stored) {
-    (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
-  }
-  stats.bytes_written += plan.bytes + header.size() + metadata_json.size();
-  stats.value_bytes_written += plan.bytes;
-  stats.checkpoints_written += 1;
-  last = LastPut{true,         config.thread_id,           config.checkpoint_ns, checkpoint.id,
-                 checkpoint.channel_versions, std::move(plan.refs)};
+  count_put(stats, plan, header.size() + metadata_json.size());
+  last = LastPut{true,
+                 config.thread_id,
+                 config.checkpoint_ns,
+                 checkpoint.id,
+                 checkpoint.channel_versions,
+                 std::move(plan.refs)};
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
 }
 
@@ -303,11 +280,7 @@ void PostgresSaver::Impl::prune_namespace(const std::string& thread_id, const st
   Checkpoint checkpoint;
   ValueRefs refs;
   decode_header(row.header.data(), row.header.size(), checkpoint, refs);
-  DecodedValues decoded;
-  const StoredValues values =
-      own_full_values(row, refs, [&](const std::string& channel, const ValueRef& ref) {
-        return load_value(row, channel, ref, decoded);
-      });
+  const StoredValues values = own_full_values(row, refs, statements->select_value_range);
   PostgresStatement drop_values(
       connection, "DELETE FROM channel_values WHERE thread_id = $1 AND checkpoint_ns = $2",
       PostgresStatement::kOnce);
@@ -424,10 +397,7 @@ void PostgresSaver::prune(const std::vector<std::string>& thread_ids, PruneStrat
 
 void PostgresSaver::copy_thread(const std::string& source_thread_id,
                                 const std::string& target_thread_id) {
-  if (source_thread_id.empty() || target_thread_id.empty()) {
-    throw Error::InvalidArgument("copy_thread: thread ids are required");
-  }
-  if (source_thread_id == target_thread_id) return;
+  if (!check_copy_thread_arguments(source_thread_id, target_thread_id)) return;
   static constexpr const char* kCopies[] = {
       "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
       "header, metadata) SELECT $2::text, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "

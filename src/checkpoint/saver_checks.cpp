@@ -21,6 +21,14 @@ void check_put_arguments(const CheckpointConfig& config, const Checkpoint& check
   if (!metadata.is_object()) throw Error::InvalidArgument("put: metadata must be a JSON object");
 }
 
+bool check_copy_thread_arguments(const std::string& source_thread_id,
+                                 const std::string& target_thread_id) {
+  if (source_thread_id.empty() || target_thread_id.empty()) {
+    throw Error::InvalidArgument("copy_thread: thread ids are required");
+  }
+  return source_thread_id != target_thread_id;
+}
+
 void check_put_writes_arguments(const CheckpointConfig& config, std::string_view task_id) {
   if (config.thread_id.empty()) {
     throw Error::InvalidArgument("put_writes: config.thread_id is required");

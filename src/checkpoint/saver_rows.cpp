@@ -27,6 +27,18 @@ std::string metadata_text(const Json& metadata) {
   }
 }
 
+namespace {
+
+// One stored value row of one channel before decoding, by the id of the checkpoint storing it
+// (a chain query may return rows of other branches).
+struct RawValue {
+  bool is_delta = false;
+  std::string base_id;
+  std::size_t keep = 0;
+  std::vector<std::uint8_t> bytes;
+};
+using RawValues = std::map<std::string, RawValue, std::less<>>;
+// Reads every row of a query selecting (checkpoint_id, base_checkpoint_id, keep, value).
 void read_raw_values(sql::Statement& query, RawValues& raw) {
   while (query.step()) {
     RawValue value;
@@ -39,8 +51,15 @@ void read_raw_values(sql::Statement& query, RawValues& raw) {
   }
 }
 
+}  // namespace
+
 JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
-                       DecodedValues& decoded, const ValueRangeFetch& fetch) {
+                       DecodedValues& decoded, sql::Statement& select_value_range) {
+  auto fetch = [&](const std::string& from, const std::string& to, RawValues& raw) {
+    sql::StatementUse query(select_value_range);
+    query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from).bind(4, to).bind(5, channel);
+    read_raw_values(*query, raw);
+  };
   RawValues raw;
   bool range_fetched = false;
   std::string key = row.thread_id + '\0' + row.ns + '\0' + channel + '\0';
@@ -67,15 +86,19 @@ JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, con
                                 writer_id + " is missing");
         }
         StoredValue value{
-            it->second.is_delta, it->second.base_id, it->second.keep,
-            make_json_ptr(decode_value(it->second.bytes.data(), it->second.bytes.size())), {}};
+            it->second.is_delta,
+            it->second.base_id,
+            it->second.keep,
+            make_json_ptr(decode_value(it->second.bytes.data(), it->second.bytes.size())),
+            {}};
         return decoded.stored.emplace(key, std::move(value)).first->second;
       },
       &decoded.rebuilt, memo_prefix);
 }
 
-CheckpointTuple tuple_of_row(const CheckpointRow& row, const GetOptions& options,
-                             const ChannelLoad& load) {
+CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
+                           DecodedValues& decoded, sql::Statement& select_value_range,
+                           sql::Statement& select_writes) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
   tuple.checkpoint.id = row.id;
@@ -92,18 +115,18 @@ CheckpointTuple tuple_of_row(const CheckpointRow& row, const GetOptions& options
     tuple.values_reused = true;
   } else {
     for (const auto& [channel, ref] : refs) {
-      tuple.checkpoint.channel_values.emplace(channel, load(channel, ref));
+      tuple.checkpoint.channel_values.emplace(
+          channel, load_row_value(row, channel, ref, decoded, select_value_range));
     }
   }
-  return tuple;
-}
-
-void read_pending_writes(sql::Statement& query, std::vector<PendingWrite>& writes) {
-  while (query.step()) {
-    const auto value = query.blob(2);
-    writes.push_back(
-        PendingWrite{query.text(0), query.text(1), decode_value(value.data(), value.size())});
+  sql::StatementUse writes(select_writes);
+  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
+  while (writes->step()) {
+    const auto value = writes->blob(2);
+    tuple.pending_writes.push_back(
+        PendingWrite{writes->text(0), writes->text(1), decode_value(value.data(), value.size())});
   }
+  return tuple;
 }
 
 void bind_value_row(sql::Statement& insert, const std::string& thread_id, const std::string& ns,
@@ -118,15 +141,26 @@ void bind_value_row(sql::Statement& insert, const std::string& thread_id, const 
   insert.bind(6, static_cast<std::int64_t>(value.keep)).bind_blob(7, value.encoded);
 }
 
-StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs, const ChannelLoad& load) {
+StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs,
+                             sql::Statement& select_value_range) {
   StoredValues values;
+  DecodedValues decoded;
   for (auto& [channel, ref] : refs) {
-    JsonPtr value = load(channel, ref);
+    JsonPtr value = load_row_value(row, channel, ref, decoded, select_value_range);
     std::vector<std::uint8_t> encoded = encode_value(*value);
     ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
     values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
   }
   return values;
+}
+
+void count_put(SaverStats& stats, const ValuePlan& plan, std::uint64_t row_bytes) {
+  for (const auto& [channel, value] : plan.stored) {
+    (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
+  }
+  stats.bytes_written += plan.bytes + row_bytes;
+  stats.value_bytes_written += plan.bytes;
+  stats.checkpoints_written += 1;
 }
 
 }  // namespace tollgate::checkpoint_internal

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "sql/connection.h"
 #include "tollgate/checkpoint.h"
 #include "tollgate/json.h"
+#include "tollgate/saver_stats.h"
 
 namespace tollgate::checkpoint_internal {
 
@@ -33,21 +33,6 @@ CheckpointRow read_checkpoint_row(const sql::Statement& statement);
 // The metadata as stored; Error(kInvalidArgument) when it cannot be serialised.
 std::string metadata_text(const Json& metadata);
 
-// One stored value row of one channel before decoding, by the id of the checkpoint storing it
-// (a chain query may return rows of other branches).
-struct RawValue {
-  bool is_delta = false;
-  std::string base_id;
-  std::size_t keep = 0;
-  std::vector<std::uint8_t> bytes;
-};
-using RawValues = std::map<std::string, RawValue, std::less<>>;
-// Reads every row of a query selecting (checkpoint_id, base_checkpoint_id, keep, value).
-void read_raw_values(sql::Statement& query, RawValues& raw);
-// Reads the values one channel stored by the checkpoints with ids from `from` to `to`.
-using ValueRangeFetch =
-    std::function<void(const std::string& from, const std::string& to, RawValues& raw)>;
-
 // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
 // one call so that a history listing decodes each stored value once.
 struct DecodedValues {
@@ -55,20 +40,21 @@ struct DecodedValues {
   ValueMemo rebuilt;  // values rebuilt from them, by the same keys
 };
 
-// The value of `channel` in the checkpoint of `row` that `ref` points at. One range fetch
+// The value of `channel` in the checkpoint of `row` that `ref` points at. One range query
 // reads the whole chain: its checkpoints lie between the full value's writer and this value's
 // writer (ids grow along a thread); anything outside the range (possible only with hand-made
-// ids) is fetched one by one. Throws Error(kInternal) when a stored value is missing.
+// ids) is fetched one by one. `select_value_range` takes (thread_id, checkpoint_ns, first id,
+// last id, channel) and selects (checkpoint_id, base_checkpoint_id, keep, value). Throws
+// Error(kInternal) when a stored value is missing.
 JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
-                       DecodedValues& decoded, const ValueRangeFetch& fetch);
+                       DecodedValues& decoded, sql::Statement& select_value_range);
 
-// The tuple of `row` without its pending writes; its channel values come from `load` unless
-// options.reuse_values_of names it.
-using ChannelLoad = std::function<JsonPtr(const std::string& channel, const ValueRef& ref)>;
-CheckpointTuple tuple_of_row(const CheckpointRow& row, const GetOptions& options,
-                             const ChannelLoad& load);
-// Appends every row of a query selecting (task_id, channel, value) of writes.
-void read_pending_writes(sql::Statement& query, std::vector<PendingWrite>& writes);
+// The tuple of `row`: its channel values (unless options.reuse_values_of names it) through
+// load_row_value, its pending writes through `select_writes`, which takes (thread_id,
+// checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in order.
+CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
+                           DecodedValues& decoded, sql::Statement& select_value_range,
+                           sql::Statement& select_writes);
 
 // Binds one channel_values row: (thread_id, checkpoint_ns, channel, checkpoint_id,
 // base_checkpoint_id, keep, value) as parameters 1 to 7. `value` must stay alive until the
@@ -80,6 +66,11 @@ void bind_value_row(sql::Statement& insert, const std::string& thread_id, const 
 // For pruning to the latest checkpoint of a namespace: its values stored again as full values
 // of its own (the values of the checkpoints being removed may be under them). Rewrites `refs`
 // to point at them.
-StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs, const ChannelLoad& load);
+StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs,
+                             sql::Statement& select_value_range);
+
+// Counts a stored put in `stats`: its values (full or delta) and its bytes (the values plus
+// `row_bytes`, the checkpoint row's header and metadata).
+void count_put(SaverStats& stats, const ValuePlan& plan, std::uint64_t row_bytes);
 
 }  // namespace tollgate::checkpoint_internal

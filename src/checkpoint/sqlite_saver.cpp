@@ -81,14 +81,16 @@ struct SqliteSaver::Impl {
                                                             : sql::SqliteSync::kNormal};
   }
 
-  JsonPtr load_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
-                     DecodedValues& decoded);
-  CheckpointTuple make_tuple(const CheckpointRow& row, const GetOptions& options,
-                             DecodedValues& decoded);
   void store_values(const std::string& thread_id, const std::string& ns,
                     const std::string& checkpoint_id,
                     const checkpoint_internal::StoredValues& values);
   void prune_namespace(const std::string& thread_id, const std::string& ns);
+  // The tuple of `row`, its values and pending writes read through this connection.
+  CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
+                       DecodedValues& decoded) {
+    return read_tuple(row, options, decoded, statements->select_value_range,
+                      statements->select_writes);
+  }
   void delete_thread(const std::string& thread_id);
 
   std::int64_t read_data_version() {
@@ -102,29 +104,6 @@ struct SqliteSaver::Impl {
   LastPut last_put;
   SaverStats stats;
 };
-
-JsonPtr SqliteSaver::Impl::load_value(const CheckpointRow& row, const std::string& channel,
-                                      const ValueRef& ref, DecodedValues& decoded) {
-  return load_row_value(row, channel, ref, decoded,
-                        [&](const std::string& from, const std::string& to, RawValues& raw) {
-                          StatementUse query(statements->select_value_range);
-                          query->bind(1, row.thread_id).bind(2, row.ns).bind(3, from);
-                          query->bind(4, to).bind(5, channel);
-                          read_raw_values(*query, raw);
-                        });
-}
-
-CheckpointTuple SqliteSaver::Impl::make_tuple(const CheckpointRow& row, const GetOptions& options,
-                                              DecodedValues& decoded) {
-  CheckpointTuple tuple =
-      tuple_of_row(row, options, [&](const std::string& channel, const ValueRef& ref) {
-        return load_value(row, channel, ref, decoded);
-      });
-  StatementUse writes(statements->select_writes);
-  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
-  read_pending_writes(*writes, tuple.pending_writes);
-  return tuple;
-}
 
 void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::string& ns,
                                      const std::string& checkpoint_id,
@@ -161,7 +140,7 @@ std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& co
   }
   if (!row) return std::nullopt;
   DecodedValues decoded;
-  CheckpointTuple tuple = impl_->make_tuple(*row, options, decoded);
+  CheckpointTuple tuple = impl_->read(*row, options, decoded);
   transaction.commit();
   return tuple;
 }
@@ -226,7 +205,7 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   std::vector<CheckpointTuple> tuples;
   tuples.reserve(rows.size());
   DecodedValues decoded;
-  for (const CheckpointRow& row : rows) tuples.push_back(impl_->make_tuple(row, {}, decoded));
+  for (const CheckpointRow& row : rows) tuples.push_back(impl_->read(row, {}, decoded));
   transaction.commit();
   return tuples;
 }
@@ -284,13 +263,7 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
                        checkpoint.channel_versions,
                        std::move(plan.refs)};
 
-  SaverStats& stats = impl.stats;
-  for (const auto& [channel, value] : plan.stored) {
-    (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
-  }
-  stats.bytes_written += plan.bytes + header.size() + metadata_json.size();
-  stats.value_bytes_written += plan.bytes;
-  stats.checkpoints_written += 1;
+  count_put(impl.stats, plan, header.size() + metadata_json.size());
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
 }
 
@@ -353,11 +326,8 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
   Checkpoint checkpoint;
   ValueRefs refs;
   checkpoint_internal::decode_header(row.header.data(), row.header.size(), checkpoint, refs);
-  DecodedValues decoded;
   const checkpoint_internal::StoredValues values =
-      own_full_values(row, refs, [&](const std::string& channel, const ValueRef& ref) {
-        return load_value(row, channel, ref, decoded);
-      });
+      own_full_values(row, refs, statements->select_value_range);
   SqliteStatement drop_values(
       connection, "DELETE FROM channel_values WHERE thread_id = ? AND checkpoint_ns = ?");
   drop_values.bind(1, thread_id).bind(2, ns).run();
@@ -405,10 +375,7 @@ void SqliteSaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
 
 void SqliteSaver::copy_thread(const std::string& source_thread_id,
                               const std::string& target_thread_id) {
-  if (source_thread_id.empty() || target_thread_id.empty()) {
-    throw Error::InvalidArgument("copy_thread: thread ids are required");
-  }
-  if (source_thread_id == target_thread_id) return;
+  if (!checkpoint_internal::check_copy_thread_arguments(source_thread_id, target_thread_id)) return;
   static constexpr const char* kCopies[] = {
       "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
       "parent_checkpoint_id, header, metadata) SELECT ?2, checkpoint_ns, checkpoint_id, "

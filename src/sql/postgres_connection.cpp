@@ -61,8 +61,10 @@ std::string quote_identifier(std::string_view name) {
 PostgresConnection::PostgresConnection(const std::string& url, const PostgresOptions& options)
     : url_(url), options_(options) {
   if (!is_postgres_url(url)) {
-    throw Error::InvalidArgument("postgres: the URL must start with postgres:// or "
-                                 "postgresql://, not '" + url.substr(0, url.find(':')) + "'");
+    throw Error::InvalidArgument(
+        "postgres: the URL must start with postgres:// or "
+        "postgresql://, not '" +
+        url.substr(0, url.find(':')) + "'");
   }
   connect();
 }
@@ -133,9 +135,10 @@ void PostgresConnection::fail(pg_result* result, std::string_view what) {
   const bool lost = PQstatus(conn_) != CONNECTION_OK;
   if (lost) in_transaction_ = false;  // the server rolled it back with the session
   if (lost || is_transient(sqlstate)) {
-    throw Error::Unavailable("postgres: " + std::string(lost ? "connection to " + where_ + " lost"
-                                                             : std::string(what.substr(0, 80))) +
-                             ": " + message);
+    throw Error::Unavailable(
+        "postgres: " +
+        std::string(lost ? "connection to " + where_ + " lost" : std::string(what.substr(0, 80))) +
+        ": " + message);
   }
   throw Error::Internal("postgres: " + std::string(what.substr(0, 80)) + ": " + message +
                         (sqlstate.empty() ? "" : " (SQLSTATE " + sqlstate + ")"));
@@ -160,8 +163,8 @@ bool PostgresConnection::is_connected() const {
 
 void PostgresConnection::begin(TransactionKind kind) {
   assert(!in_transaction_);
-  std::unique_ptr<PostgresStatement>& slot = kind == TransactionKind::kRead ? begin_read_
-                                                                             : begin_write_;
+  std::unique_ptr<PostgresStatement>& slot =
+      kind == TransactionKind::kRead ? begin_read_ : begin_write_;
   if (!slot) {
     slot = std::make_unique<PostgresStatement>(
         *this, kind == TransactionKind::kRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
@@ -276,7 +279,8 @@ PostgresStatement::Wire PostgresStatement::wire() const {
     } else if (p.binary) {
       // libpq needs a non-null pointer for an empty binary value.
       static const char kEmpty = 0;
-      wire.values.push_back(p.blob.empty() ? &kEmpty : reinterpret_cast<const char*>(p.blob.data()));
+      wire.values.push_back(p.blob.empty() ? &kEmpty
+                                           : reinterpret_cast<const char*>(p.blob.data()));
       wire.lengths.push_back(static_cast<int>(p.blob.size()));
       wire.formats.push_back(1);
     } else {
@@ -303,9 +307,8 @@ void PostgresStatement::execute() {
           ? PQexecParams(connection_->handle(), sql_.c_str(), static_cast<int>(w.values.size()),
                          nullptr, w.values.data(), w.lengths.data(), w.formats.data(),
                          /*resultFormat=*/1)
-          : PQexecPrepared(connection_->handle(), name_.c_str(),
-                           static_cast<int>(w.values.size()), w.values.data(), w.lengths.data(),
-                           w.formats.data(), /*resultFormat=*/1);
+          : PQexecPrepared(connection_->handle(), name_.c_str(), static_cast<int>(w.values.size()),
+                           w.values.data(), w.lengths.data(), w.formats.data(), /*resultFormat=*/1);
   const ExecStatusType status = PQresultStatus(result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) connection_->fail(result, sql_);
   take_result(result);
@@ -373,8 +376,8 @@ void PostgresPipeline::add(PostgresStatement& statement) {
   pg_conn* conn = connection_.handle();
   const PostgresStatement::Wire w = statement.wire();
   if (statement.name_.empty()) {
-    if (PQsendQueryParams(conn, statement.sql_.c_str(), static_cast<int>(w.values.size()),
-                          nullptr, w.values.data(), w.lengths.data(), w.formats.data(),
+    if (PQsendQueryParams(conn, statement.sql_.c_str(), static_cast<int>(w.values.size()), nullptr,
+                          w.values.data(), w.lengths.data(), w.formats.data(),
                           /*resultFormat=*/1) != 1) {
       connection_.fail(nullptr, statement.sql_);
     }

@@ -156,4 +156,30 @@ DriveResult drive_to_end(const CompiledGraph& graph, const FaultCycle& cycle,
   return result;
 }
 
+const RunConfig& fault_thread() {
+  static const RunConfig kThread = [] {
+    RunConfig config;
+    config.thread_id = "faulted";
+    return config;
+  }();
+  return kThread;
+}
+
+::testing::AssertionResult is_reference_prefix(const Json& history, const Reference& reference) {
+  const std::size_t stored = history.size();
+  const std::size_t all = reference.history.size();
+  if (stored > all) {
+    return ::testing::AssertionFailure() << stored << " checkpoints, more than the " << all
+                                         << " of the unfaulted run: " << history.dump();
+  }
+  for (std::size_t i = 0; i < stored; ++i) {
+    if (history[i] != reference.history[all - stored + i]) {
+      return ::testing::AssertionFailure()
+             << "checkpoint " << i << " of " << stored << " is " << history[i].dump()
+             << ", the unfaulted run stored " << reference.history[all - stored + i].dump();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace tollgate::testing

@@ -8,6 +8,8 @@
 // once message ids (random for tool messages) are left out (comparable_values).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,6 +29,18 @@ struct FaultCycle {
 
 FaultCycle agent_cycle();
 FaultCycle graph_cycle();
+
+// The thread the fault tests run a cycle on.
+const RunConfig& fault_thread();
+
+// What the unfaulted run of a cycle stored and ended on.
+struct Reference {
+  Json values;
+  Json history;  // comparable_history, newest first
+};
+// The history stored so far must be the unfaulted run's first checkpoints (newest first, so a
+// tail of the reference list).
+::testing::AssertionResult is_reference_prefix(const Json& history, const Reference& reference);
 
 // A checkpoint of a thread's history as the tests compare it: step, source, values (message
 // ids left out) and the tasks it starts.

@@ -145,8 +145,10 @@ TEST_F(PostgresSaverTest, CallAfterTheConnectionWasTerminatedSucceedsOnANewOne) 
   auto saver = open_postgres_saver(url, {.schema = schema_.name()});
   CheckpointConfig first = put_one(*saver, "t");
   sql::PostgresConnection admin(test_postgres_url());
-  admin.exec("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE "
-             "application_name = '" + schema_.name() + "'");
+  admin.exec(
+      "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE "
+      "application_name = '" +
+      schema_.name() + "'");
   saver->put_writes(first, {{"messages", "x"}}, "task");
   auto tuple = saver->get_tuple({"t", "", ""});
   ASSERT_TRUE(tuple);

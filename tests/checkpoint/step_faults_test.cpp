@@ -26,18 +26,6 @@
 namespace tollgate::testing {
 namespace {
 
-const RunConfig kThread = [] {
-  RunConfig config;
-  config.thread_id = "faulted";
-  return config;
-}();
-
-// What the unfaulted run of a cycle stored and ended on.
-struct Reference {
-  Json values;
-  Json history;
-};
-
 class ScratchDir {
  public:
   ScratchDir() {
@@ -58,34 +46,15 @@ class ScratchDir {
   std::string path_;
 };
 
-// The history stored so far must be the unfaulted run's first checkpoints (newest first, so a
-// tail of the reference list).
-::testing::AssertionResult is_reference_prefix(const Json& history, const Reference& reference) {
-  const std::size_t stored = history.size();
-  const std::size_t all = reference.history.size();
-  if (stored > all) {
-    return ::testing::AssertionFailure() << stored << " checkpoints, more than the " << all
-                                         << " of the unfaulted run: " << history.dump();
-  }
-  for (std::size_t i = 0; i < stored; ++i) {
-    if (history[i] != reference.history[all - stored + i]) {
-      return ::testing::AssertionFailure()
-             << "checkpoint " << i << " of " << stored << " is " << history[i].dump()
-             << ", the unfaulted run stored " << reference.history[all - stored + i].dump();
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // Checks what a failed run left behind, through the graph's own saver and, when given,
 // through another saver on the same storage.
 void expect_whole_after_failure(const CompiledGraph& graph, const CompiledGraph* other,
                                 const Reference& reference, const Error& error) {
   EXPECT_EQ(error.code(), ErrorCode::kUnavailable) << error.what();
-  EXPECT_NO_THROW(graph.get_state(kThread));
-  EXPECT_TRUE(is_reference_prefix(comparable_history(graph, kThread), reference));
+  EXPECT_NO_THROW(graph.get_state(fault_thread()));
+  EXPECT_TRUE(is_reference_prefix(comparable_history(graph, fault_thread()), reference));
   if (other != nullptr) {
-    EXPECT_TRUE(is_reference_prefix(comparable_history(*other, kThread), reference));
+    EXPECT_TRUE(is_reference_prefix(comparable_history(*other, fault_thread()), reference));
   }
 }
 
@@ -93,7 +62,7 @@ void expect_like_reference(const DriveResult& result, const CompiledGraph& graph
                            const Reference& reference) {
   ASSERT_EQ(result.errors.size(), 1u) << "the failure must surface as one failed run";
   EXPECT_EQ(comparable_values(result.values), reference.values);
-  EXPECT_EQ(comparable_history(graph, kThread), reference.history);
+  EXPECT_EQ(comparable_history(graph, fault_thread()), reference.history);
 }
 
 std::string integrity_of(const std::string& path) {
@@ -149,9 +118,9 @@ TEST_P(SqliteStepFaultTest, EachFailurePointLeavesTheLastCheckpointWholeAndTheTh
     const std::string path = dir_.file("reference.db");
     auto graph = cycle.build(open(path));
     sql::FileFaults count_only({.path_prefix = path, .operation = param.operation});
-    DriveResult result = drive_to_end(*graph, cycle, kThread);
+    DriveResult result = drive_to_end(*graph, cycle, fault_thread());
     ASSERT_TRUE(result.errors.empty()) << result.errors.front().what();
-    reference = {comparable_values(result.values), comparable_history(*graph, kThread)};
+    reference = {comparable_values(result.values), comparable_history(*graph, fault_thread())};
     operations = count_only.counts().of(param.operation);
   }
   ASSERT_GT(operations, 0u) << "the cycle made no such call to fail";
@@ -164,7 +133,7 @@ TEST_P(SqliteStepFaultTest, EachFailurePointLeavesTheLastCheckpointWholeAndTheTh
     {
       sql::FileFaults faults(
           {.path_prefix = path, .operation = param.operation, .fail_at = n, .fault = param.fault});
-      result = drive_to_end(*graph, cycle, kThread, [&](const Error& error) {
+      result = drive_to_end(*graph, cycle, fault_thread(), [&](const Error& error) {
         auto other = cycle.build(open(path));
         expect_whole_after_failure(*graph, other.get(), reference, error);
       });
@@ -173,7 +142,7 @@ TEST_P(SqliteStepFaultTest, EachFailurePointLeavesTheLastCheckpointWholeAndTheTh
     expect_like_reference(result, *graph, reference);
     EXPECT_EQ(integrity_of(path), "ok");
     graph.reset();
-    EXPECT_EQ(comparable_history(*cycle.build(open(path)), kThread), reference.history)
+    EXPECT_EQ(comparable_history(*cycle.build(open(path)), fault_thread()), reference.history)
         << "as read by a new connection";
     if (::testing::Test::HasFailure()) break;  // one failing point tells enough
   }
@@ -206,9 +175,9 @@ TEST_P(MemoryStepFaultTest, EachFailedSaveLeavesTheLastCheckpointWholeAndTheThre
   {
     auto counting = std::make_shared<FailingSaver>(make_memory_saver(), 0);
     auto graph = cycle.build(counting);
-    DriveResult result = drive_to_end(*graph, cycle, kThread);
+    DriveResult result = drive_to_end(*graph, cycle, fault_thread());
     ASSERT_TRUE(result.errors.empty()) << result.errors.front().what();
-    reference = {comparable_values(result.values), comparable_history(*graph, kThread)};
+    reference = {comparable_values(result.values), comparable_history(*graph, fault_thread())};
     saves = counting->calls();
   }
   ASSERT_GT(saves, 0u);
@@ -217,7 +186,7 @@ TEST_P(MemoryStepFaultTest, EachFailedSaveLeavesTheLastCheckpointWholeAndTheThre
     SCOPED_TRACE("failing save " + std::to_string(n) + " of " + std::to_string(saves));
     auto failing = std::make_shared<FailingSaver>(make_memory_saver(), n);
     auto graph = cycle.build(failing);
-    DriveResult result = drive_to_end(*graph, cycle, kThread, [&](const Error& error) {
+    DriveResult result = drive_to_end(*graph, cycle, fault_thread(), [&](const Error& error) {
       expect_whole_after_failure(*graph, nullptr, reference, error);
     });
     EXPECT_TRUE(failing->fired());

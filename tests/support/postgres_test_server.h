@@ -29,9 +29,9 @@ inline std::string test_postgres_url_of(const std::string& database) {
 }
 
 // Skips the test when no server was given (the postgres tier always gives one).
-#define TOLLGATE_REQUIRE_POSTGRES()                                                       \
-  do {                                                                                    \
-    if (::tollgate::testing::test_postgres_url().empty())                                 \
+#define TOLLGATE_REQUIRE_POSTGRES()                                                    \
+  do {                                                                                 \
+    if (::tollgate::testing::test_postgres_url().empty())                              \
       GTEST_SKIP() << "TOLLGATE_TEST_PG_URL is not set: run scripts/test.sh postgres"; \
   } while (0)
 
@@ -58,8 +58,8 @@ class ScratchSchema {
  private:
   static std::string fresh_name() {
     static std::atomic<int> counter{0};
-    return "test_" + std::to_string(getpid()) + "_" + std::to_string(std::random_device{}() % 100000) +
-           "_" + std::to_string(++counter);
+    return "test_" + std::to_string(getpid()) + "_" +
+           std::to_string(std::random_device{}() % 100000) + "_" + std::to_string(++counter);
   }
   std::string name_;
 };
