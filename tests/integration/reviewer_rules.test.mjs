@@ -153,3 +153,22 @@ test("approvals_required 2: a rejection by one allowed reviewer ends the review 
   assert.equal(done.__interrupt__, undefined);
   assert.equal((await as("alice").threads.get(threadId)).status, "idle");
 });
+
+test("reviewer fields in the request body are ignored: the audit and the run name the key's identity", async () => {
+  const threadId = await paused("four_eyes");
+  const forged = { reviewer: "rita", decided_by: { id: "rita", roles: ["admin"] }, owner: "rita" };
+  await assert.rejects(
+    as("alice").runs.wait(threadId, "four_eyes", {
+      command: approve,
+      metadata: forged,
+      config: { configurable: forged },
+    }),
+    (e) => e.status === 403,
+  );
+  const [refusal] = await refusals(threadId);
+  assert.equal(refusal.reviewer, "alice");
+  assert.equal((await as("alice").threads.get(threadId)).metadata.owner, "alice");
+  await as("sam").runs.wait(threadId, "four_eyes", { command: approve, metadata: forged });
+  const [run] = await as("alice").runs.list(threadId);
+  assert.equal(run.kwargs.decided_by.id, "sam");
+});
