@@ -9,11 +9,27 @@ std::string thread_owner(const ThreadRecord& thread) {
   return it != thread.metadata.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+namespace {
+
+// Whether the thread's record still lists a pending interrupt.
+bool pending_review(const ThreadRecord& thread) {
+  if (!thread.interrupts.is_object()) return false;
+  for (const auto& [task, interrupts] : thread.interrupts.items()) {
+    if (interrupts.is_array() && !interrupts.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ThreadAccess thread_access(const Identity& who, const ThreadRecord& thread) {
   if (who.is_admin()) return ThreadAccess::kFull;
   if (who.empty()) return ThreadAccess::kNone;
   if (thread_owner(thread) == who.id) return ThreadAccess::kFull;
-  if (who.has_role("reviewer") && thread.status == "interrupted") return ThreadAccess::kReview;
+  // A review stays visible while a decision for it is queued (the thread then reads busy), so
+  // a second reviewer deciding the same card is told it was decided (409), not "not found".
+  if (who.has_role("reviewer") && (thread.status == "interrupted" || pending_review(thread)))
+    return ThreadAccess::kReview;
   return ThreadAccess::kNone;
 }
 

@@ -140,7 +140,7 @@ test("a user sees only their own threads; a reviewer sees another user's paused 
   await alice.reload();
   await alice.getByTestId("msg-ai").getByText(/^All done\./).waitFor();
   await alice.getByTestId("audit-link").click();
-  const entry = alice.getByTestId("audit-entry").filter({ hasText: threadId.slice(-8) });
+  const entry = alice.locator('[data-testid="audit-entry"][data-outcome="applied"]').filter({ hasText: threadId.slice(-8) });
   await entry.waitFor();
   assert.equal(await entry.getAttribute("data-outcome"), "applied");
   for (const p of [alice, bob, rita]) await p.context().close();
