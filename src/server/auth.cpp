@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/hex.h"
+#include "server/jwt.h"
 #include "server/sha256.h"
 #include "tollgate/error.h"
 
@@ -98,7 +99,7 @@ void validate_auth_options(const AuthOptions& options) {
     if (jwt.issuer.empty()) throw Error::InvalidArgument("auth.jwt.issuer: required");
     if (jwt.audience.empty()) throw Error::InvalidArgument("auth.jwt.audience: required");
     if (jwt.jwks_file.empty() && jwt.secret_env.empty())
-      throw Error::InvalidArgument("auth.jwt: needs jwks_file or secret_env");
+      throw Error::InvalidArgument("auth.jwt: needs jwks_file or hs256_secret_env");
     if (jwt.subject_claim.empty()) throw Error::InvalidArgument("auth.jwt.subject_claim: empty");
     if (jwt.roles_claim.empty()) throw Error::InvalidArgument("auth.jwt.roles_claim: empty");
     if (jwt.clock_skew_seconds < 0)
@@ -108,10 +109,7 @@ void validate_auth_options(const AuthOptions& options) {
 
 Authenticator::Authenticator(const AuthOptions& options) {
   validate_auth_options(options);
-  if (options.jwt) {
-    throw Error::InvalidArgument(
-        "auth.jwt: JSON Web Tokens are not verified by this server yet; use auth.users");
-  }
+  if (options.jwt) jwt_ = std::make_unique<JwtVerifier>(*options.jwt);
   for (const AuthUser& user : options.users) {
     users_.push_back(KeyUser{*digest_from_hex(user.api_key_sha256),
                              Identity{user.id, user.name, user.roles, true}});
@@ -138,9 +136,15 @@ std::optional<Identity> Authenticator::authenticate(const HttpRequest& request,
   const std::string credential = presented_credential(request, bearer);
   (void)bearer;
   if (credential.empty()) {
-    refusal = "Authentication required: send an API key as x-api-key or Authorization: Bearer";
+    refusal = jwt_ ? "Authentication required: send an API key or a token as x-api-key or "
+                     "Authorization: Bearer"
+                   : "Authentication required: send an API key as x-api-key or "
+                     "Authorization: Bearer";
     return std::nullopt;
   }
+  // A JWT-shaped credential is only ever a token when tokens are configured: it is not also
+  // tried as a key, so a refusal names what failed in the token.
+  if (jwt_ && looks_like_jwt(credential)) return jwt_->verify(credential, refusal);
   if (auto identity = by_api_key(credential)) return identity;
   refusal = "Invalid API key";
   return std::nullopt;

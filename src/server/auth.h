@@ -1,6 +1,8 @@
 // The auth step of the server (docs/security.md): who a request comes from, proved by an API
-// key (x-api-key, or Authorization: Bearer <key>) or a JWT (Authorization: Bearer <token>).
-// Keys are kept as SHA-256 digests and compared in constant time.
+// key or a JWT, sent as x-api-key: <credential> or Authorization: Bearer <credential>. With
+// auth.jwt configured, a credential of three base64url parts joined by dots is checked as a
+// JWT (server/jwt.h), anything else as a key. Keys are kept as SHA-256 digests and compared in
+// constant time.
 #pragma once
 
 #include <array>
@@ -17,6 +19,8 @@
 
 namespace tollgate::server {
 
+class JwtVerifier;
+
 // The roles an identity may have: "user", "reviewer", "admin".
 const std::vector<std::string>& known_roles();
 
@@ -31,7 +35,8 @@ bool is_loopback_host(const std::string& host);
 // Thread-safety: immutable once built; authenticate() may be called from any thread.
 class Authenticator {
  public:
-  // Validates `options` (validate_auth_options); throws Error naming the field.
+  // Validates `options` (validate_auth_options) and loads the JWT keys (JwtVerifier); throws
+  // Error naming the field.
   explicit Authenticator(const AuthOptions& options);
   ~Authenticator();
 
@@ -47,6 +52,7 @@ class Authenticator {
   std::optional<Identity> by_api_key(std::string_view key) const;
 
   std::vector<KeyUser> users_;
+  std::unique_ptr<JwtVerifier> jwt_;  // null without auth.jwt
 };
 
 }  // namespace tollgate::server

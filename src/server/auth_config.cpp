@@ -57,15 +57,15 @@ JwtOptions parse_jwt(const Json& value, const std::filesystem::path& base_dir) {
   const std::string at = "auth.jwt";
   const Json& jwt = object_at(value, at);
   only_keys(jwt, at,
-            {"issuer", "audience", "jwks_file", "secret_env", "subject_claim", "roles_claim",
-             "name_claim", "clock_skew_seconds"});
+            {"issuer", "audience", "jwks_file", "hs256_secret_env", "subject_claim",
+             "roles_claim", "name_claim", "clock_skew_seconds"});
   JwtOptions options;
   options.issuer = string_at(jwt, "issuer", at);
   options.audience = string_at(jwt, "audience", at);
   options.jwks_file = string_at(jwt, "jwks_file", at);
   if (!options.jwks_file.empty() && std::filesystem::path(options.jwks_file).is_relative())
     options.jwks_file = (base_dir / options.jwks_file).lexically_normal().string();
-  options.secret_env = string_at(jwt, "secret_env", at);
+  options.secret_env = string_at(jwt, "hs256_secret_env", at);
   options.subject_claim = string_at(jwt, "subject_claim", at, options.subject_claim);
   options.roles_claim = string_at(jwt, "roles_claim", at, options.roles_claim);
   options.name_claim = string_at(jwt, "name_claim", at, options.name_claim);
