@@ -27,6 +27,7 @@ CREATE TABLE server_reviews (
   decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at INTEGER NOT NULL,
   UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
 CREATE INDEX server_reviews_by_run ON server_reviews(run_id);
+CREATE INDEX server_reviews_pending ON server_reviews(thread_id, status);
 )sql"},
     // 2: approvals collected one by one (approvals_required > 1).
     {R"sql(
@@ -138,7 +139,8 @@ void SqliteReviewStore::supersede_others(const std::string& thread_id,
                                          const std::string& checkpoint_id,
                                          const std::vector<std::string>& interrupt_ids) {
   std::lock_guard lock(mutex_);
-  Transaction transaction(*db_, TransactionKind::kWrite);
+  // Read first, write only when something moved on: most run ends supersede nothing, and the
+  // update is conditional, so nothing decided meanwhile is overwritten.
   std::vector<std::string> stale;
   {
     SqliteStatement s(*db_,
@@ -152,6 +154,8 @@ void SqliteReviewStore::supersede_others(const std::string& thread_id,
       if (!current) stale.push_back(s.text(0));
     }
   }
+  if (stale.empty()) return;
+  Transaction transaction(*db_, TransactionKind::kWrite);
   SqliteStatement update(*db_,
                          "UPDATE server_reviews SET status = 'superseded' WHERE review_id = ? AND "
                          "status = 'pending'");
