@@ -6,7 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/hex.h"
+#include "core/percent.h"
 #include "schema/compiled_schema.h"
 #include "tollgate/error.h"
 
@@ -27,27 +27,6 @@ std::string escape_pointer_token(std::string_view token) {
     } else {
       out += c;
     }
-  }
-  return out;
-}
-
-using core::hex_value;
-
-// "%25" -> "%": $ref values are URI fragments.
-std::string percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      int high = hex_value(text[i + 1]);
-      int low = hex_value(text[i + 2]);
-      if (high >= 0 && low >= 0) {
-        out += static_cast<char>(high * 16 + low);
-        i += 2;
-        continue;
-      }
-    }
-    out += text[i];
   }
   return out;
 }
@@ -343,7 +322,8 @@ class Compiler {
       fail(pointer_of_[node_index], "$ref",
            "'" + ref + "' is not a local reference (remote references are not supported)");
     }
-    std::string pointer = percent_decode(std::string_view(ref).substr(1));
+    // A $ref is a URI fragment: "%25" stands for "%".
+    std::string pointer = core::percent_decode(std::string_view(ref).substr(1));
     if (!pointer.empty() && pointer[0] != '/') {
       fail(pointer_of_[node_index], "$ref",
            "'" + ref + "' is not a JSON pointer (named anchors are not supported)");

@@ -3,7 +3,7 @@
 #include <boost/beast/http/error.hpp>
 #include <cctype>
 
-#include "core/hex.h"
+#include "core/percent.h"
 
 namespace tollgate::server {
 
@@ -13,7 +13,7 @@ namespace {
 
 void parse_target(std::string_view target, HttpRequest& request) {
   std::size_t q = target.find('?');
-  request.path = percent_decode(target.substr(0, q));
+  request.path = core::percent_decode(target.substr(0, q));
   if (q == std::string_view::npos) return;
   std::string_view query = target.substr(q + 1);
   while (!query.empty()) {
@@ -21,9 +21,9 @@ void parse_target(std::string_view target, HttpRequest& request) {
     std::string_view pair = query.substr(0, amp);
     if (!pair.empty()) {
       std::size_t eq = pair.find('=');
-      std::string key = percent_decode(pair.substr(0, eq), true);
+      std::string key = core::percent_decode(pair.substr(0, eq), true);
       std::string value =
-          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+          eq == std::string_view::npos ? "" : core::percent_decode(pair.substr(eq + 1), true);
       request.query.emplace(std::move(key), std::move(value));
     }
     if (amp == std::string_view::npos) break;
@@ -87,24 +87,6 @@ HttpRequest to_http_request(http::request<http::string_body>& message) {
   }
   request.body = std::move(message.body());
   return request;
-}
-
-std::string percent_decode(std::string_view text, bool plus_as_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const int byte = c == '%' ? core::hex_byte_at(text, i + 1) : -1;
-    if (byte >= 0) {
-      out.push_back(static_cast<char>(byte));
-      i += 2;
-    } else if (c == '+' && plus_as_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
 }
 
 }  // namespace tollgate::server

@@ -45,8 +45,4 @@ std::optional<HttpResponse> refusal_for_request(
 // names; the body is moved out of `message`.
 HttpRequest to_http_request(boost::beast::http::request<boost::beast::http::string_body>& message);
 
-// Decodes %XX escapes (and '+' as space when `plus_as_space`); a '%' not followed by two
-// hexadecimal digits stays as it is.
-std::string percent_decode(std::string_view text, bool plus_as_space = false);
-
 }  // namespace tollgate::server

@@ -1,7 +1,7 @@
 #include "server/wire_format.h"
 
-#include "core/ids.h"
 #include "server/ids.h"
+#include "tollgate/messages.h"
 
 namespace tollgate::server {
 namespace {
@@ -116,39 +116,6 @@ Json interrupts_by_task(const StateSnapshot& snapshot) {
   if (!any && !snapshot.next.empty()) {  // a static breakpoint: the waiting tasks, no values
     for (const TaskInfo& task : snapshot.tasks) out[task.id] = Json::array();
   }
-  return out;
-}
-
-Json normalize_message(const Json& message) {
-  if (!message.is_object()) return message;
-  Json out = message;
-  if (out.value("lc", 0) == 1 && out.value("type", "") == "constructor" && out.contains("kwargs")) {
-    Json kwargs = out["kwargs"];
-    std::string cls;
-    if (out["id"].is_array() && !out["id"].empty() && out["id"].back().is_string()) {
-      cls = out["id"].back().get<std::string>();
-    }
-    static const std::map<std::string, std::string> kClassTypes = {
-        {"HumanMessage", "human"}, {"AIMessage", "ai"},      {"SystemMessage", "system"},
-        {"ToolMessage", "tool"},   {"AIMessageChunk", "ai"}, {"HumanMessageChunk", "human"}};
-    auto it = kClassTypes.find(cls);
-    out = kwargs.is_object() ? kwargs : Json::object();
-    out["type"] = it == kClassTypes.end() ? "human" : it->second;
-  }
-  if (!out.contains("type") && out.contains("role") && out["role"].is_string()) {
-    static const std::map<std::string, std::string> kRoles = {
-        {"user", "human"},    {"human", "human"},      {"assistant", "ai"}, {"ai", "ai"},
-        {"system", "system"}, {"developer", "system"}, {"tool", "tool"}};
-    auto it = kRoles.find(out["role"].get<std::string>());
-    out["type"] = it == kRoles.end() ? out["role"].get<std::string>() : it->second;
-    out.erase("role");
-  }
-  if (!out.contains("id") || out["id"].is_null() ||
-      (out["id"].is_string() && out["id"].get<std::string>().empty())) {
-    out["id"] = core::uuid4();
-  }
-  if (!out.contains("additional_kwargs")) out["additional_kwargs"] = Json::object();
-  if (!out.contains("response_metadata")) out["response_metadata"] = Json::object();
   return out;
 }
 

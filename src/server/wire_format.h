@@ -23,10 +23,11 @@ Json interrupts_to_json(const std::vector<Interrupt>& interrupts);
 // task id -> [Interrupt] of a snapshot, as stored in the thread's "interrupts".
 Json interrupts_by_task(const StateSnapshot& snapshot);
 
-// Loose input messages made canonical: "role" -> "type", serialized LangChain classes
-// unwrapped, a fresh id for each message lacking one. Other values pass unchanged.
+// The input's "messages" (a list, one message or a string) in the stored form, by
+// tollgate::normalize_message ("role" -> "type", LangChain classes unwrapped, a fresh id for
+// each message lacking one); throws Error(kInvalidArgument) naming the field of a message it
+// cannot read. An input without "messages" passes unchanged.
 Json normalize_input(const Json& input);
-Json normalize_message(const Json& message);
 
 // True if every key/value of `subset` equals the same key of `object` (metadata filters).
 bool json_contains(const Json& object, const Json& subset);

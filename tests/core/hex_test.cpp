@@ -1,5 +1,6 @@
-// The hex encoder and decoder every module uses.
+// The hex encoder and decoder every module uses, and the percent-escapes built on it.
 #include "core/hex.h"
+#include "core/percent.h"
 
 #include <gtest/gtest.h>
 
@@ -66,6 +67,18 @@ TEST(AppendHex, PadsToTheMinimumWidth) {
   out.clear();
   append_hex(out, 0xABCDEF, 2);
   EXPECT_EQ(out, "abcdef");
+}
+
+TEST(PercentDecode, DecodesEscapesAndKeepsBadOnes) {
+  EXPECT_EQ(percent_decode("a%20b%2Fc"), "a b/c");
+  EXPECT_EQ(percent_decode("100%"), "100%");
+  EXPECT_EQ(percent_decode("%zz%4"), "%zz%4");
+  EXPECT_EQ(percent_decode("%7e%7E"), "~~");
+}
+
+TEST(PercentDecode, TakesPlusAsSpaceOnlyWhenAsked) {
+  EXPECT_EQ(percent_decode("a+b", true), "a b");
+  EXPECT_EQ(percent_decode("a+b"), "a+b");
 }
 
 }  // namespace

@@ -198,13 +198,5 @@ TEST_F(HttpServerTest, AStreamWhosePollThrowsEndsItsConnectionOnly) {
   EXPECT_TRUE(still_serving());
 }
 
-TEST(PercentDecode, DecodesEscapesAndKeepsBadOnes) {
-  EXPECT_EQ(percent_decode("a%20b%2Fc"), "a b/c");
-  EXPECT_EQ(percent_decode("100%"), "100%");
-  EXPECT_EQ(percent_decode("%zz%4"), "%zz%4");
-  EXPECT_EQ(percent_decode("a+b", true), "a b");
-  EXPECT_EQ(percent_decode("a+b"), "a+b");
-}
-
 }  // namespace
 }  // namespace tollgate::server

@@ -2,11 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "tollgate/error.h"
+
 namespace tollgate::server {
 namespace {
 
+// The one message of an input {"messages": [message]}, normalised.
+Json normalized(const Json& message) {
+  return normalize_input(Json{{"messages", Json::array({message})}})["messages"][0];
+}
+
 TEST(WireFormatTest, RoleMessagesBecomeTypedWithAnId) {
-  Json m = normalize_message(Json{{"role", "user"}, {"content", "hi"}});
+  Json m = normalized(Json{{"role", "user"}, {"content", "hi"}});
   EXPECT_EQ(m["type"], "human");
   EXPECT_FALSE(m.contains("role"));
   EXPECT_TRUE(m["id"].is_string());
@@ -14,17 +21,27 @@ TEST(WireFormatTest, RoleMessagesBecomeTypedWithAnId) {
 }
 
 TEST(WireFormatTest, ClientIdsAreKept) {
-  Json m = normalize_message(Json{{"type", "human"}, {"content", "hi"}, {"id", "client-1"}});
+  Json m = normalized(Json{{"type", "human"}, {"content", "hi"}, {"id", "client-1"}});
   EXPECT_EQ(m["id"], "client-1");
 }
 
 TEST(WireFormatTest, SerializedLangChainClassesAreUnwrapped) {
-  Json m = normalize_message(Json{{"lc", 1},
-                                  {"type", "constructor"},
-                                  {"id", {"langchain_core", "messages", "HumanMessage"}},
-                                  {"kwargs", {{"content", "hello"}}}});
+  Json m = normalized(Json{{"lc", 1},
+                           {"type", "constructor"},
+                           {"id", {"langchain_core", "messages", "HumanMessage"}},
+                           {"kwargs", {{"content", "hello"}}}});
   EXPECT_EQ(m["type"], "human");
   EXPECT_EQ(m["content"], "hello");
+}
+
+TEST(WireFormatTest, AMessageOfUnknownTypeIsRefusedNamingTheField) {
+  try {
+    normalized(Json{{"type", "robot"}, {"content", "hi"}});
+    FAIL() << "an unknown message type was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("type"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WireFormatTest, InputWithoutMessagesPassesUnchanged) {
