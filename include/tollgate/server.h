@@ -90,6 +90,31 @@ struct AuthOptions {
 // field: "auth.users[1].roles[0]: unknown role 'boss' (expected user, reviewer, admin)".
 AuthOptions parse_auth_options(const Json& section, const std::filesystem::path& base_dir);
 
+// ------------------------------------------------------------------ notifications (webhooks.md)
+
+// The events a webhook may subscribe to.
+inline constexpr const char* kWebhookEventTypes[] = {"review.requested", "review.decided",
+                                                     "review.expired", "run.finished",
+                                                     "run.failed"};
+
+// A receiver of signed POSTs. Each delivery is queued in the server's database and retried with
+// exponential backoff and jitter until a 2xx answer or `max_attempts` tries.
+struct WebhookOptions {
+  std::string url;         // http:// or https://
+  std::string secret_env;  // environment variable holding the HMAC-SHA256 signing secret
+  std::vector<std::string> events;  // of kWebhookEventTypes; at least one
+  int max_attempts = 8;
+  // The delay before the second try; each later one doubles it (30 s: 8 tries over ~64 min).
+  double first_retry_seconds = 30;
+  double jitter = 0.2;            // each delay is scaled by a random factor in [1 - j, 1 + j]
+  double timeout_seconds = 10;    // for one try, connecting included
+};
+
+// Parses the `webhooks` section of a config file (a list). Throws Error(kInvalidArgument)
+// naming the field: "webhooks[0].events[1]: unknown event 'review.done' (expected ...)".
+// Secrets are read when the server starts, not here.
+std::vector<WebhookOptions> parse_webhook_options(const Json& section);
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 2024;  // 0: pick a free port (see Server::port())
@@ -110,6 +135,12 @@ struct ServerOptions {
   // allow_insecure_no_auth is set.
   AuthOptions auth;
   bool allow_insecure_no_auth = false;
+  // Receivers of review and run events (docs/webhooks.md). A secret_env that is not set stops
+  // start() with Error(kInvalidArgument) naming it.
+  std::vector<WebhookOptions> webhooks;
+  // Where people reach this server ("https://review.example.com"); the console links in
+  // notifications start with it. Empty: http://<host>:<port>.
+  std::string public_url;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

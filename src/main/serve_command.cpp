@@ -39,28 +39,39 @@ struct ServeArguments {
   std::string model;    // the demo agent's model; empty: $TOLLGATE_MODEL or the offline demo model
   std::string workdir;  // the demo tools' folder; empty: next to the database
   AuthOptions auth;     // the config file's "auth" section (docs/security.md)
+  std::vector<WebhookOptions> webhooks;  // the config file's "webhooks" (docs/webhooks.md)
+  std::string public_url;                // the console's address in notifications
   bool insecure_no_auth = false;
 };
 
 // The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "auth",
-// "agents"};
+// "webhooks", "public_url", "agents"};
 // command-line flags win; relative paths resolve against the file's folder. Returns the
 // "agents" object (null when the file has none).
 Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (args.config.empty()) return nullptr;
   const Json config = read_json_object_file(args.config);
   const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
-  static const char* const kKeys[] = {"host", "port", "db", "workdir", "model", "auth", "agents"};
+  static const char* const kKeys[] = {"host",     "port",       "db",    "workdir", "model",
+                                      "auth",     "webhooks",   "public_url", "agents"};
   for (const auto& [key, value] : config.items()) {
     (void)value;
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw Error::InvalidArgument(args.config + ": unknown key '" + key +
-                                   "' (expected host, port, db, workdir, model, auth, agents)");
+                                   "' (expected host, port, db, workdir, model, auth, webhooks, public_url, "
+                                   "agents)");
     }
   }
   if (config.contains("auth")) {
     try {
       args.auth = parse_auth_options(config["auth"], base);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(args.config + ": " + e.what());
+    }
+  }
+  if (config.contains("webhooks")) {
+    try {
+      args.webhooks = parse_webhook_options(config["webhooks"]);
     } catch (const Error& e) {
       throw Error::InvalidArgument(args.config + ": " + e.what());
     }
@@ -77,6 +88,11 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   read_string("db", "--db", args.db, true);
   read_string("workdir", "--workdir", args.workdir, true);
   read_string("model", "--model", args.model, false);
+  if (config.contains("public_url")) {
+    if (!config["public_url"].is_string())
+      throw Error::InvalidArgument(args.config + ": public_url: must be a string");
+    args.public_url = config["public_url"].get<std::string>();
+  }
   if (config.contains("port") && command.count("--port") == 0) {
     if (!config["port"].is_number_integer())
       throw Error::InvalidArgument(args.config + ": port: must be an integer");
@@ -202,6 +218,8 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.checkpointer = open_saver(args.db);
   options.console_dir = args.console_dir;
   options.auth = args.auth;
+  options.webhooks = args.webhooks;
+  options.public_url = args.public_url;
   options.allow_insecure_no_auth = args.insecure_no_auth;
   if (!args.auth.enabled() && args.insecure_no_auth) {
     std::cerr << "tollgate serve: warning: no auth and --insecure-no-auth: whoever reaches "

@@ -19,6 +19,7 @@
 namespace tollgate::server {
 
 class AuditLog;
+class Notifications;
 
 struct ApiContext {
   ServerStore& store;
@@ -27,6 +28,7 @@ struct ApiContext {
   std::shared_ptr<Saver> saver;
   AuditLog* audit = nullptr;  // the review audit log (GET /audit); null: none kept
   bool auth_enabled = false;  // requests carry credentials (ServerOptions::auth)
+  Notifications* notifications = nullptr;  // webhooks and the review stream; null: none
 };
 
 void add_meta_routes(Router& router, ApiContext& context);
@@ -35,6 +37,7 @@ void add_thread_routes(Router& router, ApiContext& context);
 void add_run_routes(Router& router, ApiContext& context);
 void add_protocol_routes(Router& router, ApiContext& context);
 void add_audit_routes(Router& router, ApiContext& context);
+void add_notification_routes(Router& router, ApiContext& context);
 
 // ------------------------------------------------------------------ shared by the routes
 

@@ -4,9 +4,11 @@
 #include "server/audit_log.h"
 #include "server/auth.h"
 #include "server/ids.h"
+#include "server/notifications.h"
 #include "server/run_manager.h"
 #include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
+#include "server/sqlite_webhook_queue.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
@@ -17,6 +19,8 @@ struct ApiService::Parts {
   std::unique_ptr<SqliteStore> store;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<SqliteReviewStore> reviews;
+  std::unique_ptr<SqliteWebhookQueue> webhook_queue;
+  std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
   std::unique_ptr<ApiContext> api;
@@ -57,6 +61,10 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   } else {
     validate_auth_options(options.auth);
   }
+  p.webhook_queue = std::make_unique<SqliteWebhookQueue>(options.db_path);
+  // A webhook whose secret is missing stops the server before the graphs are built.
+  p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get());
+  if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::make_unique<SqliteStore>(options.db_path);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
   p.audit = std::make_unique<AuditLog>(options.db_path);
@@ -72,15 +80,17 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.api = std::make_unique<ApiContext>(
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
-                 options.auth.enabled()});
+                 options.auth.enabled(), p.notifications.get()});
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
+  p.runs->set_notifications(p.notifications.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
   add_thread_routes(p.router, *p.api);
   add_run_routes(p.router, *p.api);
   add_protocol_routes(p.router, *p.api);
   add_audit_routes(p.router, *p.api);
+  add_notification_routes(p.router, *p.api);
   if (!options.console_dir.empty()) p.router.set_get_fallback(make_console_handler(options.console_dir));
 }
 
@@ -88,10 +98,16 @@ ApiService::~ApiService() = default;  // the run manager stops its workers
 
 void ApiService::start_runs() {
   parts_->runs->start();
+  parts_->notifications->start();
 }
 
 void ApiService::stop_runs() {
   parts_->runs->stop();
+  parts_->notifications->stop();
+}
+
+void ApiService::set_public_url(std::string url) {
+  parts_->notifications->set_public_url(std::move(url));
 }
 
 const Router& ApiService::router() const {

@@ -26,6 +26,9 @@ class ApiService {
   void start_runs();
   void stop_runs();
   const Router& router() const;
+  // The address notifications link the console by (ServerOptions::public_url, else where the
+  // server listens once it is bound).
+  void set_public_url(std::string url);
 
   struct Parts;
 

@@ -8,6 +8,7 @@
 #include <openssl/param_build.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "server/auth.h"
+#include "server/sha256.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -294,14 +296,9 @@ namespace {
 
 bool hs256_verifies(const std::string& secret, std::string_view input,
                     const std::string& signature) {
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  std::size_t mac_size = 0;
-  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, secret.data(), secret.size(),
-                reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, sizeof mac,
-                &mac_size) == nullptr) {
-    return false;
-  }
-  return signature.size() == mac_size && CRYPTO_memcmp(mac, signature.data(), mac_size) == 0;
+  const std::array<unsigned char, 32> mac = hmac_sha256(secret, input);
+  return signature.size() == mac.size() &&
+         CRYPTO_memcmp(mac.data(), signature.data(), mac.size()) == 0;
 }
 
 // A JWS ES256 signature (r || s, 32 bytes each) as the DER ECDSA-Sig-Value EVP expects.

@@ -260,7 +260,10 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         outcome->updated_at = now_millis();
       }
     }
-    if (!store_end(record, !rolled_back, outcome ? &*outcome : nullptr)) {
+    notify_decisions(record, request);
+    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr);
+    notify_run_end(record, outcome, failure);
+    if (!stored) {
       const std::string message =
           "The run's end could not be stored; it is written again once storage is back.";
       if (!run->log->rejection()) run->log->set_rejection(503, message);

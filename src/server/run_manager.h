@@ -26,6 +26,7 @@
 namespace tollgate::server {
 
 class AuditLog;
+class Notifications;
 class ReviewStore;
 
 using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std::less<>>;
@@ -80,6 +81,9 @@ class RunManager {
   // decision answers when it is accepted (review_store.h). Call before start(); `reviews` must
   // outlive the manager.
   void set_review_store(ReviewStore* reviews) { reviews_ = reviews; }
+  // Tells `notifications` of each pause (review.requested), applied decision (review.decided)
+  // and run end (run.finished, run.failed). Call before start(); it must outlive the manager.
+  void set_notifications(Notifications* notifications) { notifications_ = notifications; }
 
   // Stores the thread's values, interrupts and status after its state was updated directly
   // (POST /threads/{id}/state).
@@ -159,6 +163,13 @@ class RunManager {
   // pending records are superseded. A failure is logged: a decision adds the records it
   // answers when they are missing.
   void record_reviews(const std::string& thread_id, const ThreadOutcome& outcome);
+  // review.decided for each interrupt the decision of `request` answered, once its run applied
+  // it (not for a run that only recorded an approval); told before the run's end is stored, so
+  // that it precedes the review.requested of the pause that follows (notifications.h).
+  void notify_decisions(const RunRecord& record, const RunRequest& request);
+  // run.finished or run.failed, once the run's end (and `thread`'s outcome) is stored.
+  void notify_run_end(const RunRecord& record, const std::optional<ThreadOutcome>& thread,
+                      const std::string& failure);
 
   ServerStore& store_;
   ThreadStreams& streams_;
@@ -166,6 +177,7 @@ class RunManager {
   std::size_t worker_count_;
   AuditLog* audit_ = nullptr;
   ReviewStore* reviews_ = nullptr;
+  Notifications* notifications_ = nullptr;
   std::vector<std::thread> workers_;
 
   std::mutex mutex_;

@@ -5,6 +5,8 @@
 #include "server/audit_log.h"
 #include "server/ids.h"
 #include "server/log.h"
+#include "server/notifications.h"
+#include "server/review_binding.h"
 #include "server/review_records.h"
 #include "server/review_rules.h"
 #include "server/review_store.h"
@@ -161,6 +163,46 @@ void RunManager::record_reviews(const std::string& thread_id, const ThreadOutcom
   } catch (const std::exception& e) {
     log_error("the review records of thread " + thread_id + " were not written: " + e.what());
   }
+  if (notifications_ == nullptr || outcome.status != "interrupted") return;
+  std::string assistant_id;
+  try {
+    auto thread = store_.get_thread(thread_id);
+    if (thread && thread->metadata.is_object() && thread->metadata.contains("assistant_id") &&
+        thread->metadata["assistant_id"].is_string()) {
+      assistant_id = thread->metadata["assistant_id"].get<std::string>();
+    }
+  } catch (const std::exception& e) {
+    log_warning("thread " + thread_id + " was not read for its notification: " + e.what());
+  }
+  notifications_->review_requested(thread_id, assistant_id, outcome.checkpoint_id, interrupts);
+}
+
+void RunManager::notify_decisions(const RunRecord& record, const RunRequest& request) {
+  if (notifications_ == nullptr) return;
+  if (record.status == "success" && carries_decision(request) && !approval_only(request) &&
+      request.binding.is_object() && request.command) {
+    const Command command = Command::from_json(*request.command);
+    const Json shown = request.binding.value("shown", Json::object());
+    for (const auto& [task, interrupts] : shown.items()) {
+      if (!interrupts.is_array()) continue;
+      for (const Json& interrupt : interrupts) {
+        auto answer = command.resume_map.find(interrupt.value("id", ""));
+        if (answer == command.resume_map.end()) continue;
+        ReviewFacts review{record.thread_id, record.assistant_id,
+                           request.binding.value("checkpoint_id", ""), answer->first,
+                           interrupt.value("value", Json())};
+        notifications_->review_decided(review, request.decided_by.id,
+                                       decision_outcome(answer->second));
+      }
+    }
+  }
+}
+
+void RunManager::notify_run_end(const RunRecord& record, const std::optional<ThreadOutcome>& thread,
+                                const std::string& failure) {
+  if (notifications_ == nullptr) return;
+  notifications_->run_ended(record.run_id, record.thread_id, record.assistant_id, record.status,
+                            thread ? thread->status : "", failure);
 }
 
 }  // namespace tollgate::server

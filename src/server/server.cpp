@@ -65,6 +65,11 @@ void Server::start() {
       !s.options.auth.enabled() && server::is_loopback_host(s.options.host);
   s.http = std::make_unique<server::HttpServer>(s.api->router(), http_options);
   s.http->start();
+  if (s.options.public_url.empty()) {
+    const bool ipv6 = s.options.host.find(':') != std::string::npos;
+    s.api->set_public_url("http://" + (ipv6 ? "[" + s.options.host + "]" : s.options.host) + ":" +
+                          std::to_string(s.http->port()));
+  }
   std::lock_guard lock(s.mutex);
   s.running = true;
 }

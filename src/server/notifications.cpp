@@ -1,0 +1,183 @@
+#include "server/notifications.h"
+
+#include <cassert>
+#include <cstdlib>
+
+#include "server/ids.h"
+#include "server/log.h"
+#include "server/review_records.h"
+#include "server/webhook_sender.h"
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+// The namespace of event ids: uuid5(kEventNamespace, "<type>|<fact>").
+constexpr const char* kEventNamespace = "5d0c8a52-8f0e-4f53-9d1c-7a1e2b3c4d5e";
+
+Json member_or_null(const Json* value) {
+  return value != nullptr ? *value : Json();
+}
+
+// The first deadline among the review configs (review deadlines put "expires_at" there).
+Json expires_at_of(const Json* configs) {
+  if (configs == nullptr || !configs->is_array()) return Json();
+  for (const Json& config : *configs) {
+    if (const Json* at = find_either(config, "expires_at", "expiresAt"); at != nullptr)
+      return *at;
+  }
+  return Json();
+}
+
+}  // namespace
+
+Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue)
+    : queue_(queue) {
+  std::map<std::string, WebhookSender::Receiver> receivers;
+  for (std::size_t i = 0; i < webhooks.size(); ++i) {
+    const WebhookOptions& hook = webhooks[i];
+    const std::string at = "webhooks[" + std::to_string(i) + "]";
+    const char* secret = std::getenv(hook.secret_env.c_str());
+    if (secret == nullptr || *secret == '\0') {
+      throw Error::InvalidArgument(at + ".secret_env: environment variable " + hook.secret_env +
+                                   " is not set");
+    }
+    if (receivers.count(hook.url) > 0)
+      throw Error::InvalidArgument(at + ".url: " + hook.url + " is declared twice");
+    receivers[hook.url] = WebhookSender::Receiver{hook, secret};
+    for (const std::string& type : hook.events) urls_by_type_[type].push_back(hook.url);
+  }
+  if (!receivers.empty()) {
+    assert(queue_ != nullptr);
+    sender_ = std::make_unique<WebhookSender>(*queue_, std::move(receivers));
+  }
+}
+
+Notifications::~Notifications() {
+  stop();
+}
+
+void Notifications::set_public_url(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  std::lock_guard lock(mutex_);
+  public_url_ = std::move(url);
+}
+
+void Notifications::start() {
+  if (sender_) sender_->start();
+}
+
+void Notifications::stop() {
+  if (sender_) sender_->stop();
+}
+
+std::string Notifications::console_url(const std::string& thread_id) const {
+  std::lock_guard lock(mutex_);
+  return public_url_ + "/#/t/" + thread_id;
+}
+
+Json Notifications::review_data(const ReviewFacts& review) const {
+  const Json* configs = find_either(review.value, "review_configs", "reviewConfigs");
+  return Json{{"thread_id", review.thread_id},
+              {"assistant_id", review.assistant_id},
+              {"interrupt_id", review.interrupt_id},
+              {"action_requests",
+               member_or_null(find_either(review.value, "action_requests", "actionRequests"))},
+              {"review_configs", member_or_null(configs)},
+              {"expires_at", expires_at_of(configs)},
+              {"decided_by", nullptr},
+              {"outcome", nullptr},
+              {"console_url", console_url(review.thread_id)}};
+}
+
+void Notifications::review_requested(const std::string& thread_id,
+                                     const std::string& assistant_id,
+                                     const std::string& checkpoint_id, const Json& interrupts) {
+  if (!interrupts.is_object()) return;
+  for (const auto& [task, list] : interrupts.items()) {
+    if (!list.is_array()) continue;
+    for (const Json& interrupt : list) {
+      if (!interrupt.is_object()) continue;
+      ReviewFacts review{thread_id, assistant_id, checkpoint_id, interrupt.value("id", ""),
+                         interrupt.value("value", Json())};
+      publish("review.requested", thread_id + "|" + checkpoint_id + "|" + review.interrupt_id,
+              review_data(review));
+    }
+  }
+}
+
+void Notifications::review_decided(const ReviewFacts& review, const std::string& decided_by,
+                                   const std::string& outcome) {
+  review_answered("review.decided", review, decided_by, outcome);
+}
+
+void Notifications::review_expired(const ReviewFacts& review, const std::string& decided_by,
+                                   const std::string& outcome) {
+  review_answered("review.expired", review, decided_by, outcome);
+}
+
+void Notifications::review_answered(const std::string& type, const ReviewFacts& review,
+                                    const std::string& decided_by, const std::string& outcome) {
+  Json data = review_data(review);
+  data["decided_by"] = decided_by;
+  data["outcome"] = outcome;
+  publish(type, review.thread_id + "|" + review.checkpoint_id + "|" + review.interrupt_id,
+          std::move(data));
+}
+
+void Notifications::run_ended(const std::string& run_id, const std::string& thread_id,
+                              const std::string& assistant_id, const std::string& status,
+                              const std::string& thread_status, const std::string& error) {
+  const bool failed = status == "error";
+  if (!failed && status != "success" && status != "interrupted") return;
+  const char* outcome = failed                          ? "error"
+                        : status == "interrupted"       ? "cancelled"
+                        : thread_status == "interrupted" ? "paused"
+                                                         : "completed";
+  Json data{{"thread_id", thread_id},
+            {"assistant_id", assistant_id},
+            {"run_id", run_id},
+            {"interrupt_id", nullptr},
+            {"action_requests", nullptr},
+            {"review_configs", nullptr},
+            {"expires_at", nullptr},
+            {"decided_by", nullptr},
+            {"outcome", outcome},
+            {"console_url", console_url(thread_id)}};
+  if (failed) data["error"] = error;
+  publish(failed ? "run.failed" : "run.finished", run_id, std::move(data));
+}
+
+void Notifications::publish(const std::string& type, const std::string& fact, Json data) {
+  NotificationEvent event;
+  event.id = uuid5(kEventNamespace, type + "|" + fact);
+  event.type = type;
+  event.created_at = now_millis();
+  event.data = std::move(data);
+  try {
+    if (queue_ != nullptr) {
+      auto urls = urls_by_type_.find(type);
+      const bool fresh = queue_->add(
+          event, urls != urls_by_type_.end() ? urls->second : std::vector<std::string>{});
+      if (!fresh) return;  // told before
+      if (sender_ && urls != urls_by_type_.end()) sender_->wake();
+    }
+  } catch (const std::exception& e) {
+    log_error("notification " + type + " of " + fact + " was not queued: " + e.what());
+  }
+  feed_->publish(std::move(event));
+}
+
+std::string decision_outcome(const Json& answer) {
+  const Json* decisions = answer.is_object() ? find_either(answer, "decisions", "decisions") : nullptr;
+  if (decisions == nullptr || !decisions->is_array() || decisions->empty()) return "answered";
+  std::string out;
+  for (const Json& decision : *decisions) {
+    const Json* type = decision.is_object() ? find_either(decision, "type", "type") : nullptr;
+    out += (out.empty() ? "" : ",") +
+           (type != nullptr && type->is_string() ? type->get<std::string>() : "answered");
+  }
+  return out;
+}
+
+}  // namespace tollgate::server

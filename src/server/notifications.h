@@ -1,0 +1,100 @@
+// Notifications: tells people that something waits for them or has ended, without their
+// watching a page. Each event (review.requested, review.decided, review.expired, run.finished,
+// run.failed; docs/webhooks.md) is
+//   - stored with a delivery to every webhook subscribed to its type (webhook_queue.h), which
+//     the WebhookSender thread POSTs, signed, and retries until a 2xx answer;
+//   - published to the in-memory ReviewFeed that GET /reviews/stream subscribers read.
+// An event's id is derived from the fact it tells (e.g. review.requested of one interrupt at one
+// checkpoint), so telling the same fact twice (a run's end stored again, recovery) stores and
+// sends it once.
+//
+// The events are queued in their own transaction right after the fact they tell was stored (by
+// the run manager, the review store or the deadline timers, each on its own connection): a
+// process killed between the two writes loses that one notification. Everything queued is
+// delivered at least once.
+//
+// Thread-safety: every method may be called from any thread. Failures to store an event are
+// logged, never thrown: a notification must not fail the run or decision it tells of.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/review_feed.h"
+#include "server/webhook_queue.h"
+#include "tollgate/json.h"
+#include "tollgate/server.h"
+
+namespace tollgate::server {
+
+class WebhookSender;
+
+// What review events say of a review, beside its type.
+struct ReviewFacts {
+  std::string thread_id;
+  std::string assistant_id;
+  std::string checkpoint_id;
+  std::string interrupt_id;
+  Json value;  // the interrupt's value (a HITL request: action_requests, review_configs)
+};
+
+class Notifications {
+ public:
+  // Reads each webhook's secret from its environment variable: Error(kInvalidArgument) naming
+  // "webhooks[i].secret_env" when one is not set, or "webhooks[i].url" when a URL is declared
+  // twice. `queue` may be null when no webhook is configured; it must outlive this.
+  Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue);
+  ~Notifications();
+  Notifications(const Notifications&) = delete;
+  Notifications& operator=(const Notifications&) = delete;
+
+  // The console's address; console_url in events is "<url>/#/t/<thread id>".
+  void set_public_url(std::string url);
+  void start();  // the sender thread (when a webhook is configured)
+  void stop();
+
+  const std::shared_ptr<ReviewFeed>& feed() const { return feed_; }
+  WebhookQueue* queue() const { return queue_; }
+
+  // A run paused on the interrupts `interrupts` (task id -> [{id, value}]) at `checkpoint_id`:
+  // one review.requested per interrupt.
+  void review_requested(const std::string& thread_id, const std::string& assistant_id,
+                        const std::string& checkpoint_id, const Json& interrupts);
+  // A decision by `decided_by` was applied to the review; `outcome` names the decision types
+  // ("approve", "reject,approve", ...).
+  void review_decided(const ReviewFacts& review, const std::string& decided_by,
+                      const std::string& outcome);
+  // For review deadlines: the review expired and its safe default `outcome` ("reject",
+  // "respond") was applied by `decided_by` (e.g. "system:timeout").
+  void review_expired(const ReviewFacts& review, const std::string& decided_by,
+                      const std::string& outcome);
+  // A run ended: run.finished for `status` "success" (outcome "completed", or "paused" when the
+  // thread waits for a review) and "interrupted" (outcome "cancelled"); run.failed for "error"
+  // (outcome "error", with `error`).
+  void run_ended(const std::string& run_id, const std::string& thread_id,
+                 const std::string& assistant_id, const std::string& status,
+                 const std::string& thread_status, const std::string& error);
+
+ private:
+  void publish(const std::string& type, const std::string& fact, Json data);
+  void review_answered(const std::string& type, const ReviewFacts& review,
+                       const std::string& decided_by, const std::string& outcome);
+  Json review_data(const ReviewFacts& review) const;
+  std::string console_url(const std::string& thread_id) const;
+
+  WebhookQueue* queue_;
+  std::map<std::string, std::vector<std::string>> urls_by_type_;
+  std::unique_ptr<WebhookSender> sender_;  // null: no webhook configured
+  std::shared_ptr<ReviewFeed> feed_ = std::make_shared<ReviewFeed>();
+  mutable std::mutex mutex_;  // guards public_url_
+  std::string public_url_;
+};
+
+// The decision types of a resume answer {"decisions": [{"type"}, ...]} joined by ","; "answered"
+// when it is no HITL response.
+std::string decision_outcome(const Json& answer);
+
+}  // namespace tollgate::server

@@ -1,0 +1,151 @@
+#include "server/sqlite_webhook_queue.h"
+
+#include <array>
+#include <chrono>
+
+#include "server/ids.h"
+#include "sql/migrations.h"
+#include "sql/sqlite_connection.h"
+
+namespace tollgate::server {
+namespace {
+
+using sql::SqliteConnection;
+using sql::SqliteStatement;
+using sql::Transaction;
+using sql::TransactionKind;
+
+// Each entry moves the schema one version up. Never edit a released migration: add one.
+constexpr std::array<sql::Migration, 1> kMigrations = {{
+    // 1: events and their deliveries.
+    {R"sql(
+CREATE TABLE server_webhook_events (
+  event_id TEXT PRIMARY KEY, type TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE server_webhook_deliveries (
+  delivery_id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, url TEXT NOT NULL,
+  status TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL,
+  last_error TEXT NOT NULL, last_status INTEGER NOT NULL, created_at INTEGER NOT NULL,
+  delivered_at INTEGER NOT NULL, UNIQUE (event_id, url));
+CREATE INDEX server_webhook_deliveries_pending ON server_webhook_deliveries(status, url, delivery_id);
+)sql"},
+}};
+
+constexpr sql::Schema kSchema{"webhooks", kMigrations};
+
+constexpr const char* kSelect =
+    "SELECT d.delivery_id, d.event_id, e.type, d.url, e.body, d.status, d.attempts, "
+    "d.next_attempt_at, d.last_error, d.last_status, d.created_at, d.delivered_at FROM "
+    "server_webhook_deliveries d JOIN server_webhook_events e ON e.event_id = d.event_id ";
+
+WebhookDelivery read_delivery(const SqliteStatement& s) {
+  WebhookDelivery d;
+  d.delivery_id = s.integer(0);
+  d.event_id = s.text(1);
+  d.type = s.text(2);
+  d.url = s.text(3);
+  d.body = s.text(4);
+  d.status = s.text(5);
+  d.attempts = static_cast<int>(s.integer(6));
+  d.next_attempt_at = s.integer(7);
+  d.last_error = s.text(8);
+  d.last_status = static_cast<int>(s.integer(9));
+  d.created_at = s.integer(10);
+  d.delivered_at = s.integer(11);
+  return d;
+}
+
+}  // namespace
+
+SqliteWebhookQueue::SqliteWebhookQueue(const std::string& db_path)
+    : db_(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+  sql::migrate(*db_, kSchema);
+}
+
+SqliteWebhookQueue::~SqliteWebhookQueue() = default;
+
+bool SqliteWebhookQueue::add(const NotificationEvent& event, const std::vector<std::string>& urls) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  SqliteStatement insert(*db_,
+                         "INSERT OR IGNORE INTO server_webhook_events (event_id, type, body, "
+                         "created_at) VALUES (?,?,?,?)");
+  insert.bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
+  if (insert.bind(4, event.created_at).run() == 0) return false;  // rolled back: nothing new
+  SqliteStatement queue(*db_,
+                        "INSERT OR IGNORE INTO server_webhook_deliveries (event_id, url, status, "
+                        "attempts, next_attempt_at, last_error, last_status, created_at, "
+                        "delivered_at) VALUES (?,?,'pending',0,?,'',0,?,0)");
+  for (const std::string& url : urls) {
+    queue.bind(1, event.id).bind(2, url).bind(3, event.created_at).bind(4, event.created_at);
+    queue.run();
+    queue.reset();
+  }
+  transaction.commit();
+  return true;
+}
+
+std::vector<WebhookDelivery> SqliteWebhookQueue::heads() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, std::string(kSelect) +
+                              "WHERE d.delivery_id IN (SELECT MIN(delivery_id) FROM "
+                              "server_webhook_deliveries WHERE status = 'pending' GROUP BY url) "
+                              "ORDER BY d.delivery_id");
+  std::vector<WebhookDelivery> out;
+  while (s.step()) out.push_back(read_delivery(s));
+  return out;
+}
+
+void SqliteWebhookQueue::delivered(std::int64_t delivery_id, int status, std::int64_t at) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "UPDATE server_webhook_deliveries SET status = 'delivered', attempts = "
+                    "attempts + 1, next_attempt_at = 0, last_error = '', last_status = ?, "
+                    "delivered_at = ? WHERE delivery_id = ? AND status = 'pending'");
+  s.bind(1, std::int64_t{status}).bind(2, at).bind(3, delivery_id).run();
+}
+
+void SqliteWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string& error,
+                                        int status, std::int64_t next_attempt_at, bool give_up) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "UPDATE server_webhook_deliveries SET status = ?, attempts = attempts + 1, "
+                    "next_attempt_at = ?, last_error = ?, last_status = ? WHERE delivery_id = ? "
+                    "AND status = 'pending'");
+  s.bind(1, give_up ? "failed" : "pending").bind(2, give_up ? std::int64_t{0} : next_attempt_at);
+  s.bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).run();
+}
+
+std::vector<WebhookDelivery> SqliteWebhookQueue::list(const std::optional<std::string>& status,
+                                                      std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, std::string(kSelect) + (status ? "WHERE d.status = ? " : "") +
+                              "ORDER BY d.delivery_id DESC LIMIT ?");
+  int at = 1;
+  if (status) s.bind(at++, *status);
+  s.bind(at, static_cast<std::int64_t>(limit));
+  std::vector<WebhookDelivery> out;
+  while (s.step()) out.push_back(read_delivery(s));
+  return out;
+}
+
+Json NotificationEvent::to_json() const {
+  return Json{{"id", id}, {"type", type}, {"created_at", iso_timestamp(created_at)}, {"data", data}};
+}
+
+Json WebhookDelivery::to_json() const {
+  auto optional_time = [](std::int64_t at) { return at == 0 ? Json() : Json(iso_timestamp(at)); };
+  return Json{{"delivery_id", delivery_id},
+              {"event_id", event_id},
+              {"type", type},
+              {"url", url},
+              {"status", status},
+              {"attempts", attempts},
+              {"next_attempt_at", optional_time(next_attempt_at)},
+              {"last_error", last_error.empty() ? Json() : Json(last_error)},
+              {"last_status", last_status == 0 ? Json() : Json(last_status)},
+              {"created_at", iso_timestamp(created_at)},
+              {"delivered_at", optional_time(delivered_at)}};
+}
+
+}  // namespace tollgate::server

@@ -1,0 +1,37 @@
+// SqliteWebhookQueue: WebhookQueue in the server's SQLite file (tables server_webhook_events and
+// server_webhook_deliveries; schema version in row "webhooks" of tollgate_schema).
+// Thread-safety: one connection under a mutex; every method may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/webhook_queue.h"
+
+namespace tollgate::sql {
+class SqliteConnection;
+}
+
+namespace tollgate::server {
+
+class SqliteWebhookQueue final : public WebhookQueue {
+ public:
+  // Throws Error(kUnavailable) when the file cannot be opened.
+  explicit SqliteWebhookQueue(const std::string& db_path);
+  ~SqliteWebhookQueue() override;
+
+  bool add(const NotificationEvent& event, const std::vector<std::string>& urls) override;
+  std::vector<WebhookDelivery> heads() override;
+  void delivered(std::int64_t delivery_id, int status, std::int64_t at) override;
+  void attempt_failed(std::int64_t delivery_id, const std::string& error, int status,
+                      std::int64_t next_attempt_at, bool give_up) override;
+  std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
+                                    std::size_t limit) override;
+
+ private:
+  std::mutex mutex_;  // guards db_
+  std::unique_ptr<sql::SqliteConnection> db_;
+};
+
+}  // namespace tollgate::server

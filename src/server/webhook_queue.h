@@ -1,0 +1,77 @@
+// The webhook queue: every notification event the server emits (review.requested,
+// review.decided, review.expired, run.finished, run.failed) and, for each receiver subscribed to
+// its type, one delivery that stays pending until the receiver answers 2xx or the tries run out.
+// Kept in the server's database so that deliveries survive a restart (at least once: a delivery
+// whose answer was lost with the process is sent again; receivers dedupe by the event id).
+//
+//   pending    waiting for its next try (next_attempt_at)
+//   delivered  a try was answered 2xx
+//   failed     every try failed, or its receiver is no longer configured
+//
+// Deliveries to one receiver go out in the order their events were stored: only its oldest
+// pending delivery is tried (see heads()), so review.requested reaches a receiver before the
+// review.decided that answers it, even across retries.
+//
+// The interface knows no SQL: SqliteWebhookQueue keeps it in the server's SQLite file; a
+// PostgreSQL implementation slots in behind the same interface.
+// Thread-safety: every method may be called from any thread; each call is atomic.
+// Storage failures throw Error(kUnavailable).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+struct NotificationEvent {
+  std::string id;    // a UUID, the same each time the same fact is told (receivers dedupe by it)
+  std::string type;  // one of kWebhookEventTypes
+  std::int64_t created_at = 0;  // milliseconds since the epoch
+  Json data = Json::object();
+  // {"id", "type", "created_at" (ISO 8601), "data"}: the body of a delivery.
+  Json to_json() const;
+};
+
+struct WebhookDelivery {
+  std::int64_t delivery_id = 0;  // increasing in the order deliveries were queued
+  std::string event_id;
+  std::string type;
+  std::string url;
+  std::string body;  // the event as sent, byte for byte on every try
+  std::string status = "pending";
+  int attempts = 0;
+  std::int64_t next_attempt_at = 0;  // milliseconds since the epoch; 0 once not pending
+  std::string last_error;            // "" when the last try succeeded or none was made
+  int last_status = 0;               // HTTP status of the last answer; 0: none
+  std::int64_t created_at = 0;
+  std::int64_t delivered_at = 0;
+
+  Json to_json() const;
+};
+
+class WebhookQueue {
+ public:
+  virtual ~WebhookQueue() = default;
+
+  // Stores `event` and a pending delivery of it to each of `urls` (due at once), in one
+  // transaction. False, and nothing stored, when an event with its id was stored before.
+  virtual bool add(const NotificationEvent& event, const std::vector<std::string>& urls) = 0;
+  // The oldest pending delivery of each receiver.
+  virtual std::vector<WebhookDelivery> heads() = 0;
+  // The delivery's try was answered 2xx.
+  virtual void delivered(std::int64_t delivery_id, int status, std::int64_t at) = 0;
+  // The delivery's try failed (`status` 0: no answer); it is tried again at `next_attempt_at`,
+  // or, when `give_up`, marked failed.
+  virtual void attempt_failed(std::int64_t delivery_id, const std::string& error, int status,
+                              std::int64_t next_attempt_at, bool give_up) = 0;
+  // The newest deliveries first, only those in `status` when given.
+  virtual std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
+                                            std::size_t limit) = 0;
+};
+
+}  // namespace tollgate::server

@@ -1,0 +1,436 @@
+// Notifications: the `webhooks` config, the signature, the retry schedule, the delivery queue
+// in SQLite, and a real server delivering to a real receiver on 127.0.0.1.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "server/http_server.h"
+#include "server/http_test_client.h"
+#include "server/router.h"
+#include "server/sha256.h"
+#include "server/sqlite_webhook_queue.h"
+#include "server/webhook_sender.h"
+#include "tollgate/error.h"
+#include "tollgate/memory_saver.h"
+#include "tollgate/server.h"
+
+namespace tollgate::server {
+namespace {
+
+using testing::http_call;
+
+constexpr const char* kSecretEnv = "TOLLGATE_TEST_WEBHOOK_SECRET";
+constexpr const char* kSecret = "whsec_0123456789abcdef";
+
+std::string refusal_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::filesystem::path temp_db(const std::string& what) {
+  return std::filesystem::temp_directory_path() /
+         ("tollgate_webhooks_" + what + "_" + std::to_string(::getpid()) + "_" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+}
+
+void remove_db(const std::filesystem::path& db) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+}
+
+// ------------------------------------------------------------------ config
+
+TEST(WebhookConfig, AnUnknownEventIsRefusedNamingTheField) {
+  const Json section = Json::parse(
+      R"([{"url": "http://127.0.0.1:9/hook", "secret_env": "S", "events": ["review.requested", "review.done"]}])");
+  EXPECT_NE(refusal_of([&] { parse_webhook_options(section); })
+                .find("webhooks[0].events[1]: unknown event 'review.done'"),
+            std::string::npos);
+}
+
+TEST(WebhookConfig, AUrlThatIsNotHttpIsRefused) {
+  const Json section =
+      Json::parse(R"([{"url": "ftp://example.com/hook", "secret_env": "S", "events": ["run.failed"]}])");
+  EXPECT_NE(refusal_of([&] { parse_webhook_options(section); })
+                .find("webhooks[0].url: must be an http:// or https:// URL"),
+            std::string::npos);
+}
+
+TEST(WebhookConfig, AMissingSecretEnvIsRefused) {
+  const Json section = Json::parse(R"([{"url": "https://example.com/hook", "events": ["run.failed"]}])");
+  EXPECT_NE(refusal_of([&] { parse_webhook_options(section); }).find("webhooks[0].secret_env: required"),
+            std::string::npos);
+}
+
+TEST(WebhookConfig, AnUnknownKeyIsRefused) {
+  const Json section = Json::parse(
+      R"([{"url": "https://example.com/hook", "secret_env": "S", "events": ["run.failed"], "secret": "x"}])");
+  EXPECT_NE(refusal_of([&] { parse_webhook_options(section); }).find("webhooks[0]: unknown key 'secret'"),
+            std::string::npos);
+}
+
+TEST(WebhookConfig, AnUnsetSecretVariableStopsTheServerNamingIt) {
+  ::unsetenv("TOLLGATE_TEST_UNSET_SECRET");
+  ServerOptions options;
+  options.port = 0;
+  options.db_path = ":memory:";
+  options.checkpointer = make_memory_saver();
+  options.webhooks = {WebhookOptions{"http://127.0.0.1:9/hook", "TOLLGATE_TEST_UNSET_SECRET",
+                                     {"run.finished"}}};
+  Server server(options, GraphRegistry{});
+  EXPECT_NE(refusal_of([&] { server.start(); })
+                .find("webhooks[0].secret_env: environment variable TOLLGATE_TEST_UNSET_SECRET "
+                      "is not set"),
+            std::string::npos);
+}
+
+// ------------------------------------------------------------------ signature and schedule
+
+TEST(WebhookSignature, IsHmacSha256OfTheTimestampDotTheBody) {
+  // Python: hmac.new(b"whsec_test", b'1700000000.{"id":"x"}', hashlib.sha256).hexdigest()
+  EXPECT_EQ(webhook_signature("whsec_test", 1700000000, R"({"id":"x"})"),
+            "t=1700000000,v1=80e8d098018f757aa814ab1abb924f35d304affa1d93d29611a54696207eb7c3");
+}
+
+TEST(WebhookRetry, EachDelayDoublesTheOneBefore) {
+  WebhookOptions options;
+  options.first_retry_seconds = 30;
+  options.jitter = 0;
+  EXPECT_EQ(retry_delay_millis(options, 1, 0.5), 30000);
+  EXPECT_EQ(retry_delay_millis(options, 2, 0.5), 60000);
+  EXPECT_EQ(retry_delay_millis(options, 7, 0.5), 30000 * 64);
+}
+
+TEST(WebhookRetry, TheDefaultEightTriesSpanAboutAnHour) {
+  const WebhookOptions options;
+  std::int64_t total = 0;
+  for (int failed = 1; failed < options.max_attempts; ++failed)
+    total += retry_delay_millis(options, failed, 0.5);
+  EXPECT_EQ(options.max_attempts, 8);
+  EXPECT_GE(total, 55 * 60 * 1000);
+  EXPECT_LE(total, 70 * 60 * 1000);
+}
+
+TEST(WebhookRetry, JitterScalesADelayWithinItsBounds) {
+  WebhookOptions options;
+  options.first_retry_seconds = 10;
+  options.jitter = 0.2;
+  EXPECT_EQ(retry_delay_millis(options, 1, 0.0), 8000);
+  EXPECT_EQ(retry_delay_millis(options, 1, 1.0), 12000);
+}
+
+// ------------------------------------------------------------------ the queue
+
+class WebhookQueueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = temp_db("queue");
+    remove_db(db_);
+    queue_ = std::make_unique<SqliteWebhookQueue>(db_.string());
+  }
+  void TearDown() override {
+    queue_.reset();
+    remove_db(db_);
+  }
+  static NotificationEvent event(const std::string& id) {
+    return NotificationEvent{id, "run.finished", 1000, Json{{"thread_id", "t"}}};
+  }
+  std::filesystem::path db_;
+  std::unique_ptr<SqliteWebhookQueue> queue_;
+};
+
+TEST_F(WebhookQueueTest, AnEventIsStoredAndQueuedOnce) {
+  EXPECT_TRUE(queue_->add(event("e1"), {"http://a/"}));
+  EXPECT_FALSE(queue_->add(event("e1"), {"http://a/"}));
+  EXPECT_EQ(queue_->list(std::nullopt, 10).size(), 1u);
+}
+
+TEST_F(WebhookQueueTest, EachReceiverGetsOnlyItsOldestPendingDeliveryTried) {
+  queue_->add(event("e1"), {"http://a/", "http://b/"});
+  queue_->add(event("e2"), {"http://a/"});
+  auto heads = queue_->heads();
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_EQ(heads[0].event_id, "e1");
+  EXPECT_EQ(heads[1].event_id, "e1");
+  queue_->delivered(heads[0].delivery_id, 200, 2000);
+  heads = queue_->heads();
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_EQ(heads[0].url, "http://b/");
+  EXPECT_EQ(heads[1].event_id, "e2");
+}
+
+TEST_F(WebhookQueueTest, AFailedTryKeepsTheDeliveryPendingUntilItsNextTry) {
+  queue_->add(event("e1"), {"http://a/"});
+  queue_->attempt_failed(queue_->heads()[0].delivery_id, "HTTP 500", 500, 5000, false);
+  const WebhookDelivery d = queue_->heads().at(0);
+  EXPECT_EQ(d.status, "pending");
+  EXPECT_EQ(d.attempts, 1);
+  EXPECT_EQ(d.next_attempt_at, 5000);
+  EXPECT_EQ(d.last_error, "HTTP 500");
+  EXPECT_EQ(d.last_status, 500);
+}
+
+TEST_F(WebhookQueueTest, GivingUpMarksTheDeliveryFailedAndFreesTheReceiversNext) {
+  queue_->add(event("e1"), {"http://a/"});
+  queue_->add(event("e2"), {"http://a/"});
+  queue_->attempt_failed(queue_->heads()[0].delivery_id, "timed out", 0, 0, true);
+  EXPECT_EQ(queue_->list(std::string("failed"), 10).at(0).event_id, "e1");
+  EXPECT_EQ(queue_->heads().at(0).event_id, "e2");
+}
+
+TEST_F(WebhookQueueTest, PendingDeliveriesSurviveReopeningTheFile) {
+  queue_->add(event("e1"), {"http://a/"});
+  queue_.reset();
+  queue_ = std::make_unique<SqliteWebhookQueue>(db_.string());
+  auto heads = queue_->heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(Json::parse(heads[0].body)["id"], "e1");
+}
+
+// ------------------------------------------------------------------ a server and a receiver
+
+// A webhook receiver on 127.0.0.1: records what it was sent; answers `failing` tries with 500
+// first (a real HTTP server of our own, the server's HTTP front end).
+class Receiver {
+ public:
+  Receiver() {
+    router_.add("POST", "/hook", [this](HttpRequest& request) {
+      std::lock_guard lock(mutex_);
+      ++tries_;
+      if (failing_ > 0) {
+        --failing_;
+        return HttpResponse::error(500, "not now");
+      }
+      received_.push_back({request.body, request.header("tollgate-signature")});
+      return HttpResponse::empty(204);
+    });
+    HttpServerOptions options;
+    options.heartbeat_seconds = 0;
+    http_ = std::make_unique<HttpServer>(router_, options);
+    http_->start();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(http_->port()) + "/hook"; }
+  void fail_next(int tries) {
+    std::lock_guard lock(mutex_);
+    failing_ = tries;
+  }
+  struct Delivery {
+    std::string body;
+    std::string signature;
+    Json json() const { return Json::parse(body); }
+  };
+  std::vector<Delivery> received() {
+    std::lock_guard lock(mutex_);
+    return received_;
+  }
+  int tries() {
+    std::lock_guard lock(mutex_);
+    return tries_;
+  }
+  // Waits (a bounded number of short sleeps) until `count` deliveries arrived.
+  std::vector<Delivery> wait_for(std::size_t count) {
+    for (int i = 0; i < 2000 && received().size() < count; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return received();
+  }
+
+ private:
+  Router router_;
+  std::unique_ptr<HttpServer> http_;
+  std::mutex mutex_;  // guards failing_, tries_ and received_
+  int failing_ = 0;
+  int tries_ = 0;
+  std::vector<Delivery> received_;
+};
+
+GraphRegistry review_graph() {
+  GraphRegistry registry;
+  registry.add("gate", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+    StateGraph g;
+    g.add_node("review", [](const State&, Runtime& rt) -> NodeResult {
+      Json answer = rt.interrupt(Json{
+          {"action_requests", {{{"name", "send_email"}, {"args", {{"to", "bob@example.com"}}}}}},
+          {"review_configs",
+           {{{"action_name", "send_email"}, {"allowed_decisions", {"approve", "reject"}}}}}});
+      return Json{{"decision", answer}};
+    });
+    g.add_edge(START, "review").add_edge("review", END);
+    CompileOptions options;
+    options.checkpointer = std::move(saver);
+    options.name = "gate";
+    return g.compile(options);
+  });
+  return registry;
+}
+
+class WebhookServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::setenv(kSecretEnv, kSecret, 1);
+    db_ = temp_db("server");
+    remove_db(db_);
+    saver_ = make_memory_saver();
+  }
+  void TearDown() override {
+    server_.reset();
+    remove_db(db_);
+  }
+  void start(const std::vector<std::string>& events = {"review.requested", "review.decided",
+                                                       "run.finished", "run.failed"},
+             double first_retry_seconds = 0.02, int max_attempts = 4) {
+    ServerOptions options;
+    options.port = 0;
+    options.db_path = db_.string();
+    options.checkpointer = saver_;
+    options.heartbeat_seconds = 0;
+    WebhookOptions hook{receiver_.url(), kSecretEnv, events};
+    hook.first_retry_seconds = first_retry_seconds;
+    hook.jitter = 0;
+    hook.max_attempts = max_attempts;
+    options.webhooks = {hook};
+    server_ = std::make_unique<Server>(options, review_graph());
+    server_->start();
+  }
+  testing::ClientResponse call(const std::string& method, const std::string& target,
+                               const Json& body = Json()) {
+    return http_call(server_->port(), method, target, body.is_null() ? "" : body.dump());
+  }
+  // A thread paused on the send_email review.
+  std::string pause() {
+    const std::string thread_id = call("POST", "/threads", Json::object()).json()["thread_id"];
+    auto run = call("POST", "/threads/" + thread_id + "/runs/wait",
+                    {{"assistant_id", "gate"}, {"input", Json::object()}});
+    EXPECT_EQ(run.status, 200) << run.body;
+    return thread_id;
+  }
+  void approve(const std::string& thread_id) {
+    auto run = call("POST", "/threads/" + thread_id + "/runs/wait",
+                    {{"assistant_id", "gate"},
+                     {"command", {{"resume", {{"decisions", {{{"type", "approve"}}}}}}}}});
+    EXPECT_EQ(run.status, 200) << run.body;
+  }
+  static std::vector<std::string> types(const std::vector<Receiver::Delivery>& deliveries) {
+    std::vector<std::string> out;
+    for (const auto& d : deliveries) out.push_back(d.json()["type"]);
+    return out;
+  }
+
+  Receiver receiver_;
+  std::filesystem::path db_;
+  std::shared_ptr<Saver> saver_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(WebhookServerTest, APauseIsDeliveredAsReviewRequestedWithItsActions) {
+  start({"review.requested"});
+  const std::string thread_id = pause();
+  auto got = receiver_.wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  const Json event = got[0].json();
+  EXPECT_EQ(event["type"], "review.requested");
+  EXPECT_EQ(event["data"]["thread_id"], thread_id);
+  EXPECT_EQ(event["data"]["action_requests"][0]["name"], "send_email");
+  EXPECT_EQ(event["data"]["review_configs"][0]["action_name"], "send_email");
+  EXPECT_TRUE(event["data"]["interrupt_id"].is_string());
+  EXPECT_TRUE(event["data"]["decided_by"].is_null());
+  EXPECT_NE(event["data"]["console_url"].get<std::string>().find("/#/t/" + thread_id),
+            std::string::npos);
+}
+
+TEST_F(WebhookServerTest, EachDeliveryCarriesAValidSignatureOfItsBody) {
+  start({"review.requested"});
+  pause();
+  auto got = receiver_.wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  const std::string& signature = got[0].signature;
+  const auto comma = signature.find(',');
+  ASSERT_EQ(signature.rfind("t=", 0), 0u) << signature;
+  ASSERT_NE(comma, std::string::npos) << signature;
+  const std::string t = signature.substr(2, comma - 2);
+  EXPECT_EQ(signature.substr(comma + 1), "v1=" + hmac_sha256_hex(kSecret, t + "." + got[0].body));
+}
+
+TEST_F(WebhookServerTest, ReviewRequestedComesBeforeReviewDecidedAndTheRunsEnd) {
+  start();
+  const std::string thread_id = pause();
+  approve(thread_id);
+  auto got = receiver_.wait_for(4);
+  EXPECT_EQ(types(got), (std::vector<std::string>{"review.requested", "run.finished",
+                                                  "review.decided", "run.finished"}));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[1].json()["data"]["outcome"], "paused");
+  EXPECT_EQ(got[2].json()["data"]["decided_by"], "local");
+  EXPECT_EQ(got[2].json()["data"]["outcome"], "approve");
+  EXPECT_EQ(got[2].json()["data"]["interrupt_id"], got[0].json()["data"]["interrupt_id"]);
+  EXPECT_EQ(got[3].json()["data"]["outcome"], "completed");
+}
+
+TEST_F(WebhookServerTest, FailedTriesAreRetriedUntilTheReceiverAnswers2xx) {
+  receiver_.fail_next(2);
+  start({"review.requested"});
+  pause();
+  auto got = receiver_.wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(receiver_.tries(), 3);
+  auto log = call("GET", "/webhooks/deliveries").json();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["status"], "delivered");
+  EXPECT_EQ(log[0]["attempts"], 3);
+  EXPECT_EQ(log[0]["last_status"], 204);
+}
+
+TEST_F(WebhookServerTest, TheDeliveryLogShowsAGivenUpDeliveryWithItsLastError) {
+  receiver_.fail_next(100);
+  start({"review.requested"});
+  pause();
+  for (int i = 0; i < 2000 && receiver_.tries() < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Json log;
+  for (int i = 0; i < 2000; ++i) {
+    log = call("GET", "/webhooks/deliveries?status=failed").json();
+    if (!log.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["attempts"], 4);
+  EXPECT_EQ(log[0]["last_error"], "HTTP 500");
+  EXPECT_EQ(receiver_.tries(), 4);
+}
+
+TEST_F(WebhookServerTest, ARestartKeepsAPendingDeliveryAndSendsItOnSchedule) {
+  // Every try fails while the first process runs (8 tries from 0.5 s on: about a minute).
+  receiver_.fail_next(1000);
+  start({"review.requested"}, 0.5, 8);
+  const std::string thread_id = pause();
+  for (int i = 0; i < 2000 && receiver_.tries() < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  server_.reset();
+  EXPECT_TRUE(receiver_.received().empty());
+  receiver_.fail_next(0);
+  start({"review.requested"}, 0.5, 8);
+  auto got = receiver_.wait_for(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].json()["data"]["thread_id"], thread_id);
+  const Json log = call("GET", "/webhooks/deliveries").json();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["status"], "delivered");
+  EXPECT_GE(log[0]["attempts"].get<int>(), 2);
+}
+
+TEST_F(WebhookServerTest, AnEventTypeNoWebhookSubscribedToIsNotSent) {
+  start({"run.failed"});
+  pause();
+  auto log = call("GET", "/webhooks/deliveries").json();
+  EXPECT_TRUE(log.empty()) << log.dump();
+}
+
+}  // namespace
+}  // namespace tollgate::server
