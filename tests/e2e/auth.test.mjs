@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
-import { say } from "./steps.mjs";
+import { say, checkAccessibility } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -76,6 +76,7 @@ test("with auth on, the console opens on a sign-in screen", { skip }, async () =
   assert.equal(await button(page, "Sign in").count(), 1);
   assert.equal(await page.getByTestId("inbox-link").count(), 0);
   await page.screenshot({ path: join(shots, "sign-in.png") });
+  await checkAccessibility(page, "the sign-in screen");
   await page.context().close();
 });
 

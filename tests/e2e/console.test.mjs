@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
-import { say } from "./steps.mjs";
+import { say, checkAccessibility } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -99,8 +99,11 @@ test("approve runs the tool and the agent finishes", async () => {
   for (const name of ["Approve", "Edit", "Reject", "Respond"]) assert.equal(await button(c, name).count(), 1, name);
   await button(c, "Approve").scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, "chat-pending.png") });
+  await checkAccessibility(page, "a pending card");
   await button(c, "Approve").click();
   await finalAnswer(page);
+  await noCards(page);
+  await checkAccessibility(page, "the chat after the run");
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.emailed("alice@example.com"));
   await noCards(page);
   assert.equal(await threadStatus(threadOf(page)), "idle");
@@ -124,6 +127,7 @@ test("edit shows invalid JSON and schema errors in place, then sends edited_acti
   assert.equal(await run.isDisabled(), true);
   await c.getByRole("button", { name: "Cancel" }).scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, "edit-inline-error.png") });
+  await checkAccessibility(page, "the argument editor with errors");
   await editor.fill('{"to": "bob@example.com", "subject": "Edited subject", "body": "See you at the review."}');
   await c.getByTestId("edit-errors").getByText(/./).waitFor({ state: "detached" });
   await run.click();
@@ -140,6 +144,7 @@ test("reject sends the reason, the tool does not run and the agent sees the reas
   const c = card(page);
   await button(c, "Reject").click();
   await c.getByLabel(/Reason/).fill("Not before the review meeting");
+  await checkAccessibility(page, "the reject form");
   await c.getByRole("button", { name: "Confirm reject" }).click();
   // The scripted model's last reply quotes the tool results it was given.
   await finalAnswer(page, /^All done\. .*Not before the review meeting/);
@@ -252,6 +257,7 @@ test("the inbox lists paused threads oldest first and opens them", async () => {
   assert.match(await item.innerText(), /delete_file/);
   assert.match(await item.innerText(), /waiting \d+/);
   await inbox.screenshot({ path: join(shots, "inbox.png") });
+  await checkAccessibility(inbox, "the inbox");
   await item.click();
   await card(inbox).waitFor();
   assert.match(await card(inbox).innerText(), /delete_file/);
@@ -313,6 +319,7 @@ test("any other interrupt value is shown as JSON and answered as text or JSON", 
   await box.getByText("Will be sent as JSON.").waitFor();
   await box.getByLabel(/Your answer/).fill("blue");
   await box.getByText("Will be sent as text.").waitFor();
+  await checkAccessibility(page, "a free answer");
   await box.getByRole("button", { name: "Send answer" }).click();
   await finalAnswer(page, fx.plain.done);
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.plain.result);
@@ -329,6 +336,7 @@ test("phone width: the pending card fits and is decided with the keyboard alone"
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.equal(overflow, 0, "no sideways scrolling");
   await page.screenshot({ path: join(shots, "phone.png") });
+  await checkAccessibility(page, "a pending card at phone width");
   // Tab from the top of the page until the Approve button has the focus.
   await page.locator("body").focus();
   let reached = false;
@@ -428,5 +436,6 @@ test("the audit log lists each decision with what was pending and its outcome, r
   assert.match(await entries.nth(0).innerText(), /delete_file[\s\S]*decided: approve/);
   assert.equal(await entries.nth(1).getAttribute("data-outcome"), "refused");
   assert.match(await entries.nth(1).innerText(), /decided: respond "done by hand"[\s\S]*not allowed/);
+  await checkAccessibility(page, "the audit log");
   await page.context().close();
 });
