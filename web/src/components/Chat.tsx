@@ -5,17 +5,18 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { describeError, httpStatusOf, since } from "../api";
-import { keyStyleOf } from "../hitl";
+import { keyStyleOf, parseHitl } from "../hitl";
 import { InterruptView, type PendingInterrupt } from "./Interrupts";
 import { MessageList } from "./Messages";
+import type { Viewer } from "../reviewRules";
 
 interface Props {
   apiUrl: string;
   client: Client;
   threadId: string | null;
   assistantId: string;
-  /** The signed-in identity's id (null without auth): another owner's turns are named. */
-  me: string | null;
+  /** The signed-in identity (null without auth): another owner's turns are named, rules applied. */
+  viewer: Viewer | null;
   onThreadId: (id: string) => void;
   onChanged: () => void;
   now: number;
@@ -33,7 +34,8 @@ interface StreamLike {
 
 type RawInterrupt = { id?: string; value?: unknown };
 
-export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, onChanged, now }: Props) {
+export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId, onChanged, now }: Props) {
+  const me = viewer?.id ?? null;
   const [thread, setThread] = useState<Thread | null>(null);
   // A thread keeps the agent it was started with (the server records it in its metadata).
   const threadMeta = thread && thread.thread_id === threadId ? (thread.metadata as Record<string, unknown> | null) : null;
@@ -150,10 +152,16 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
   useEffect(() => {
     if (localError || streamError) setAttempt((a) => a + 1);
   }, [localError, streamError]);
-  const waiting = thread?.status === "interrupted" ? since(thread.updated_at, now) : "";
+  // Counted from the review's opening when the server says (an approval that is not yet enough
+  // updates the thread), else from the thread's last change, the pause.
+  const opened = pending.map((p) => parseHitl(p.value, p.style)?.actions[0]?.createdAt).find((c) => c);
+  const waiting = thread?.status === "interrupted" ? since(opened ?? thread.updated_at, now) : "";
   const threadOwner = handedOff ?? (typeof threadMeta?.owner === "string" ? threadMeta.owner : null);
   const author = me && threadOwner && threadOwner !== me ? threadOwner : "You";
   const paused = pending.length > 0;
+  // An approval that was counted (not yet enough) leaves the run paused with one more approval
+  // on the card: the card starts over showing it.
+  const approvalsKey = pending.map((p) => parseHitl(p.value, p.style)?.actions.map((a) => a.approvals.length).join(".") ?? "").join("/");
 
   return (
     <div className="chat">
@@ -179,7 +187,15 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
             </p>
           )}
           {pending.map((p, i) => (
-            <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
+            <InterruptView
+              key={`${p.id ?? i}/${attempt}/${approvalsKey}`}
+              interrupt={p}
+              waiting={waiting}
+              busy={stream.isLoading}
+              viewer={viewer}
+              owner={typeof threadMeta?.owner === "string" ? threadMeta.owner : null}
+              onResume={(v) => resume(i, v)}
+            />
           ))}
           {handedOff !== null && (
             <p className="notice" role="status" data-testid="handed-off">

@@ -2,6 +2,7 @@
 import { useState } from "react";
 import { freeFormAnswer, hitlResponse, parseForm, parseHitl, type Decision, type FormSpec, type KeyStyle } from "../hitl";
 import { ActionCard } from "./ActionCard";
+import { verdictFor, type Viewer } from "../reviewRules";
 
 export interface PendingInterrupt {
   id?: string;
@@ -14,10 +15,13 @@ interface Props {
   interrupt: PendingInterrupt;
   waiting: string;
   busy: boolean;
+  /** The signed-in person (null without sign-in) and the thread's owner (null: not known). */
+  viewer: Viewer | null;
+  owner: string | null;
   onResume: (value: unknown) => void;
 }
 
-export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
+export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResume }: Props) {
   const hitl = parseHitl(interrupt.value, interrupt.style);
   const form = hitl ? null : parseForm(interrupt.value);
   return (
@@ -31,7 +35,7 @@ export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
           Continue
         </button>
       ) : hitl ? (
-        <ReviewBatch key={interrupt.id} request={hitl} busy={busy} onResume={onResume} />
+        <ReviewBatch key={interrupt.id} request={hitl} busy={busy} viewer={viewer} owner={owner} onResume={onResume} />
       ) : form ? (
         <FormView key={interrupt.id} spec={form} busy={busy} onResume={onResume} />
       ) : (
@@ -41,7 +45,15 @@ export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
   );
 }
 
-function ReviewBatch({ request, busy, onResume }: { request: NonNullable<ReturnType<typeof parseHitl>>; busy: boolean; onResume: (v: unknown) => void }) {
+interface BatchProps {
+  request: NonNullable<ReturnType<typeof parseHitl>>;
+  busy: boolean;
+  viewer: Viewer | null;
+  owner: string | null;
+  onResume: (v: unknown) => void;
+}
+
+function ReviewBatch({ request, busy, viewer, owner, onResume }: BatchProps) {
   const n = request.actions.length;
   const [decisions, setDecisions] = useState<(Decision | null)[]>(() => request.actions.map(() => null));
   const decide = (i: number, d: Decision | null) => {
@@ -55,7 +67,16 @@ function ReviewBatch({ request, busy, onResume }: { request: NonNullable<ReturnT
   return (
     <div className="batch">
       {request.actions.map((a, i) => (
-        <ActionCard key={i} action={a} index={i} total={n} decision={decisions[i]} disabled={busy} onDecide={(d) => decide(i, d)} />
+        <ActionCard
+          key={i}
+          action={a}
+          index={i}
+          total={n}
+          decision={decisions[i]}
+          verdict={verdictFor(a, viewer, owner)}
+          disabled={busy}
+          onDecide={(d) => decide(i, d)}
+        />
       ))}
       {n > 1 && (
         <div className="submit-row">
