@@ -444,6 +444,31 @@ TEST(CreateAgent, ADecisionOnTheSameRebuiltReviewIsApplied) {
   EXPECT_EQ(messages[2]["content"], "echo: x");
 }
 
+// A resume that also commits an AI message (Command{resume, update}: the resolved card kept in
+// the history, same superstep) must still apply the decisions to the calls that were reviewed.
+TEST(CreateAgent, AResumeWhoseUpdateAddsAnAiMessageStillDecidesTheReviewedCalls) {
+  AgentOptions options =
+      options_with({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  HumanInTheLoopOptions hitl;
+  hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
+  options.middleware = {make_human_in_the_loop(std::move(hitl))};
+  options.checkpointer = make_memory_saver();
+  const auto agent = create_agent(std::move(options));
+  RunConfig config;
+  config.thread_id = "t1";
+  ASSERT_EQ(agent->invoke(input("go"), config).interrupts.size(), 1u);
+  Command resume;
+  resume.resume =
+      Json{{"decisions", {{{"type", "approve"}}, {{"type", "respond"}, {"message", "answered"}}}}};
+  resume.update = Json{{"messages", {ai_message("Resolved: echo x approved, echo y answered.", Json::array(), "card-1")}}};
+  const RunResult done = agent->invoke(resume, config);
+  EXPECT_TRUE(done.interrupts.empty());
+  std::vector<std::string> texts;
+  for (const Json& m : done.values["messages"]) texts.push_back(message_text(m));
+  EXPECT_EQ(texts, (std::vector<std::string>{"go", "", "Resolved: echo x approved, echo y answered.",
+                                             "answered", "echo: x", "done"}));
+}
+
 TEST(PatchToolCalls, AnswersMalformedToolCallsOfTheHistory) {
   AgentOptions options = options_with({Json("fine")});
   options.middleware = {make_patch_tool_calls()};
