@@ -216,6 +216,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
             <Chat
               key={chatSession}
               apiUrl={apiUrl}
+              apiKey={apiKey}
               client={client}
               threadId={currentThreadId}
               assistantId={assistantId}

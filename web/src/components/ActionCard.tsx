@@ -3,6 +3,7 @@ import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { ActionView, Decision, DecisionType } from "../hitl";
 import { checkArgs } from "../validate";
 import { approvalsText, type Verdict } from "../reviewRules";
+import { DeadlineView, useSecondNow } from "./Deadline";
 
 type Mode = "idle" | "edit" | "reject" | "respond";
 
@@ -33,7 +34,11 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
     if (mode !== "idle") firstField.current?.focus();
   }, [mode]);
 
-  const allows = (d: DecisionType) => verdict.may.includes(d);
+  const expiresAt = action.expiresAt ? Date.parse(action.expiresAt) : NaN;
+  const now = useSecondNow(!Number.isNaN(expiresAt));
+  const expired = !Number.isNaN(expiresAt) && expiresAt <= now;
+  const may = expired ? [] : verdict.may;
+  const allows = (d: DecisionType) => may.includes(d);
   const approvals = approvalsText(action);
   const open = (m: Mode) => {
     setMode(m);
@@ -46,7 +51,7 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
   };
 
   return (
-    <article className={`card action${decision ? " decided" : ""}`} aria-labelledby={titleId} data-testid="action-card">
+    <article className={`card action${decision ? " decided" : ""}${expired ? " expired" : ""}`} aria-labelledby={titleId} data-testid="action-card">
       <header className="card-head">
         <h3 id={titleId}>
           <span className="tool-name">{action.name}</span>
@@ -62,13 +67,14 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
           {action.approvals.length > 0 && <span className="muted"> (by {action.approvals.map((a) => a.by).join(", ")})</span>}
         </p>
       )}
-      {verdict.why && (
+      {!Number.isNaN(expiresAt) && <DeadlineView expiresAt={expiresAt} now={now} />}
+      {verdict.why && !expired && (
         <p className="notice" data-testid="not-yours">
           {verdict.why}
         </p>
       )}
 
-      {mode === "idle" && verdict.may.length > 0 && (
+      {mode === "idle" && may.length > 0 && (
         <div className="actions" role="group" aria-label={`Decide on ${action.name}`}>
           {allows("approve") && (
             <button className="btn primary" disabled={disabled} onClick={() => done({ type: "approve" })}>
@@ -99,7 +105,7 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
         </div>
       )}
 
-      {mode === "edit" && (
+      {mode === "edit" && !expired && (
         <form
           className="editor"
           onSubmit={(e) => {
@@ -139,7 +145,7 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
         </form>
       )}
 
-      {(mode === "reject" || mode === "respond") && (
+      {(mode === "reject" || mode === "respond") && !expired && (
         <form
           className="editor"
           onSubmit={(e) => {

@@ -9,9 +9,13 @@ import { keyStyleOf, parseHitl } from "../hitl";
 import { InterruptView, type PendingInterrupt } from "./Interrupts";
 import { MessageList } from "./Messages";
 import type { Viewer } from "../reviewRules";
+import { editedCalls, type AuditDecision, type EditedCall } from "../editedCalls";
+import { apiFetch } from "../session";
 
 interface Props {
   apiUrl: string;
+  /** The tab's API key, for the plain fetch of the thread's audit entries. */
+  apiKey: string | null;
   client: Client;
   threadId: string | null;
   assistantId: string;
@@ -34,7 +38,7 @@ interface StreamLike {
 
 type RawInterrupt = { id?: string; value?: unknown };
 
-export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId, onChanged, now }: Props) {
+export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, onThreadId, onChanged, now }: Props) {
   const me = viewer?.id ?? null;
   const [thread, setThread] = useState<Thread | null>(null);
   // A thread keeps the agent it was started with (the server records it in its metadata).
@@ -100,9 +104,23 @@ export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId
     }
   }, [client, threadId, apiUrl, me]);
 
+  // The edits reviewers made on this thread (the audit log keeps what ran); a server without
+  // an audit log, or a thread no longer visible, simply has none.
+  const [edits, setEdits] = useState<Map<string, EditedCall>>(() => new Map());
+  const loadEdits = useCallback(async () => {
+    if (!threadId) return;
+    try {
+      const r = await apiFetch(apiUrl, apiKey, `/audit?thread_id=${encodeURIComponent(threadId)}&limit=1000`);
+      if (r.ok) setEdits(editedCalls((await r.json()) as AuditDecision[]));
+    } catch {
+      /* no audit log here: the proposal is all there is to show */
+    }
+  }, [apiUrl, apiKey, threadId]);
+
   useEffect(() => {
     if (!stream.isLoading) {
       void loadThread();
+      void loadEdits();
       onChanged();
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -127,12 +145,14 @@ export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId
     endRef.current?.scrollIntoView?.({ block: "end" });
   }, [stream.messages?.length, interruptKey, pending.length]);
 
-  const resume = (index: number, value: unknown) => {
+  const resume = (index: number, value: unknown, keep?: Record<string, unknown>) => {
     setLocalError("");
     decided.current = true;
     const target = pending[index];
     const resumeValue = pending.length > 1 && target.id ? { [target.id]: value } : value;
-    const command = target.breakpoint ? undefined : { command: { resume: resumeValue } };
+    // A resolved form card is committed with the answer, in the same superstep.
+    const update = keep ? { update: { messages: [keep] } } : {};
+    const command = target.breakpoint ? undefined : { command: { resume: resumeValue, ...update } };
     Promise.resolve(stream.submit(null, command)).catch((e: unknown) => setLocalError(describeError(e, apiUrl)));
   };
 
@@ -168,6 +188,10 @@ export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId
       <div
         className="scroll"
         ref={scrollRef}
+        // Focusable, so the conversation scrolls with the keyboard even when nothing in it is.
+        tabIndex={0}
+        role="region"
+        aria-label="Conversation"
         onScroll={(e) => {
           const el = e.currentTarget;
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
@@ -175,7 +199,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId
       >
         <div className="scroll-content" ref={contentRef}>
           {stream.messages?.length ? (
-            <MessageList messages={stream.messages} streaming={stream.isLoading} author={author} />
+            <MessageList messages={stream.messages} streaming={stream.isLoading} author={author} edits={edits} />
           ) : (
             <p className="empty muted">
               {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}
@@ -194,7 +218,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, viewer, onThreadId
               busy={stream.isLoading}
               viewer={viewer}
               owner={typeof threadMeta?.owner === "string" ? threadMeta.owner : null}
-              onResume={(v) => resume(i, v)}
+              onResume={(v, keep) => resume(i, v, keep)}
             />
           ))}
           {handedOff !== null && (

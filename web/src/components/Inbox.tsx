@@ -4,6 +4,8 @@
 import type { Thread } from "@langchain/langgraph-sdk";
 import { since, threadTitle } from "../api";
 import { parseForm, parseHitl, keyStyleOf } from "../hitl";
+import { parseCardForm } from "../forms/cardForm";
+import { DeadlineView } from "./Deadline";
 import { approvalsText, verdictFor, type Viewer } from "../reviewRules";
 
 interface Pending {
@@ -12,6 +14,8 @@ interface Pending {
   since: number;
   approvals: string;
   notYours: string;
+  /** The review's deadline (ms since the epoch), when it has one. */
+  expiresAt?: number;
 }
 
 type Meta = Record<string, unknown> | null;
@@ -34,11 +38,13 @@ export function pendingOf(t: Thread, viewer: Viewer | null): Pending[] {
           since: (a.createdAt && Date.parse(a.createdAt)) || fallback,
           approvals: approvalsText(a),
           notYours: verdict.may.length === 0 ? verdict.why : "",
+          expiresAt: a.expiresAt && !Number.isNaN(Date.parse(a.expiresAt)) ? Date.parse(a.expiresAt) : undefined,
         });
       }
     } else {
-      const form = parseForm(i.value);
-      out.push({ what: form ? (form.title ?? "form") : "question", since: fallback, approvals: "", notYours: "" });
+      const card = parseCardForm(i.value);
+      const form = card ? null : parseForm(i.value);
+      out.push({ what: card ? (card.title ?? card.formType) : form ? (form.title ?? "form") : "question", since: fallback, approvals: "", notYours: "" });
     }
   }
   return out.length ? out : [{ what: "breakpoint", since: fallback, approvals: "", notYours: "" }];
@@ -85,6 +91,7 @@ export function Inbox({ threads, now, onOpen, loading, viewer, agentName }: Prop
                         <span className="tool-name">{p.what}</span>
                         <span className="wait"> · waiting {since(new Date(p.since).toISOString(), now)}</span>
                         {p.approvals && <span className="approvals"> · {p.approvals}</span>}
+                        {p.expiresAt !== undefined && <DeadlineView expiresAt={p.expiresAt} now={now} />}
                         {p.notYours && <span className="notice small"> {p.notYours}</span>}
                       </span>
                     ))}

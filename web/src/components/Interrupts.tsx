@@ -2,6 +2,9 @@
 import { useState } from "react";
 import { freeFormAnswer, hitlResponse, parseForm, parseHitl, type Decision, type FormSpec, type KeyStyle } from "../hitl";
 import { ActionCard } from "./ActionCard";
+import { parseCardForm, resolvedCardMessage } from "../forms/cardForm";
+import { FormCardView } from "../forms/FormCard";
+import "../forms/flightBooking";
 import { verdictFor, type Viewer } from "../reviewRules";
 
 export interface PendingInterrupt {
@@ -18,12 +21,14 @@ interface Props {
   /** The signed-in person (null without sign-in) and the thread's owner (null: not known). */
   viewer: Viewer | null;
   owner: string | null;
-  onResume: (value: unknown) => void;
+  /** The answer, and for a form card the message that keeps it in the history (the update). */
+  onResume: (value: unknown, keep?: Record<string, unknown>) => void;
 }
 
 export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResume }: Props) {
   const hitl = parseHitl(interrupt.value, interrupt.style);
-  const form = hitl ? null : parseForm(interrupt.value);
+  const card = hitl ? null : parseCardForm(interrupt.value);
+  const form = hitl || card ? null : parseForm(interrupt.value);
   return (
     <section className="pending" aria-label="Waiting for you" data-testid="pending">
       <div className="pending-head">
@@ -36,6 +41,11 @@ export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResum
         </button>
       ) : hitl ? (
         <ReviewBatch key={interrupt.id} request={hitl} busy={busy} viewer={viewer} owner={owner} onResume={onResume} />
+      ) : card ? (
+        <FormCardView key={interrupt.id} spec={card} busy={busy} onAnswer={(approved, values) =>
+            onResume({ approved, values }, resolvedCardMessage(card, interrupt.id, { approved, values, by: viewer?.id }))
+          }
+        />
       ) : form ? (
         <FormView key={interrupt.id} spec={form} busy={busy} onResume={onResume} />
       ) : (
