@@ -140,6 +140,15 @@ export interface FormSpec {
   extra: Obj;
 }
 
+/** What every kind of form field has: its label (`label`, else `title`, else its name), `required`, `description`. */
+export function fieldBasics(f: Obj, name: string): { label: string; required: boolean; description?: string } {
+  return {
+    label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : name,
+    required: f.required === true,
+    description: typeof f.description === "string" ? f.description : undefined,
+  };
+}
+
 /** Parses a tool's form interrupt (`{fields: [{name, type?, label?, ...}]}`); null when not a form. */
 export function parseForm(value: unknown): FormSpec | null {
   if (!isObj(value) || !Array.isArray(value.fields) || value.fields.length === 0) return null;
@@ -155,11 +164,9 @@ export function parseForm(value: unknown): FormSpec | null {
         : "string";
     fields.push({
       name: f.name,
-      label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : f.name,
+      ...fieldBasics(f, f.name),
       type,
       options,
-      required: f.required === true,
-      description: typeof f.description === "string" ? f.description : undefined,
       defaultValue: f.default,
     });
   }

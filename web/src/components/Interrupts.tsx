@@ -2,6 +2,7 @@
 import { useState } from "react";
 import { freeFormAnswer, hitlResponse, parseForm, parseHitl, type Decision, type FormSpec, type KeyStyle } from "../hitl";
 import { ActionCard } from "./ActionCard";
+import { FactList } from "./FactList";
 import { parseCardForm, resolvedCardMessage } from "../forms/cardForm";
 import { FormCardView } from "../forms/FormCard";
 import "../forms/flightBooking";
@@ -134,16 +135,7 @@ function FormView({ spec, busy, onResume }: { spec: FormSpec; busy: boolean; onR
     >
       {spec.title && <h3>{spec.title}</h3>}
       {spec.description && <p className="description">{spec.description}</p>}
-      {context.length > 0 && (
-        <dl className="context">
-          {context.map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-            </div>
-          ))}
-        </dl>
-      )}
+      {context.length > 0 && <FactList facts={spec.extra} />}
       {spec.fields.map((f) => {
         const id = `form-${f.name}`;
         if (f.type === "boolean") {

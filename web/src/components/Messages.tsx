@@ -1,6 +1,7 @@
 // The conversation: human and AI turns, each tool call shown as a step with its result, and
 // the form cards people resolved (kept in the thread as AI messages).
 import { resolvedCardOf, type ResolvedCard } from "../forms/cardForm";
+import { FactList } from "./FactList";
 import { argsDiff, callKey, type EditedCall } from "../editedCalls";
 
 type Msg = Record<string, unknown>;
@@ -159,16 +160,7 @@ function ResolvedCardView({ card }: { card: ResolvedCard }) {
         <span className="tool-name">{card.title ?? card.formType}</span>
         <span className={`badge badge-${card.approved ? "approve" : "reject"}`}>{card.approved ? "Approved" : "Declined"}</span>
       </div>
-      {card.approved && entries.length > 0 && (
-        <dl className="context">
-          {entries.map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-            </div>
-          ))}
-        </dl>
-      )}
+      {card.approved && entries.length > 0 && <FactList facts={card.values} />}
     </div>
   );
 }

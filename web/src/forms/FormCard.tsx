@@ -2,6 +2,7 @@
 // controls with its defaults, checked in place (required fields, the response schema), and
 // answered with Approve or Decline.
 import { useId, useMemo, useState, type ReactNode } from "react";
+import { FactList } from "../components/FactList";
 import { checkValues } from "../validate";
 import { initialValues, missingRequired, typedValues, type CardField } from "./cardForm";
 import { formRendererFor, type FormRendererProps } from "./registry";
@@ -44,14 +45,7 @@ export function GenericFormCard({ spec, busy, onAnswer, summary }: FormRendererP
       {typeof spec.context === "string" ? (
         <p className="description">{spec.context}</p>
       ) : spec.context ? (
-        <dl className="context">
-          {Object.entries(spec.context).map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-            </div>
-          ))}
-        </dl>
+        <FactList facts={spec.context} />
       ) : null}
       {spec.fields.map((f) => (
         <Field key={f.name} field={f} id={`${prefix}-${f.name}`} value={raw[f.name]} invalid={invalid(f)} errorsId={errorsId} onChange={(v) => set(f.name, v)} />

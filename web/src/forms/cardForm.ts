@@ -1,6 +1,7 @@
 // A tool's form card: an interrupt value with a `formType` (e.g. `{formType: "flight_booking",
 // title, context, fields: [...], responseSchema?}`), answered with Approve or Decline as
 // `{approved, values}`. Pure functions, no React.
+import { fieldBasics } from "../hitl";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -51,11 +52,9 @@ export function parseCardForm(value: unknown): CardSpec | null {
     );
     fields.push({
       name: f.name,
-      label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : f.name,
+      ...fieldBasics(f, f.name),
       type,
       options,
-      required: f.required === true,
-      description: typeof f.description === "string" ? f.description : undefined,
       defaultValue: f.default ?? f.defaultValue,
       currency: typeof f.currency === "string" ? f.currency : undefined,
       min: typeof f.min === "number" ? f.min : typeof f.minimum === "number" ? f.minimum : undefined,
