@@ -348,16 +348,26 @@ TEST(CreateAgent, ModelTokensStreamIntoMessagesMode) {
   EXPECT_EQ(streamed, "two words");
 }
 
-TEST(CreateAgent, HitlPausesOnceAndApprovalRunsTheTool) {
-  AgentOptions options =
-      options_with({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+// An agent whose echo calls are all reviewed, with memory checkpoints, replying `script`.
+std::shared_ptr<const CompiledGraph> agent_reviewing_echo(std::vector<Json> script) {
+  AgentOptions options = options_with(std::move(script));
   HumanInTheLoopOptions hitl;
   hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
   options.middleware = {make_human_in_the_loop(std::move(hitl))};
   options.checkpointer = make_memory_saver();
-  const auto agent = create_agent(std::move(options));
+  return create_agent(std::move(options));
+}
+
+RunConfig thread_t1() {
   RunConfig config;
   config.thread_id = "t1";
+  return config;
+}
+
+TEST(CreateAgent, HitlPausesOnceAndApprovalRunsTheTool) {
+  const auto agent =
+      agent_reviewing_echo({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  const RunConfig config = thread_t1();
   const RunResult paused = agent->invoke(input("go"), config);
   ASSERT_EQ(paused.interrupts.size(), 1u);
   EXPECT_EQ(paused.interrupts[0].value["action_requests"].size(), 2u);
@@ -447,15 +457,9 @@ TEST(CreateAgent, ADecisionOnTheSameRebuiltReviewIsApplied) {
 // A resume that also commits an AI message (Command{resume, update}: the resolved card kept in
 // the history, same superstep) must still apply the decisions to the calls that were reviewed.
 TEST(CreateAgent, AResumeWhoseUpdateAddsAnAiMessageStillDecidesTheReviewedCalls) {
-  AgentOptions options =
-      options_with({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
-  HumanInTheLoopOptions hitl;
-  hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
-  options.middleware = {make_human_in_the_loop(std::move(hitl))};
-  options.checkpointer = make_memory_saver();
-  const auto agent = create_agent(std::move(options));
-  RunConfig config;
-  config.thread_id = "t1";
+  const auto agent =
+      agent_reviewing_echo({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  const RunConfig config = thread_t1();
   ASSERT_EQ(agent->invoke(input("go"), config).interrupts.size(), 1u);
   Command resume;
   resume.resume =
