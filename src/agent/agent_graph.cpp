@@ -4,6 +4,7 @@
 #include <set>
 
 #include "agent/agent_toolbox.h"
+#include "agent/open_tool_turn.h"
 #include "tollgate/agent.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
@@ -174,7 +175,7 @@ struct AgentCore {
         answered.insert((*it)["tool_call_id"].get<std::string>());
       } else if (type == "ai") {
         const auto calls = it->find("tool_calls");
-        if (calls == it->end() || !calls->is_array()) break;
+        if (calls == it->end() || !calls->is_array() || calls->empty()) continue;  // see open_tool_turn
         for (const auto& call : *calls) {
           const std::string id = call.value("id", "");
           if (answered.count(id) != 0) continue;
@@ -205,9 +206,11 @@ struct AgentCore {
         }
       }
     }
+    // An AI message without calls ends the run, unless it follows a turn whose calls are still
+    // open (a resume that kept a resolved card in the history before the calls ran).
     if (last_ai == nullptr || !last_ai->contains("tool_calls") ||
         (*last_ai)["tool_calls"].empty()) {
-      return Route(exit);
+      if (agent::open_tool_turn(messages) == nullptr) return Route(exit);
     }
     if (!has_tools_node) return Route(exit);
     Route sends = pending_tool_sends(state);

@@ -4,6 +4,7 @@
 
 #include "agent/hitl_review.h"
 #include "agent/hitl_texts.h"
+#include "agent/open_tool_turn.h"
 #include "tollgate/error.h"
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
@@ -28,14 +29,16 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
   }
 
   std::optional<HookResult> after_model(const HookContext& ctx) const override {
-    const Json* ai = hitl::last_ai_message(ctx.state["messages"]);
+    // The model's turn; on a resume, the turn with the reviewed calls, which the resume's update
+    // may have followed with AI messages of its own (a resolved card kept in the history).
+    const Json* shown = resumed_interrupt_value(ctx.runtime);
+    const Json& history = ctx.state["messages"];
+    const Json* ai = shown != nullptr ? agent::open_tool_turn(history) : hitl::last_ai_message(history);
     hitl::ReviewBatch batch;
     if (ai != nullptr) batch = hitl::build_review_batch(policy_, *ai, &ctx.state, &ctx.runtime);
     // A decision answers the review stored when the run paused: this rebuilt one must match it
     // (also when it would now review nothing), else the decision is refused, not applied.
-    if (const Json* shown = resumed_interrupt_value(ctx.runtime); shown != nullptr) {
-      hitl::check_same_review(*shown, batch.request);
-    }
+    if (shown != nullptr) hitl::check_same_review(*shown, batch.request);
     if (batch.empty()) {
       // An earlier turn's edits must not apply to this turn's calls.
       const Json& edited = ctx.state[kEditedKey];

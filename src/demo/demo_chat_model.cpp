@@ -115,6 +115,8 @@ class DemoChatModel final : public ChatModel {
             pattern_options(false)),
         weather_(R"(\bweather\b.*?\b(?:in|for|at)\s+([A-Za-z][A-Za-z .'-]*))",
                  pattern_options(false)),
+        flight_(R"(\b(?:book|find|get)\b.*?\bflights?\b.*?\bto\s+([A-Za-z][A-Za-z .'-]*?)(?:\s+from\s+([A-Za-z][A-Za-z .'-]*))?\s*[.!?]*$)",
+                pattern_options(false)),
         task_(R"(\b(?:ask|have|let|get)\s+(?:the\s+)?([A-Za-z0-9_-]+)\s+(?:sub)?agent\s+(?:to\s+)?(.+))",
               pattern_options(false)),
         list_(R"(^\s*(?:please\s+)?(?:list|ls|show)\s+(?:me\s+)?(?:the\s+|all\s+)?files\b(?:\s+in\s+([^\s]+))?)",
@@ -244,6 +246,11 @@ class DemoChatModel final : public ChatModel {
         return PlannedCall{"read_file", {{"path", path}}};
       }
     }
+    if (RE2::PartialMatch(said, flight_, &a, &b)) {
+      Json args{{"to", title_case(trim_punctuation(a))}};
+      if (!b.empty()) args["from"] = title_case(trim_punctuation(b));
+      return PlannedCall{"book_flight", args};
+    }
     if (RE2::PartialMatch(said, weather_, &a)) {
       std::string city = trim_punctuation(a);
       // "weather in Paris today" -> "Paris": stop at common trailing words.
@@ -310,6 +317,7 @@ class DemoChatModel final : public ChatModel {
         {"delete_file", "\"please delete notes.txt\""},
         {"delete", "\"please delete notes.txt\""},
         {"execute_sql", "\"run SQL: SELECT * FROM users\" or \"how many users are there?\""},
+        {"book_flight", "\"book a flight to Lisbon\""},
         {"ls", "\"list the files\""},
         {"task", "\"ask the general-purpose agent to write a summary to /summary.txt\""},
     };
@@ -329,7 +337,7 @@ class DemoChatModel final : public ChatModel {
   }
 
   const RE2 sql_, select_, how_many_, email_address_, email_topic_, delete_, write_, create_, read_,
-      weather_, task_, list_;
+      weather_, flight_, task_, list_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "demo/book_flight.h"
 #include "tollgate/error.h"
 #include "tollgate/when_rules.h"
 
@@ -318,6 +319,7 @@ std::vector<Tool> DemoEnvironment::tools() const {
                      [](const Json&, const ToolContext&) -> Json {
                        return "The user approved the question without answering it.";
                      });
+  tools.push_back(make_book_flight_tool());
   return tools;
 }
 

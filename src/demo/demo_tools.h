@@ -11,6 +11,8 @@
 //                                        connection, so a misjudged write fails instead of
 //                                        slipping past the review policy
 //   ask_user{question}                   a question for the person; answered with `respond`
+//   book_flight{to,from?}                a booking form for the person (book_flight.h); books
+//                                        nothing unless approved
 //
 //   DemoEnvironment env("/tmp/demo");             // creates sandbox/notes.txt, demo.db, outbox.db
 //   auto agent = create_agent({.model = make_demo_model(), .tools = env.tools(),
@@ -42,7 +44,7 @@ class DemoEnvironment {
   std::filesystem::path database() const { return root_ / "demo.db"; }
   std::filesystem::path outbox() const { return root_ / "outbox.db"; }
 
-  // The seven demo tools, each with a JSON Schema of its arguments.
+  // The eight demo tools, each with a JSON Schema of its arguments.
   std::vector<Tool> tools() const;
 
  private:

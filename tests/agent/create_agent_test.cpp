@@ -348,16 +348,26 @@ TEST(CreateAgent, ModelTokensStreamIntoMessagesMode) {
   EXPECT_EQ(streamed, "two words");
 }
 
-TEST(CreateAgent, HitlPausesOnceAndApprovalRunsTheTool) {
-  AgentOptions options =
-      options_with({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+// An agent whose echo calls are all reviewed, with memory checkpoints, replying `script`.
+std::shared_ptr<const CompiledGraph> agent_reviewing_echo(std::vector<Json> script) {
+  AgentOptions options = options_with(std::move(script));
   HumanInTheLoopOptions hitl;
   hitl.interrupt_on = parse_interrupt_on({{"echo", true}});
   options.middleware = {make_human_in_the_loop(std::move(hitl))};
   options.checkpointer = make_memory_saver();
-  const auto agent = create_agent(std::move(options));
+  return create_agent(std::move(options));
+}
+
+RunConfig thread_t1() {
   RunConfig config;
   config.thread_id = "t1";
+  return config;
+}
+
+TEST(CreateAgent, HitlPausesOnceAndApprovalRunsTheTool) {
+  const auto agent =
+      agent_reviewing_echo({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  const RunConfig config = thread_t1();
   const RunResult paused = agent->invoke(input("go"), config);
   ASSERT_EQ(paused.interrupts.size(), 1u);
   EXPECT_EQ(paused.interrupts[0].value["action_requests"].size(), 2u);
@@ -442,6 +452,25 @@ TEST(CreateAgent, ADecisionOnTheSameRebuiltReviewIsApplied) {
   resume.resume = Json{{"decisions", {{{"type", "approve"}}}}};
   const Json messages = agent->invoke(resume, config).values["messages"];
   EXPECT_EQ(messages[2]["content"], "echo: x");
+}
+
+// A resume that also commits an AI message (Command{resume, update}: the resolved card kept in
+// the history, same superstep) must still apply the decisions to the calls that were reviewed.
+TEST(CreateAgent, AResumeWhoseUpdateAddsAnAiMessageStillDecidesTheReviewedCalls) {
+  const auto agent =
+      agent_reviewing_echo({reply_with_calls("ai-1", {call("c1", "x"), call("c2", "y")}), Json("done")});
+  const RunConfig config = thread_t1();
+  ASSERT_EQ(agent->invoke(input("go"), config).interrupts.size(), 1u);
+  Command resume;
+  resume.resume =
+      Json{{"decisions", {{{"type", "approve"}}, {{"type", "respond"}, {"message", "answered"}}}}};
+  resume.update = Json{{"messages", {ai_message("Resolved: echo x approved, echo y answered.", Json::array(), "card-1")}}};
+  const RunResult done = agent->invoke(resume, config);
+  EXPECT_TRUE(done.interrupts.empty());
+  std::vector<std::string> texts;
+  for (const Json& m : done.values["messages"]) texts.push_back(message_text(m));
+  EXPECT_EQ(texts, (std::vector<std::string>{"go", "", "Resolved: echo x approved, echo y answered.",
+                                             "answered", "echo: x", "done"}));
 }
 
 TEST(PatchToolCalls, AnswersMalformedToolCallsOfTheHistory) {

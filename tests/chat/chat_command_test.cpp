@@ -143,7 +143,7 @@ TEST_F(ChatCommandTest, PolicyFileNamingAnUnknownToolFailsWithTheKnownOnes) {
   std::stringstream text;
   text << err.rdbuf();
   EXPECT_NE(text.str().find("interrupt_on.send_mail: unknown tool 'send_mail' (the agent's tools: "
-                            "ask_user, delete_file, execute_sql, read_file, send_email, "
+                            "ask_user, book_flight, delete_file, execute_sql, read_file, send_email, "
                             "weather_search, write_file)"),
             std::string::npos)
       << text.str();

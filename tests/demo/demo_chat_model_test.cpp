@@ -11,7 +11,8 @@ namespace {
 std::vector<ToolSpec> demo_tools() {
   std::vector<ToolSpec> tools;
   for (const char* name :
-       {"weather_search", "send_email", "read_file", "write_file", "delete_file", "execute_sql"}) {
+       {"weather_search", "send_email", "read_file", "write_file", "delete_file", "execute_sql",
+        "book_flight"}) {
     tools.push_back(ToolSpec{name, "", Json{{"type", "object"}}});
   }
   return tools;
@@ -76,6 +77,17 @@ TEST(DemoChatModelTest, WeatherRequestCallsWeatherSearchWithTheCity) {
   EXPECT_EQ(call["name"], "weather_search");
   EXPECT_EQ(call["args"], Json({{"city", "Paris"}}));
   EXPECT_EQ(call["type"], "tool_call");
+}
+
+TEST(DemoChatModelTest, BookingAFlightCallsBookFlightWithTheDestination) {
+  Json call = only_call(ask("Please book a flight to lisbon."));
+  EXPECT_EQ(call["name"], "book_flight");
+  EXPECT_EQ(call["args"], Json({{"to", "Lisbon"}}));
+}
+
+TEST(DemoChatModelTest, BookingAFlightFromACityPassesBothCities) {
+  Json call = only_call(ask("book me a flight to Porto from Madrid"));
+  EXPECT_EQ(call["args"], Json({{"to", "Porto"}, {"from", "Madrid"}}));
 }
 
 TEST(DemoChatModelTest, WeatherCityDropsTrailingTimeWords) {

@@ -62,7 +62,7 @@ TEST_F(DemoToolsTest, EveryToolHasAnObjectSchema) {
   }
   EXPECT_EQ(names,
             (std::vector<std::string>{"weather_search", "send_email", "read_file", "write_file",
-                                      "delete_file", "execute_sql", "ask_user"}));
+                                      "delete_file", "execute_sql", "ask_user", "book_flight"}));
 }
 
 TEST_F(DemoToolsTest, WeatherIsDeterministicPerCity) {

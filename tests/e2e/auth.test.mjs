@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
-import { say } from "./steps.mjs";
+import { say, checkAccessibility } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -16,7 +16,8 @@ const skip = KIND === "tollgate" ? false : "API-key users exist only on the toll
 const ALICE = { id: "alice", name: "Alice Archer", roles: ["user"], key: "e2e-alice-5f0c1a9e7b3d42c8a61e0f9d2b7c4a13" };
 const BOB = { id: "bob", roles: ["user"], key: "e2e-bob-9a2e7c4b1d0f48e6b3a5c7d9e1f20468" };
 const RITA = { id: "rita", name: "Rita Reviewer", roles: ["reviewer"], key: "e2e-rita-3c8f1e6a0b9d47f2a5e4c1b7d0938a62" };
-const USERS = [ALICE, BOB, RITA];
+const RAY = { id: "ray", roles: ["reviewer"], key: "e2e-ray-7d1b0c5e9f2a48b6c3e0d8a1f4b72c95" };
+const USERS = [ALICE, BOB, RITA, RAY];
 let env;
 
 before(async () => {
@@ -28,11 +29,11 @@ after(async () => {
   await env?.stop();
 });
 
-async function open(hash = "", viewport = { width: 1280, height: 860 }) {
+async function open(hash = "", viewport = { width: 1280, height: 860 }, assistant = undefined) {
   const context = await env.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
-  await page.goto(`${env.base}#${hash}`);
+  await page.goto(`${assistant ? env.baseFor(assistant) : env.base}#${hash}`);
   return page;
 }
 
@@ -46,8 +47,8 @@ async function enterKey(page, key) {
 }
 
 /** A new browser signed in as `user`, its header showing who. */
-async function signedIn(user, hash = "", viewport = undefined) {
-  const page = await open(hash, viewport);
+async function signedIn(user, hash = "", viewport = undefined, assistant = undefined) {
+  const page = await open(hash, viewport, assistant);
   await enterKey(page, user.key);
   await page.getByTestId("identity").waitFor();
   return page;
@@ -76,6 +77,7 @@ test("with auth on, the console opens on a sign-in screen", { skip }, async () =
   assert.equal(await button(page, "Sign in").count(), 1);
   assert.equal(await page.getByTestId("inbox-link").count(), 0);
   await page.screenshot({ path: join(shots, "sign-in.png") });
+  await checkAccessibility(page, "the sign-in screen");
   await page.context().close();
 });
 
@@ -144,6 +146,55 @@ test("a user sees only their own threads; a reviewer sees another user's paused 
   await entry.waitFor();
   assert.equal(await entry.getAttribute("data-outcome"), "applied");
   for (const p of [alice, bob, rita]) await p.context().close();
+});
+
+test("the inbox shows each review's agent, tool, wait and approvals; approvals are counted one reviewer at a time", { skip }, async () => {
+  const alice = await signedIn(ALICE, "", undefined, "guarded");
+  const threadId = await pausedThread(alice, "delete the old file");
+  // Alice started the thread and the rule is self_approval false: she may reject, not approve.
+  const own = alice.getByTestId("action-card").first();
+  assert.match(await own.getByTestId("not-yours").innerText(), /may not approve or edit its action \(rule self_approval is off\); you may reject it/);
+  assert.equal(await button(own, "Approve").count(), 0);
+  assert.equal(await button(own, "Reject").count(), 1);
+  assert.equal(await own.getByTestId("approvals").innerText(), "0 of 2 approvals");
+
+  const rita = await signedIn(RITA, "/inbox");
+  const item = rita.locator(`[data-thread="${threadId}"]`);
+  await item.waitFor();
+  const text = await item.innerText();
+  for (const re of [/delete_file/, /agent guarded/, /started by alice/, /waiting \d+s/, /0 of 2 approvals/]) assert.match(text, re);
+  await rita.screenshot({ path: join(shots, "inbox-details.png") });
+  await checkAccessibility(rita, "the inbox with approvals");
+  await item.click();
+  const card = rita.getByTestId("action-card").first();
+  await button(card, "Approve").click();
+  // One approval of two: recorded, the run stays paused, and Rita may not approve twice.
+  await card.getByTestId("approvals").getByText("1 of 2 approvals (by rita)").waitFor();
+  assert.match(await card.getByTestId("not-yours").innerText(), /You approved this already; it needs 1 more approval from another reviewer\./);
+  assert.equal(await button(card, "Approve").count(), 0);
+  await card.scrollIntoViewIfNeeded();
+  await rita.screenshot({ path: join(shots, "card-approved-once.png") });
+  await checkAccessibility(rita, "a card approved once of two");
+
+  const ray = await signedIn(RAY, "/inbox");
+  const rayItem = ray.locator(`[data-thread="${threadId}"]`);
+  await rayItem.getByText(/1 of 2 approvals/).waitFor();
+  await rayItem.click();
+  await button(ray.getByTestId("action-card").first(), "Approve").click();
+  await ray.getByTestId("msg-ai").getByText(/^All done\./).waitFor();
+  for (const p of [alice, rita, ray]) await p.context().close();
+});
+
+test("a card only another role may decide says why instead of offering buttons", { skip }, async () => {
+  const alice = await signedIn(ALICE, "", undefined, "guarded");
+  const threadId = await pausedThread(alice, "email alice the numbers");
+  const card = alice.getByTestId("action-card").first();
+  assert.equal(await card.getByTestId("not-yours").innerText(), "You may not decide this: it is for the admin role (rule reviewers).");
+  assert.equal(await card.getByRole("button").count(), 0);
+  await alice.getByTestId("inbox-link").click();
+  const item = alice.locator(`[data-thread="${threadId}"]`);
+  await item.getByText(/it is for the admin role/).waitFor();
+  await alice.context().close();
 });
 
 test("the audit log names the reviewer who decided", { skip }, async () => {

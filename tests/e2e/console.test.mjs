@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startAll, root } from "./harness.mjs";
-import { say } from "./steps.mjs";
+import { say, checkAccessibility } from "./steps.mjs";
 
 const shots = process.env.TOLLGATE_E2E_SCREENSHOTS ?? join(root, "docs", "images");
 const T = 20000;
@@ -78,6 +78,8 @@ const button = (scope, name) => scope.getByRole("button", { name, exact: true })
 const finalAnswer = (page, re = /^All done\./) => page.getByTestId("msg-ai").getByText(re).waitFor();
 /** No action card is left (the last one goes once the run's final state has arrived). */
 const noCards = (page) => page.getByTestId("action-card").first().waitFor({ state: "detached" });
+/** No form card is pending any more. */
+const noForms = (page) => page.getByTestId("form-card").first().waitFor({ state: "detached" });
 
 /** The thread's status once no run is busy on it (a run may still be closing after its last event). */
 async function threadStatus(threadId) {
@@ -99,8 +101,11 @@ test("approve runs the tool and the agent finishes", async () => {
   for (const name of ["Approve", "Edit", "Reject", "Respond"]) assert.equal(await button(c, name).count(), 1, name);
   await button(c, "Approve").scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, "chat-pending.png") });
+  await checkAccessibility(page, "a pending card");
   await button(c, "Approve").click();
   await finalAnswer(page);
+  await noCards(page);
+  await checkAccessibility(page, "the chat after the run");
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.emailed("alice@example.com"));
   await noCards(page);
   assert.equal(await threadStatus(threadOf(page)), "idle");
@@ -124,12 +129,42 @@ test("edit shows invalid JSON and schema errors in place, then sends edited_acti
   assert.equal(await run.isDisabled(), true);
   await c.getByRole("button", { name: "Cancel" }).scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, "edit-inline-error.png") });
+  await checkAccessibility(page, "the argument editor with errors");
   await editor.fill('{"to": "bob@example.com", "subject": "Edited subject", "body": "See you at the review."}');
   await c.getByTestId("edit-errors").getByText(/./).waitFor({ state: "detached" });
   await run.click();
   await finalAnswer(page);
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.emailed("bob@example.com"));
   assert.deepEqual(sent, [{ decisions: [{ type: "edit", edited_action: { name: "send_email", args: { to: "bob@example.com", subject: "Edited subject", body: "See you at the review." } } }] }]);
+  await page.context().close();
+});
+
+test("an edited call shows the arguments that ran, with the proposal diff-style beside", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await pauseWith(page, "email alice, then let me edit it");
+  const c = card(page);
+  await button(c, "Edit").click();
+  await c.locator("textarea").fill('{"to": "bob@example.com", "subject": "Quarterly report", "body": "Hi Bob, the report is attached."}');
+  await c.getByRole("button", { name: "Run with these arguments" }).click();
+  await finalAnswer(page);
+  const step = page.getByTestId("tool-step").last();
+  const edited = step.getByTestId("edited-call");
+  await edited.waitFor();
+  assert.deepEqual(JSON.parse(await edited.getByTestId("ran-args").innerText()), { to: "bob@example.com", subject: "Quarterly report", body: "Hi Bob, the report is attached." });
+  // In the proposal's key order (the server keeps JSON objects with sorted keys).
+  assert.deepEqual((await edited.getByTestId("proposed-diff").innerText()).split("\n").filter(Boolean), [
+    '- body: "Hi Alice, the report is attached."',
+    '+ body: "Hi Bob, the report is attached."',
+    '  subject: "Quarterly report"',
+    '- to: "alice@example.com"',
+    '+ to: "bob@example.com"',
+  ]);
+  assert.match(await step.getByTestId("tool-result").innerText(), fx.emailed("bob@example.com"));
+  await page.reload();
+  await page.getByTestId("tool-step").last().getByTestId("edited-call").waitFor();
+  await page.getByTestId("tool-step").last().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, "edited-call.png") });
+  await checkAccessibility(page, "an edited call");
   await page.context().close();
 });
 
@@ -140,6 +175,7 @@ test("reject sends the reason, the tool does not run and the agent sees the reas
   const c = card(page);
   await button(c, "Reject").click();
   await c.getByLabel(/Reason/).fill("Not before the review meeting");
+  await checkAccessibility(page, "the reject form");
   await c.getByRole("button", { name: "Confirm reject" }).click();
   // The scripted model's last reply quotes the tool results it was given.
   await finalAnswer(page, /^All done\. .*Not before the review meeting/);
@@ -252,6 +288,7 @@ test("the inbox lists paused threads oldest first and opens them", async () => {
   assert.match(await item.innerText(), /delete_file/);
   assert.match(await item.innerText(), /waiting \d+/);
   await inbox.screenshot({ path: join(shots, "inbox.png") });
+  await checkAccessibility(inbox, "the inbox");
   await item.click();
   await card(inbox).waitFor();
   assert.match(await card(inbox).innerText(), /delete_file/);
@@ -288,6 +325,115 @@ test("a form raised inside a tool renders as a form and its answer reaches the t
   await page.context().close();
 });
 
+const formCard = (page) => page.getByTestId("form-card");
+
+test("a tool's form card renders each field kind with its defaults and checks the response schema in place", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await say(page, "book a flight to Lisbon for me");
+  const form = formCard(page);
+  await form.waitFor();
+  assert.equal(await form.getAttribute("data-form-type"), "flight_booking");
+  assert.equal(await form.getByTestId("flight-route").innerText(), "✈ Berlin → Lisbon", "the formType's own renderer");
+  assert.equal(await form.getByRole("heading", { name: "Book a flight to Lisbon" }).count(), 1);
+  const control = (label) => form.getByLabel(label, { exact: true });
+  assert.deepEqual(
+    await Promise.all(["Traveller", "Departure date", "Cabin", "Passengers", "Budget", "Notes for the agent"].map((l) => control(l).evaluate((el) => [el.tagName.toLowerCase(), el.getAttribute("type"), el.value]))),
+    [["input", "text", ""], ["input", "date", "2027-01-15"], ["select", null, "economy"], ["input", "number", "1"], ["input", "number", "400"], ["textarea", null, ""]],
+  );
+  assert.equal(await control("Window seat").isChecked(), true);
+  assert.equal(await form.getByText("EUR", { exact: true }).count(), 1);
+  const approve = button(form, "Approve");
+  assert.equal(await approve.isDisabled(), true);
+  await form.getByTestId("form-errors").getByText("Traveller is required").waitFor();
+  await control("Traveller").fill("Ana Reis");
+  await control("Passengers").fill("12");
+  await form.getByTestId("form-errors").getByText("passengers must be <= 9").waitFor();
+  assert.equal(await approve.isDisabled(), true);
+  assert.equal(await control("Passengers").getAttribute("aria-invalid"), "true");
+  await page.screenshot({ path: join(shots, "form-card.png") });
+  await checkAccessibility(page, "a form card with an error");
+  await control("Passengers").fill("2");
+  await form.getByTestId("form-errors").getByText(/./).waitFor({ state: "detached" });
+  assert.equal(await approve.isDisabled(), false);
+  await page.context().close();
+});
+
+test("an approved form card sends {approved, values}, the tool books it, and the resolved card stays after a reload", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await say(page, "book a flight to Lisbon in january");
+  const form = formCard(page);
+  await form.waitFor();
+  const sent = resumes(page);
+  const control = (label) => form.getByLabel(label, { exact: true });
+  await control("Traveller").fill("Ana Reis");
+  await control("Cabin").selectOption("business");
+  await control("Passengers").fill("2");
+  await control("Budget").fill("950.5");
+  await control("Window seat").uncheck();
+  await control("Notes for the agent").fill("Aisle if possible");
+  await button(form, "Approve").click();
+  await finalAnswer(page);
+  assert.match(await page.getByTestId("tool-result").last().innerText(),
+    /^Booked Berlin to Lisbon on 2027-01-15 for Ana Reis, business, 2 passengers, budget 950\.5 EUR\. Notes: Aisle if possible$/);
+  assert.deepEqual(sent, [{ approved: true, values: { traveller: "Ana Reis", date: "2027-01-15", cabin: "business", passengers: 2, budget: 950.5, window_seat: false, notes: "Aisle if possible" } }]);
+  await noForms(page);
+  const kept = page.getByTestId("resolved-card");
+  assert.equal(await kept.getAttribute("data-approved"), "true");
+  await page.reload();
+  await finalAnswer(page);
+  assert.equal(await kept.count(), 1, "the resolved card is part of the thread");
+  assert.match(await kept.innerText(), /Book a flight to Lisbon[\s\S]*Approved[\s\S]*traveller\s*Ana Reis/);
+  await kept.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(shots, "form-resolved.png") });
+  await checkAccessibility(page, "a resolved form card");
+  await page.context().close();
+});
+
+test("a declined form card books nothing and stays in the thread as declined", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  await say(page, "book a flight to Lisbon, or not");
+  const form = formCard(page);
+  await form.waitFor();
+  const sent = resumes(page);
+  await button(form, "Decline").click();
+  await finalAnswer(page);
+  assert.equal(await page.getByTestId("tool-result").last().innerText(), "The person declined the booking of a flight from Berlin to Lisbon.");
+  assert.equal(sent[0].approved, false);
+  await page.reload();
+  await finalAnswer(page);
+  assert.equal(await page.getByTestId("resolved-card").getAttribute("data-approved"), "false");
+  await page.context().close();
+});
+
+test("a review's deadline counts down, is red when close, and the expired card offers no decision", { skip: onlyOn("tollgate") }, async () => {
+  const page = await open();
+  // The server's review expiry (review_configs[i].expires_at) is not in this server yet: the
+  // thread as the server sends it gets a deadline eight seconds ahead, the rest is untouched.
+  const expiresAt = new Date(Date.now() + 8000).toISOString();
+  await page.route(/\/threads\/[0-9a-f-]+$/, async (route) => {
+    if (route.request().method() !== "GET") return route.continue();
+    const response = await route.fetch();
+    const thread = await response.json();
+    for (const list of Object.values(thread.interrupts ?? {})) {
+      for (const i of list) for (const c of i.value?.review_configs ?? []) c.expires_at = expiresAt;
+    }
+    await route.fulfill({ response, json: thread });
+  });
+  await pauseWith(page, "email alice before the deadline");
+  const deadline = card(page).getByTestId("deadline");
+  assert.equal(await deadline.getAttribute("data-state"), "close");
+  assert.match(await deadline.innerText(), /^Decide within \d s \(by /);
+  assert.equal(await deadline.evaluate((el) => getComputedStyle(el).color), "rgb(185, 28, 28)");
+  await page.screenshot({ path: join(shots, "deadline-close.png") });
+  await checkAccessibility(page, "a card with a close deadline");
+  await card(page).locator('[data-testid="deadline"][data-state="expired"]').waitFor({ timeout: 15000 });
+  assert.match(await deadline.innerText(), /^Expired at .*: the server no longer takes a decision on this review\.$/);
+  assert.equal(await card(page).getByRole("button").count(), 0, "no decision is offered");
+  await page.screenshot({ path: join(shots, "deadline-expired.png") });
+  await checkAccessibility(page, "an expired card");
+  await page.context().close();
+});
+
 test("camelCase payloads are read and answered in camelCase", async () => {
   const page = await open("", { assistant: fx.camel.assistant });
   await pauseWith(page, fx.camel.prompt);
@@ -313,6 +459,7 @@ test("any other interrupt value is shown as JSON and answered as text or JSON", 
   await box.getByText("Will be sent as JSON.").waitFor();
   await box.getByLabel(/Your answer/).fill("blue");
   await box.getByText("Will be sent as text.").waitFor();
+  await checkAccessibility(page, "a free answer");
   await box.getByRole("button", { name: "Send answer" }).click();
   await finalAnswer(page, fx.plain.done);
   assert.match(await page.getByTestId("tool-result").last().innerText(), fx.plain.result);
@@ -329,6 +476,7 @@ test("phone width: the pending card fits and is decided with the keyboard alone"
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.equal(overflow, 0, "no sideways scrolling");
   await page.screenshot({ path: join(shots, "phone.png") });
+  await checkAccessibility(page, "a pending card at phone width");
   // Tab from the top of the page until the Approve button has the focus.
   await page.locator("body").focus();
   let reached = false;
@@ -428,5 +576,6 @@ test("the audit log lists each decision with what was pending and its outcome, r
   assert.match(await entries.nth(0).innerText(), /delete_file[\s\S]*decided: approve/);
   assert.equal(await entries.nth(1).getAttribute("data-outcome"), "refused");
   assert.match(await entries.nth(1).innerText(), /decided: respond "done by hand"[\s\S]*not allowed/);
+  await checkAccessibility(page, "the audit log");
   await page.context().close();
 });

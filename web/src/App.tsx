@@ -191,7 +191,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
           </div>
         )}
         {route.view === "inbox" ? (
-          <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} />
+          <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} viewer={identity ? { id: identity.id, roles: identity.roles } : null} agentName={assistantName} />
         ) : route.view === "audit" ? (
           <AuditLog key={chatSession} apiUrl={apiUrl} apiKey={apiKey} onOpen={openThread} />
         ) : (
@@ -216,10 +216,11 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
             <Chat
               key={chatSession}
               apiUrl={apiUrl}
+              apiKey={apiKey}
               client={client}
               threadId={currentThreadId}
               assistantId={assistantId}
-              me={identity?.id ?? null}
+              viewer={identity ? { id: identity.id, roles: identity.roles } : null}
               onThreadId={(id) => {
                 if (id !== currentThreadId) window.location.hash = `/t/${encodeURIComponent(id)}`;
               }}

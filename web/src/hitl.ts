@@ -13,6 +13,18 @@ export interface ActionView {
   description?: string;
   allowed: DecisionType[];
   argsSchema?: Record<string, unknown>;
+  /** Who may decide (`reviewers`); absent: the server's default (owner, reviewers, admins). */
+  reviewers?: string[];
+  /** `self_approval` (default true): false means the thread's owner may not approve or edit. */
+  selfApproval: boolean;
+  /** `approvals_required` (default 1). */
+  approvalsRequired: number;
+  /** The approvals collected so far (`approvals`, added by the server). */
+  approvals: { by: string; at?: string }[];
+  /** When the review was opened (`created_at`), ISO 8601, when the server says. */
+  createdAt?: string;
+  /** When the review expires (`expires_at`), ISO 8601, when it has a deadline. */
+  expiresAt?: string;
 }
 
 export interface HitlRequest {
@@ -63,12 +75,26 @@ export function parseHitl(value: unknown, styleHint?: KeyStyle): HitlRequest | n
       : DEFAULT_ALLOWED;
     const schema = config ? (config.args_schema ?? config.argsSchema) : undefined;
     const args = req.args ?? req.arguments;
+    const pick = (snake: string, camel: string) => (config ? (config[snake] ?? config[camel]) : undefined);
+    const reviewers = pick("reviewers", "reviewers");
+    const required = pick("approvals_required", "approvalsRequired");
+    const approvals = pick("approvals", "approvals");
+    const created = pick("created_at", "createdAt");
+    const expires = pick("expires_at", "expiresAt");
     return {
       name,
       args: isObj(args) ? args : {},
       description: typeof req.description === "string" ? req.description : undefined,
       allowed,
       argsSchema: isObj(schema) ? schema : undefined,
+      reviewers: Array.isArray(reviewers) ? reviewers.filter((r): r is string => typeof r === "string") : undefined,
+      selfApproval: pick("self_approval", "selfApproval") !== false,
+      approvalsRequired: typeof required === "number" && required >= 1 ? Math.floor(required) : 1,
+      approvals: Array.isArray(approvals)
+        ? approvals.filter(isObj).map((a) => ({ by: String(a.by ?? "?"), at: typeof a.at === "string" ? a.at : undefined }))
+        : [],
+      createdAt: typeof created === "string" ? created : undefined,
+      expiresAt: typeof expires === "string" ? expires : undefined,
     };
   });
   return { style, actions };
@@ -114,6 +140,15 @@ export interface FormSpec {
   extra: Obj;
 }
 
+/** What every kind of form field has: its label (`label`, else `title`, else its name), `required`, `description`. */
+export function fieldBasics(f: Obj, name: string): { label: string; required: boolean; description?: string } {
+  return {
+    label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : name,
+    required: f.required === true,
+    description: typeof f.description === "string" ? f.description : undefined,
+  };
+}
+
 /** Parses a tool's form interrupt (`{fields: [{name, type?, label?, ...}]}`); null when not a form. */
 export function parseForm(value: unknown): FormSpec | null {
   if (!isObj(value) || !Array.isArray(value.fields) || value.fields.length === 0) return null;
@@ -129,11 +164,9 @@ export function parseForm(value: unknown): FormSpec | null {
         : "string";
     fields.push({
       name: f.name,
-      label: typeof f.label === "string" ? f.label : typeof f.title === "string" ? f.title : f.name,
+      ...fieldBasics(f, f.name),
       type,
       options,
-      required: f.required === true,
-      description: typeof f.description === "string" ? f.description : undefined,
       defaultValue: f.default,
     });
   }

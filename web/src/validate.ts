@@ -24,9 +24,9 @@ function compile(schema: Record<string, unknown>): ValidateFunction | Error {
   return fn;
 }
 
-function describe(e: ErrorObject): string {
-  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : "arguments";
-  if (e.keyword === "required") return `${where === "arguments" ? "" : where + "."}${String(e.params.missingProperty)} is required`;
+function describe(e: ErrorObject, whole = "arguments"): string {
+  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, ".") : whole;
+  if (e.keyword === "required") return `${where === whole ? "" : where + "."}${String(e.params.missingProperty)} is required`;
   if (e.keyword === "additionalProperties") return `${String(e.params.additionalProperty)} is not an allowed field`;
   return `${where} ${e.message ?? "is invalid"}`;
 }
@@ -46,5 +46,16 @@ export function checkArgs(text: string, schema?: Record<string, unknown>): ArgsC
   const fn = compile(schema);
   if (fn instanceof Error) return { args, errors: [] }; // an unusable schema must not block the reviewer
   if (fn(args)) return { args, errors: [] };
-  return { errors: (fn.errors ?? []).map(describe) };
+  return { errors: (fn.errors ?? []).map((e) => describe(e)) };
+}
+
+/**
+ * Checks a form's values against the response schema its interrupt declares: one sentence per
+ * violation, naming the field ("passengers must be <= 9"). No schema, or an unusable one: none.
+ */
+export function checkValues(values: Record<string, unknown>, schema?: Record<string, unknown>): string[] {
+  if (!schema) return [];
+  const fn = compile(schema);
+  if (fn instanceof Error || fn(values)) return [];
+  return (fn.errors ?? []).map((e) => describe(e, "the answer"));
 }

@@ -2,6 +2,8 @@
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { ActionView, Decision, DecisionType } from "../hitl";
 import { checkArgs } from "../validate";
+import { approvalsText, type Verdict } from "../reviewRules";
+import { DeadlineView, useSecondNow } from "./Deadline";
 
 type Mode = "idle" | "edit" | "reject" | "respond";
 
@@ -10,13 +12,15 @@ interface Props {
   index: number;
   total: number;
   decision: Decision | null;
+  /** What the signed-in person may decide here, and why not the rest. */
+  verdict: Verdict;
   disabled: boolean;
   onDecide: (d: Decision | null) => void;
 }
 
 const LABEL: Record<DecisionType, string> = { approve: "Approve", edit: "Edit", reject: "Reject", respond: "Respond" };
 
-export function ActionCard({ action, index, total, decision, disabled, onDecide }: Props) {
+export function ActionCard({ action, index, total, decision, verdict, disabled, onDecide }: Props) {
   const [mode, setMode] = useState<Mode>("idle");
   const pretty = useMemo(() => JSON.stringify(action.args, null, 2), [action.args]);
   const [draft, setDraft] = useState(pretty);
@@ -30,7 +34,12 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
     if (mode !== "idle") firstField.current?.focus();
   }, [mode]);
 
-  const allows = (d: DecisionType) => action.allowed.includes(d);
+  const expiresAt = action.expiresAt ? Date.parse(action.expiresAt) : NaN;
+  const now = useSecondNow(!Number.isNaN(expiresAt));
+  const expired = !Number.isNaN(expiresAt) && expiresAt <= now;
+  const may = expired ? [] : verdict.may;
+  const allows = (d: DecisionType) => may.includes(d);
+  const approvals = approvalsText(action);
   const open = (m: Mode) => {
     setMode(m);
     if (m === "edit") setDraft(decision?.type === "edit" ? JSON.stringify(decision.args, null, 2) : pretty);
@@ -42,7 +51,7 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
   };
 
   return (
-    <article className={`card action${decision ? " decided" : ""}`} aria-labelledby={titleId} data-testid="action-card">
+    <article className={`card action${decision ? " decided" : ""}${expired ? " expired" : ""}`} aria-labelledby={titleId} data-testid="action-card">
       <header className="card-head">
         <h3 id={titleId}>
           <span className="tool-name">{action.name}</span>
@@ -52,8 +61,20 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
       </header>
       {action.description && <p className="description">{shortDescription(action.description, action.name)}</p>}
       <pre className="args" aria-label={`Arguments of ${action.name}`}>{pretty}</pre>
+      {approvals && (
+        <p className="approvals" data-testid="approvals">
+          {approvals}
+          {action.approvals.length > 0 && <span className="muted"> (by {action.approvals.map((a) => a.by).join(", ")})</span>}
+        </p>
+      )}
+      {!Number.isNaN(expiresAt) && <DeadlineView expiresAt={expiresAt} now={now} />}
+      {verdict.why && !expired && (
+        <p className="notice" data-testid="not-yours">
+          {verdict.why}
+        </p>
+      )}
 
-      {mode === "idle" && (
+      {mode === "idle" && may.length > 0 && (
         <div className="actions" role="group" aria-label={`Decide on ${action.name}`}>
           {allows("approve") && (
             <button className="btn primary" disabled={disabled} onClick={() => done({ type: "approve" })}>
@@ -84,7 +105,7 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
         </div>
       )}
 
-      {mode === "edit" && (
+      {mode === "edit" && !expired && (
         <form
           className="editor"
           onSubmit={(e) => {
@@ -124,7 +145,7 @@ export function ActionCard({ action, index, total, decision, disabled, onDecide 
         </form>
       )}
 
-      {(mode === "reject" || mode === "respond") && (
+      {(mode === "reject" || mode === "respond") && !expired && (
         <form
           className="editor"
           onSubmit={(e) => {

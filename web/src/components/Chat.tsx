@@ -5,17 +5,22 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { describeError, httpStatusOf, since } from "../api";
-import { keyStyleOf } from "../hitl";
+import { keyStyleOf, parseHitl } from "../hitl";
 import { InterruptView, type PendingInterrupt } from "./Interrupts";
 import { MessageList } from "./Messages";
+import type { Viewer } from "../reviewRules";
+import { editedCalls, type AuditDecision, type EditedCall } from "../editedCalls";
+import { apiFetch } from "../session";
 
 interface Props {
   apiUrl: string;
+  /** The tab's API key, for the plain fetch of the thread's audit entries. */
+  apiKey: string | null;
   client: Client;
   threadId: string | null;
   assistantId: string;
-  /** The signed-in identity's id (null without auth): another owner's turns are named. */
-  me: string | null;
+  /** The signed-in identity (null without auth): another owner's turns are named, rules applied. */
+  viewer: Viewer | null;
   onThreadId: (id: string) => void;
   onChanged: () => void;
   now: number;
@@ -33,7 +38,8 @@ interface StreamLike {
 
 type RawInterrupt = { id?: string; value?: unknown };
 
-export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, onChanged, now }: Props) {
+export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, onThreadId, onChanged, now }: Props) {
+  const me = viewer?.id ?? null;
   const [thread, setThread] = useState<Thread | null>(null);
   // A thread keeps the agent it was started with (the server records it in its metadata).
   const threadMeta = thread && thread.thread_id === threadId ? (thread.metadata as Record<string, unknown> | null) : null;
@@ -98,9 +104,23 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
     }
   }, [client, threadId, apiUrl, me]);
 
+  // The edits reviewers made on this thread (the audit log keeps what ran); a server without
+  // an audit log, or a thread no longer visible, simply has none.
+  const [edits, setEdits] = useState<Map<string, EditedCall>>(() => new Map());
+  const loadEdits = useCallback(async () => {
+    if (!threadId) return;
+    try {
+      const r = await apiFetch(apiUrl, apiKey, `/audit?thread_id=${encodeURIComponent(threadId)}&limit=1000`);
+      if (r.ok) setEdits(editedCalls((await r.json()) as AuditDecision[]));
+    } catch {
+      /* no audit log here: the proposal is all there is to show */
+    }
+  }, [apiUrl, apiKey, threadId]);
+
   useEffect(() => {
     if (!stream.isLoading) {
       void loadThread();
+      void loadEdits();
       onChanged();
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -125,12 +145,14 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
     endRef.current?.scrollIntoView?.({ block: "end" });
   }, [stream.messages?.length, interruptKey, pending.length]);
 
-  const resume = (index: number, value: unknown) => {
+  const resume = (index: number, value: unknown, keep?: Record<string, unknown>) => {
     setLocalError("");
     decided.current = true;
     const target = pending[index];
     const resumeValue = pending.length > 1 && target.id ? { [target.id]: value } : value;
-    const command = target.breakpoint ? undefined : { command: { resume: resumeValue } };
+    // A resolved form card is committed with the answer, in the same superstep.
+    const update = keep ? { update: { messages: [keep] } } : {};
+    const command = target.breakpoint ? undefined : { command: { resume: resumeValue, ...update } };
     Promise.resolve(stream.submit(null, command)).catch((e: unknown) => setLocalError(describeError(e, apiUrl)));
   };
 
@@ -150,16 +172,26 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
   useEffect(() => {
     if (localError || streamError) setAttempt((a) => a + 1);
   }, [localError, streamError]);
-  const waiting = thread?.status === "interrupted" ? since(thread.updated_at, now) : "";
+  // Counted from the review's opening when the server says (an approval that is not yet enough
+  // updates the thread), else from the thread's last change, the pause.
+  const opened = pending.map((p) => parseHitl(p.value, p.style)?.actions[0]?.createdAt).find((c) => c);
+  const waiting = thread?.status === "interrupted" ? since(opened ?? thread.updated_at, now) : "";
   const threadOwner = handedOff ?? (typeof threadMeta?.owner === "string" ? threadMeta.owner : null);
   const author = me && threadOwner && threadOwner !== me ? threadOwner : "You";
   const paused = pending.length > 0;
+  // An approval that was counted (not yet enough) leaves the run paused with one more approval
+  // on the card: the card starts over showing it.
+  const approvalsKey = pending.map((p) => parseHitl(p.value, p.style)?.actions.map((a) => a.approvals.length).join(".") ?? "").join("/");
 
   return (
     <div className="chat">
       <div
         className="scroll"
         ref={scrollRef}
+        // Focusable, so the conversation scrolls with the keyboard even when nothing in it is.
+        tabIndex={0}
+        role="region"
+        aria-label="Conversation"
         onScroll={(e) => {
           const el = e.currentTarget;
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
@@ -167,7 +199,7 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
       >
         <div className="scroll-content" ref={contentRef}>
           {stream.messages?.length ? (
-            <MessageList messages={stream.messages} streaming={stream.isLoading} author={author} />
+            <MessageList messages={stream.messages} streaming={stream.isLoading} author={author} edits={edits} />
           ) : (
             <p className="empty muted">
               {stream.isThreadLoading ? "Loading the conversation…" : threadId ? "No messages yet." : "Start a conversation with the agent below."}
@@ -179,7 +211,15 @@ export function Chat({ apiUrl, client, threadId, assistantId, me, onThreadId, on
             </p>
           )}
           {pending.map((p, i) => (
-            <InterruptView key={`${p.id ?? i}/${attempt}`} interrupt={p} waiting={waiting} busy={stream.isLoading} onResume={(v) => resume(i, v)} />
+            <InterruptView
+              key={`${p.id ?? i}/${attempt}/${approvalsKey}`}
+              interrupt={p}
+              waiting={waiting}
+              busy={stream.isLoading}
+              viewer={viewer}
+              owner={typeof threadMeta?.owner === "string" ? threadMeta.owner : null}
+              onResume={(v, keep) => resume(i, v, keep)}
+            />
           ))}
           {handedOff !== null && (
             <p className="notice" role="status" data-testid="handed-off">

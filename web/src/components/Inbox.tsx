@@ -1,45 +1,105 @@
-// Every paused thread on the server, oldest wait first.
+// Every paused thread the signed-in identity may see, oldest wait first: per pending action
+// the tool, the agent, how long it has waited, the approvals a several-person rule still needs,
+// and why this person may not decide it when the rules say so.
 import type { Thread } from "@langchain/langgraph-sdk";
 import { since, threadTitle } from "../api";
 import { parseForm, parseHitl, keyStyleOf } from "../hitl";
+import { parseCardForm } from "../forms/cardForm";
+import { DeadlineView } from "./Deadline";
+import { approvalsText, verdictFor, type Viewer } from "../reviewRules";
 
-function summary(t: Thread): string {
-  const raw = (t as unknown as { interrupts?: Record<string, { value?: unknown }[]> }).interrupts ?? {};
-  const parts: string[] = [];
-  for (const i of Object.values(raw).flat()) {
-    const hitl = parseHitl(i.value, keyStyleOf(i.value) ?? undefined);
-    if (hitl) parts.push(...hitl.actions.map((a) => a.name));
-    else {
-      const form = parseForm(i.value);
-      parts.push(form ? (form.title ?? "form") : "question");
-    }
-  }
-  return parts.length ? parts.join(", ") : "breakpoint";
+interface Pending {
+  what: string;
+  /** When it started waiting (ms since the epoch). */
+  since: number;
+  approvals: string;
+  notYours: string;
+  /** The review's deadline (ms since the epoch), when it has one. */
+  expiresAt?: number;
 }
 
-export function Inbox({ threads, now, onOpen, loading }: { threads: Thread[]; now: number; onOpen: (id: string) => void; loading: boolean }) {
-  const sorted = [...threads].sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at));
+type Meta = Record<string, unknown> | null;
+
+/** What a thread waits for: each action of a review (or the form / question), with its wait. */
+export function pendingOf(t: Thread, viewer: Viewer | null): Pending[] {
+  const raw = (t as unknown as { interrupts?: Record<string, { value?: unknown }[]> }).interrupts ?? {};
+  const owner = (t.metadata as Meta)?.owner;
+  // The review's own creation time when the server gives it; else when the thread last
+  // changed, which for a paused thread is when it paused.
+  const fallback = Date.parse(t.updated_at) || Date.parse(t.created_at) || Date.now();
+  const out: Pending[] = [];
+  for (const i of Object.values(raw).flat()) {
+    const hitl = parseHitl(i.value, keyStyleOf(i.value) ?? undefined);
+    if (hitl) {
+      for (const a of hitl.actions) {
+        const verdict = verdictFor(a, viewer, typeof owner === "string" ? owner : null);
+        out.push({
+          what: a.name,
+          since: (a.createdAt && Date.parse(a.createdAt)) || fallback,
+          approvals: approvalsText(a),
+          notYours: verdict.may.length === 0 ? verdict.why : "",
+          expiresAt: a.expiresAt && !Number.isNaN(Date.parse(a.expiresAt)) ? Date.parse(a.expiresAt) : undefined,
+        });
+      }
+    } else {
+      const card = parseCardForm(i.value);
+      const form = card ? null : parseForm(i.value);
+      out.push({ what: card ? (card.title ?? card.formType) : form ? (form.title ?? "form") : "question", since: fallback, approvals: "", notYours: "" });
+    }
+  }
+  return out.length ? out : [{ what: "breakpoint", since: fallback, approvals: "", notYours: "" }];
+}
+
+interface Props {
+  threads: Thread[];
+  now: number;
+  onOpen: (id: string) => void;
+  loading: boolean;
+  viewer: Viewer | null;
+  /** The display name of an agent (graph or assistant id). */
+  agentName: (id: string) => string;
+}
+
+export function Inbox({ threads, now, onOpen, loading, viewer, agentName }: Props) {
+  const rows = threads.map((t) => {
+    const pending = pendingOf(t, viewer);
+    return { t, pending, oldest: Math.min(...pending.map((p) => p.since)) };
+  });
+  rows.sort((a, b) => a.oldest - b.oldest);
   return (
     <section className="inbox" aria-labelledby="inbox-title">
       <h2 id="inbox-title">Inbox</h2>
       <p className="muted">Paused runs waiting for a person, oldest first.</p>
-      {sorted.length === 0 ? (
+      {rows.length === 0 ? (
         <p className="empty muted">{loading ? "Loading…" : "Nothing is waiting. All clear."}</p>
       ) : (
         <ul className="inbox-list">
-          {sorted.map((t) => (
-            <li key={t.thread_id}>
-              <button className="inbox-item" onClick={() => onOpen(t.thread_id)} data-testid="inbox-item" data-thread={t.thread_id}>
-                <span className="inbox-main">
-                  <span className="tool-name">{summary(t)}</span>
-                  <span className="muted">
-                    {threadTitle(t)} · {String((t.metadata as Record<string, unknown> | null)?.graph_id ?? "agent")}
+          {rows.map(({ t, pending }) => {
+            const meta = t.metadata as Meta;
+            const agent = String(meta?.assistant_id ?? meta?.graph_id ?? "agent");
+            return (
+              <li key={t.thread_id}>
+                <button className="inbox-item" onClick={() => onOpen(t.thread_id)} data-testid="inbox-item" data-thread={t.thread_id}>
+                  <span className="inbox-main">
+                    <span className="inbox-title">{threadTitle(t)}</span>
+                    <span className="muted" data-testid="inbox-agent">
+                      agent {agentName(agent)}
+                      {typeof meta?.owner === "string" && viewer && meta.owner !== viewer.id ? ` · started by ${meta.owner}` : ""}
+                    </span>
+                    {pending.map((p, k) => (
+                      <span className="inbox-action" key={k} data-testid="inbox-action">
+                        <span className="tool-name">{p.what}</span>
+                        <span className="wait"> · waiting {since(new Date(p.since).toISOString(), now)}</span>
+                        {p.approvals && <span className="approvals"> · {p.approvals}</span>}
+                        {p.expiresAt !== undefined && <DeadlineView expiresAt={p.expiresAt} now={now} />}
+                        {p.notYours && <span className="notice small"> {p.notYours}</span>}
+                      </span>
+                    ))}
                   </span>
-                </span>
-                <span className="wait">waiting {since(t.updated_at, now)}</span>
-              </button>
-            </li>
-          ))}
+                </button>
+              </li>
+            );
+          })}
         </ul>
       )}
     </section>

@@ -2,6 +2,11 @@
 import { useState } from "react";
 import { freeFormAnswer, hitlResponse, parseForm, parseHitl, type Decision, type FormSpec, type KeyStyle } from "../hitl";
 import { ActionCard } from "./ActionCard";
+import { FactList } from "./FactList";
+import { parseCardForm, resolvedCardMessage } from "../forms/cardForm";
+import { FormCardView } from "../forms/FormCard";
+import "../forms/flightBooking";
+import { verdictFor, type Viewer } from "../reviewRules";
 
 export interface PendingInterrupt {
   id?: string;
@@ -14,12 +19,17 @@ interface Props {
   interrupt: PendingInterrupt;
   waiting: string;
   busy: boolean;
-  onResume: (value: unknown) => void;
+  /** The signed-in person (null without sign-in) and the thread's owner (null: not known). */
+  viewer: Viewer | null;
+  owner: string | null;
+  /** The answer, and for a form card the message that keeps it in the history (the update). */
+  onResume: (value: unknown, keep?: Record<string, unknown>) => void;
 }
 
-export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
+export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResume }: Props) {
   const hitl = parseHitl(interrupt.value, interrupt.style);
-  const form = hitl ? null : parseForm(interrupt.value);
+  const card = hitl ? null : parseCardForm(interrupt.value);
+  const form = hitl || card ? null : parseForm(interrupt.value);
   return (
     <section className="pending" aria-label="Waiting for you" data-testid="pending">
       <div className="pending-head">
@@ -31,7 +41,12 @@ export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
           Continue
         </button>
       ) : hitl ? (
-        <ReviewBatch key={interrupt.id} request={hitl} busy={busy} onResume={onResume} />
+        <ReviewBatch key={interrupt.id} request={hitl} busy={busy} viewer={viewer} owner={owner} onResume={onResume} />
+      ) : card ? (
+        <FormCardView key={interrupt.id} spec={card} busy={busy} onAnswer={(approved, values) =>
+            onResume({ approved, values }, resolvedCardMessage(card, interrupt.id, { approved, values, by: viewer?.id }))
+          }
+        />
       ) : form ? (
         <FormView key={interrupt.id} spec={form} busy={busy} onResume={onResume} />
       ) : (
@@ -41,7 +56,15 @@ export function InterruptView({ interrupt, waiting, busy, onResume }: Props) {
   );
 }
 
-function ReviewBatch({ request, busy, onResume }: { request: NonNullable<ReturnType<typeof parseHitl>>; busy: boolean; onResume: (v: unknown) => void }) {
+interface BatchProps {
+  request: NonNullable<ReturnType<typeof parseHitl>>;
+  busy: boolean;
+  viewer: Viewer | null;
+  owner: string | null;
+  onResume: (v: unknown) => void;
+}
+
+function ReviewBatch({ request, busy, viewer, owner, onResume }: BatchProps) {
   const n = request.actions.length;
   const [decisions, setDecisions] = useState<(Decision | null)[]>(() => request.actions.map(() => null));
   const decide = (i: number, d: Decision | null) => {
@@ -55,7 +78,16 @@ function ReviewBatch({ request, busy, onResume }: { request: NonNullable<ReturnT
   return (
     <div className="batch">
       {request.actions.map((a, i) => (
-        <ActionCard key={i} action={a} index={i} total={n} decision={decisions[i]} disabled={busy} onDecide={(d) => decide(i, d)} />
+        <ActionCard
+          key={i}
+          action={a}
+          index={i}
+          total={n}
+          decision={decisions[i]}
+          verdict={verdictFor(a, viewer, owner)}
+          disabled={busy}
+          onDecide={(d) => decide(i, d)}
+        />
       ))}
       {n > 1 && (
         <div className="submit-row">
@@ -103,16 +135,7 @@ function FormView({ spec, busy, onResume }: { spec: FormSpec; busy: boolean; onR
     >
       {spec.title && <h3>{spec.title}</h3>}
       {spec.description && <p className="description">{spec.description}</p>}
-      {context.length > 0 && (
-        <dl className="context">
-          {context.map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-            </div>
-          ))}
-        </dl>
-      )}
+      {context.length > 0 && <FactList facts={spec.extra} />}
       {spec.fields.map((f) => {
         const id = `form-${f.name}`;
         if (f.type === "boolean") {

@@ -1,4 +1,9 @@
-// The conversation: human and AI turns, each tool call shown as a step with its result.
+// The conversation: human and AI turns, each tool call shown as a step with its result, and
+// the form cards people resolved (kept in the thread as AI messages).
+import { resolvedCardOf, type ResolvedCard } from "../forms/cardForm";
+import { FactList } from "./FactList";
+import { argsDiff, callKey, type EditedCall } from "../editedCalls";
+
 type Msg = Record<string, unknown>;
 
 export function messageType(m: Msg): string {
@@ -29,7 +34,15 @@ function toolCallsOf(m: Msg): ToolCall[] {
 }
 
 /** `author`: who wrote the human turns ("You" unless the thread is another person's). */
-export function MessageList({ messages, streaming, author = "You" }: { messages: Msg[]; streaming: boolean; author?: string }) {
+interface ListProps {
+  messages: Msg[];
+  streaming: boolean;
+  author?: string;
+  /** Calls a reviewer edited, by the proposed call (editedCalls.ts). */
+  edits?: Map<string, EditedCall>;
+}
+
+export function MessageList({ messages, streaming, author = "You", edits }: ListProps) {
   const results = new Map<string, Msg>();
   for (const m of messages) if (messageType(m) === "tool" && typeof m.tool_call_id === "string") results.set(m.tool_call_id, m);
   const shownResults = new Set<string>();
@@ -44,6 +57,15 @@ export function MessageList({ messages, streaming, author = "You" }: { messages:
             <li key={key} className="msg human" data-testid="msg-human">
               <span className="who">{author}</span>
               <div className="bubble">{contentText(m.content)}</div>
+            </li>
+          );
+        }
+        const resolved = type === "ai" ? resolvedCardOf(m) : null;
+        if (resolved) {
+          return (
+            <li key={key} className="msg ai" data-testid="msg-card">
+              <span className="who">{resolved.by ? `Form · ${resolved.by}` : "Form"}</span>
+              <ResolvedCardView card={resolved} />
             </li>
           );
         }
@@ -62,7 +84,7 @@ export function MessageList({ messages, streaming, author = "You" }: { messages:
               {calls.map((c, j) => {
                 const r = c.id ? results.get(c.id) : undefined;
                 if (r && c.id) shownResults.add(c.id);
-                return <ToolStep key={c.id ?? j} call={c} result={r} />;
+                return <ToolStep key={c.id ?? j} call={c} result={r} edit={r ? edits?.get(callKey(c.name, c.args)) : undefined} />;
               })}
             </li>
           );
@@ -86,7 +108,7 @@ export function MessageList({ messages, streaming, author = "You" }: { messages:
   );
 }
 
-function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
+function ToolStep({ call, result, edit }: { call: ToolCall; result?: Msg; edit?: EditedCall }) {
   const failed = result?.status === "error";
   const state = result ? (failed ? "error" : "done") : "pending";
   return (
@@ -96,7 +118,26 @@ function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
         <span className="tool-name">{call.name}</span>
         <span className="muted">{state === "pending" ? "not run yet" : failed ? "failed or rejected" : "ran"}</span>
       </div>
-      {call.args !== undefined && (
+      {edit ? (
+        <div className="edited" data-testid="edited-call">
+          <div>
+            <h4 className="small">Ran with (edited by the reviewer)</h4>
+            <pre className="args small" data-testid="ran-args">{JSON.stringify(edit.ran, null, 2)}</pre>
+          </div>
+          <div>
+            <h4 className="small">Proposed by the agent, against what ran</h4>
+            <pre className="args small diff" data-testid="proposed-diff">
+              {argsDiff(call.args as Record<string, unknown>, edit.ran).map((l, i) => (
+                <span key={i} className={`diff-${l.kind}`}>
+                  {l.kind === "removed" ? "- " : l.kind === "added" ? "+ " : "  "}
+                  {l.text}
+                  {"\n"}
+                </span>
+              ))}
+            </pre>
+          </div>
+        </div>
+      ) : call.args !== undefined && (
         <details className="step-args">
           <summary>Arguments</summary>
           <pre className="args small">{JSON.stringify(call.args, null, 2)}</pre>
@@ -107,6 +148,19 @@ function ToolStep({ call, result }: { call: ToolCall; result?: Msg }) {
           {contentText(result.content)}
         </div>
       )}
+    </div>
+  );
+}
+
+function ResolvedCardView({ card }: { card: ResolvedCard }) {
+  const entries = Object.entries(card.values);
+  return (
+    <div className={`resolved-card ${card.approved ? "approved" : "declined"}`} data-testid="resolved-card" data-approved={String(card.approved)}>
+      <div className="step-head">
+        <span className="tool-name">{card.title ?? card.formType}</span>
+        <span className={`badge badge-${card.approved ? "approve" : "reject"}`}>{card.approved ? "Approved" : "Declined"}</span>
+      </div>
+      {card.approved && entries.length > 0 && <FactList facts={card.values} />}
     </div>
   );
 }
