@@ -20,6 +20,8 @@ namespace tollgate::server {
 
 class AuditLog;
 
+class Retention;
+
 struct ApiContext {
   ServerStore& store;
   RunManager& runs;
@@ -27,6 +29,8 @@ struct ApiContext {
   std::shared_ptr<Saver> saver;
   AuditLog* audit = nullptr;  // the review audit log (GET /audit); null: none kept
   bool auth_enabled = false;  // requests carry credentials (ServerOptions::auth)
+  Retention* retention = nullptr;  // POST /threads/prune; null: refused
+  std::optional<std::int64_t> default_ttl_ms;  // of threads created without a ttl
 };
 
 void add_meta_routes(Router& router, ApiContext& context);
