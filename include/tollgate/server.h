@@ -10,6 +10,7 @@
 //   server.wait();             // until stop() (e.g. from a signal handler thread)
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -114,6 +115,28 @@ struct WebhookOptions {
 // naming the field: "webhooks[0].events[1]: unknown event 'review.done' (expected ...)".
 // Secrets are read when the server starts, not here.
 std::vector<WebhookOptions> parse_webhook_options(const Json& section);
+// What the server deletes by itself, in the background (docs/config.md, "retention"). The
+// default deletes nothing. Never deleted: the audit log, review records, a thread a run is
+// pending or running on, a thread waiting for a review (by TTL), a pause's checkpoint.
+struct RetentionOptions {
+  // Stream events (SSE replay, v2 thread events) of runs that ended are kept this long.
+  std::optional<std::chrono::milliseconds> events;
+  // Idle threads keep only their latest checkpoint of each namespace (with the values it
+  // needs); false: every checkpoint is kept.
+  bool latest_checkpoint_only = false;
+  // The TTL of a thread created without one (deleted this long after its last update).
+  std::optional<std::chrono::milliseconds> thread_ttl;
+  // How often the server sweeps (threads given a TTL by a client expire even without the
+  // options above).
+  std::chrono::milliseconds interval{60000};
+};
+
+// The `retention` section of a config file: {"events": "7d", "checkpoints": "latest" | "all",
+// "thread_ttl": "30d", "interval": "1m"}; durations are a number with s, m, h or d. Throws
+// Error(kInvalidArgument) naming the field.
+RetentionOptions parse_retention_options(const Json& section);
+// "90s", "15m", "24h", "7d" as milliseconds; throws Error(kInvalidArgument) naming `field`.
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& field);
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -141,6 +164,7 @@ struct ServerOptions {
   // Where people reach this server ("https://review.example.com"); the console links in
   // notifications start with it. Empty: http://<host>:<port>.
   std::string public_url;
+  RetentionOptions retention;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   tollgate::cli::add_serve_command(app);
   tollgate::cli::add_chat_command(app);
   tollgate::cli::add_audit_command(app);
+  tollgate::cli::add_prune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

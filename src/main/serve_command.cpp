@@ -41,25 +41,27 @@ struct ServeArguments {
   AuthOptions auth;     // the config file's "auth" section (docs/security.md)
   std::vector<WebhookOptions> webhooks;  // the config file's "webhooks" (docs/webhooks.md)
   std::string public_url;                // the console's address in notifications
+  RetentionOptions retention;  // the config file's "retention" section (docs/config.md)
   bool insecure_no_auth = false;
 };
 
 // The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "auth",
-// "webhooks", "public_url", "agents"};
+// "webhooks", "public_url", "retention", "agents"};
 // command-line flags win; relative paths resolve against the file's folder. Returns the
 // "agents" object (null when the file has none).
 Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (args.config.empty()) return nullptr;
   const Json config = read_json_object_file(args.config);
   const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
-  static const char* const kKeys[] = {"host",     "port",       "db",    "workdir", "model",
-                                      "auth",     "webhooks",   "public_url", "agents"};
+  static const char* const kKeys[] = {"host",     "port",       "db",        "workdir",
+                                      "model",    "auth",       "webhooks",  "public_url",
+                                      "retention", "agents"};
   for (const auto& [key, value] : config.items()) {
     (void)value;
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw Error::InvalidArgument(args.config + ": unknown key '" + key +
-                                   "' (expected host, port, db, workdir, model, auth, webhooks, public_url, "
-                                   "agents)");
+                                   "' (expected host, port, db, workdir, model, auth, webhooks, "
+                                   "public_url, retention, agents)");
     }
   }
   if (config.contains("auth")) {
@@ -72,6 +74,13 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (config.contains("webhooks")) {
     try {
       args.webhooks = parse_webhook_options(config["webhooks"]);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(args.config + ": " + e.what());
+    }
+  }
+  if (config.contains("retention")) {
+    try {
+      args.retention = parse_retention_options(config["retention"]);
     } catch (const Error& e) {
       throw Error::InvalidArgument(args.config + ": " + e.what());
     }
@@ -221,6 +230,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.webhooks = args.webhooks;
   options.public_url = args.public_url;
   options.allow_insecure_no_auth = args.insecure_no_auth;
+  options.retention = args.retention;
   if (!args.auth.enabled() && args.insecure_no_auth) {
     std::cerr << "tollgate serve: warning: no auth and --insecure-no-auth: whoever reaches "
               << args.host << " may read every thread and decide every review\n";

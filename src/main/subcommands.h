@@ -16,4 +16,7 @@ void add_chat_command(CLI::App& app);
 // `tollgate audit`: the review audit log a server keeps in its database.
 void add_audit_command(CLI::App& app);
 
+// `tollgate prune`: a retention pass over a server database.
+void add_prune_command(CLI::App& app);
+
 }  // namespace tollgate::cli

@@ -20,6 +20,7 @@ namespace tollgate::server {
 
 class AuditLog;
 class Notifications;
+class Retention;
 
 struct ApiContext {
   ServerStore& store;
@@ -29,6 +30,8 @@ struct ApiContext {
   AuditLog* audit = nullptr;  // the review audit log (GET /audit); null: none kept
   bool auth_enabled = false;  // requests carry credentials (ServerOptions::auth)
   Notifications* notifications = nullptr;  // webhooks and the review stream; null: none
+  Retention* retention = nullptr;  // POST /threads/prune; null: refused
+  std::optional<std::int64_t> default_ttl_ms;  // of threads created without a ttl
 };
 
 void add_meta_routes(Router& router, ApiContext& context);

@@ -5,6 +5,7 @@
 #include "server/auth.h"
 #include "server/ids.h"
 #include "server/notifications.h"
+#include "server/retention.h"
 #include "server/run_manager.h"
 #include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
@@ -23,6 +24,7 @@ struct ApiService::Parts {
   std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
+  std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
   std::unique_ptr<ApiContext> api;
   std::unique_ptr<Authenticator> authenticator;  // null: no auth, every request is local
   Router router;
@@ -78,9 +80,13 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   }
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
+  p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
+                                            options.retention);
   p.api = std::make_unique<ApiContext>(
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
-                 options.auth.enabled(), p.notifications.get()});
+                 options.auth.enabled(), p.notifications.get(), p.retention.get(),
+                 std::nullopt});
+  if (options.retention.thread_ttl) p.api->default_ttl_ms = options.retention.thread_ttl->count();
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
   p.runs->set_notifications(p.notifications.get());
@@ -99,9 +105,11 @@ ApiService::~ApiService() = default;  // the run manager stops its workers
 void ApiService::start_runs() {
   parts_->runs->start();
   parts_->notifications->start();
+  parts_->retention->start();
 }
 
 void ApiService::stop_runs() {
+  parts_->retention->stop();
   parts_->runs->stop();
   parts_->notifications->stop();
 }

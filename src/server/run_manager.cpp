@@ -238,6 +238,14 @@ void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints)
   streams_.forget(thread_id);
 }
 
+bool RunManager::prune_checkpoints(const std::string& thread_id, Saver& checkpoints) {
+  // Under the lock: no run of the thread can be submitted while its checkpoints change.
+  std::lock_guard lock(mutex_);
+  if (thread_active_locked(thread_id)) return false;
+  checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest);
+  return true;
+}
+
 bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollback,
                                std::unique_lock<std::mutex>& lock) {
   (void)lock;

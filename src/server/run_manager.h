@@ -70,6 +70,10 @@ class RunManager {
   // Refused with Error(kConflict) while a run of the thread is pending or running, so that no
   // run writes after the thread is gone and no accepted decision is dropped.
   void delete_thread(const std::string& thread_id, Saver* checkpoints);
+  // Removes every checkpoint of the thread but the newest of each namespace (with the values
+  // and writes it needs: a pause on it stays answerable). False, nothing removed, while a run
+  // of the thread is pending or running.
+  bool prune_checkpoints(const std::string& thread_id, Saver& checkpoints);
 
   const CompiledGraph* graph(const std::string& graph_id) const;
   const GraphMap& graphs() const { return graphs_; }

@@ -1,11 +1,16 @@
 #include "server/sqlite_store.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <functional>
+#include <variant>
 #include <vector>
 
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
+#include "server/sqlite_store_rows.h"
+#include "tollgate/clock.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -41,6 +46,22 @@ CREATE TABLE server_thread_events (
     {R"sql(
 ALTER TABLE server_runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // 3: thread searches filter, sort and page by index (the inbox: status by updated_at;
+    // a user's own threads: owner), and a thread's busy status is read from its active runs;
+    // retention finds expired threads and old events by index.
+    {R"sql(
+CREATE INDEX server_threads_by_created ON server_threads(created_at, thread_id);
+CREATE INDEX server_threads_by_updated ON server_threads(updated_at, thread_id);
+CREATE INDEX server_threads_by_status ON server_threads(status, updated_at);
+CREATE INDEX server_threads_by_owner ON server_threads(json_extract(metadata, '$.owner'), updated_at);
+CREATE INDEX server_runs_by_thread_status ON server_runs(thread_id, status);
+-- Retention: thread TTLs, and when each thread event was stored (older rows: 0, the oldest).
+ALTER TABLE server_threads ADD COLUMN ttl_ms INTEGER;
+CREATE INDEX server_threads_by_ttl ON server_threads(updated_at) WHERE ttl_ms IS NOT NULL;
+ALTER TABLE server_thread_events ADD COLUMN appended_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX server_thread_events_by_time ON server_thread_events(appended_at);
+CREATE INDEX server_runs_by_update ON server_runs(updated_at);
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -50,129 +71,9 @@ int adopt_legacy_version(sql::Connection& connection) {
 
 constexpr sql::Schema kSchema{"server_store", kMigrations, adopt_legacy_version};
 
-// One use of a cached prepared statement (SqliteStore::prepared_locked), with the JSON and
-// optional-text columns of the store's tables; resets the statement when it goes out of scope.
-class Statement {
- public:
-  explicit Statement(sql::SqliteStatement& statement) : use_(statement), statement_(statement) {}
-
-  Statement& bind(int index, const std::string& text) {
-    statement_.bind(index, text);
-    return *this;
-  }
-  Statement& bind(int index, std::int64_t value) {
-    statement_.bind(index, value);
-    return *this;
-  }
-  Statement& bind_json(int index, const Json& value) {
-    if (value.is_null()) {
-      statement_.bind_null(index);
-      return *this;
-    }
-    return bind(index, value.dump());
-  }
-  Statement& bind_optional(int index, const std::optional<std::string>& text) {
-    if (!text) {
-      statement_.bind_null(index);
-      return *this;
-    }
-    return bind(index, *text);
-  }
-  // True while a row is available.
-  bool step() { return statement_.step(); }
-  // Returns the number of rows changed.
-  int run() { return statement_.run(); }
-  std::string text(int column) const { return statement_.text(column); }
-  bool is_null(int column) const { return statement_.is_null(column); }
-  std::optional<std::string> optional_text(int column) const {
-    if (is_null(column)) return std::nullopt;
-    return text(column);
-  }
-  Json json(int column) const {
-    if (is_null(column)) return Json();
-    return Json::parse(text(column));
-  }
-  std::int64_t integer(int column) const { return statement_.integer(column); }
-
- private:
-  sql::StatementUse<sql::SqliteStatement> use_;
-  sql::SqliteStatement& statement_;
-};
-
-AssistantRecord read_assistant(const Statement& s) {
-  AssistantRecord a;
-  a.assistant_id = s.text(0);
-  a.graph_id = s.text(1);
-  a.name = s.text(2);
-  a.description = s.optional_text(3);
-  a.config = s.json(4);
-  a.context = s.json(5);
-  a.metadata = s.json(6);
-  a.version = static_cast<int>(s.integer(7));
-  a.created_at = s.integer(8);
-  a.updated_at = s.integer(9);
-  return a;
-}
-
-ThreadRecord read_thread(const Statement& s) {
-  ThreadRecord t;
-  t.thread_id = s.text(0);
-  t.created_at = s.integer(1);
-  t.updated_at = s.integer(2);
-  t.metadata = s.json(3);
-  t.status = s.text(4);
-  t.config = s.json(5);
-  t.values = s.json(6);
-  t.interrupts = s.json(7);
-  t.error = s.json(8);
-  return t;
-}
-
-RunRecord read_run(const Statement& s) {
-  RunRecord r;
-  r.run_id = s.text(0);
-  r.thread_id = s.text(1);
-  r.assistant_id = s.text(2);
-  r.metadata = s.json(3);
-  r.status = s.text(4);
-  r.kwargs = s.json(5);
-  r.multitask_strategy = s.text(6);
-  r.created_at = s.integer(7);
-  r.updated_at = s.integer(8);
-  r.attempts = static_cast<int>(s.integer(9));
-  return r;
-}
-
-// A stored stream event: seq, event, data, event_id (the first four columns of both event tables).
-LogEntry log_entry_of(const Statement& s) {
-  LogEntry e;
-  e.seq = s.integer(0);
-  e.event = s.text(1);
-  e.data = s.text(2);
-  e.id = s.text(3);
-  return e;
-}
-
-constexpr const char* kAssistantColumns =
-    "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, "
-    "updated_at";
-constexpr const char* kThreadColumns =
-    "thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts, error";
-// The columns of kThreadColumns as read: the status is busy while a run of the thread is pending
-// or running, else the stored one.
-constexpr const char* kThreadReadColumns =
-    "thread_id, created_at, updated_at, metadata, CASE WHEN EXISTS (SELECT 1 FROM server_runs r "
-    "WHERE r.thread_id = server_threads.thread_id AND r.status IN ('pending', 'running')) THEN "
-    "'busy' ELSE status END, config, state_values, interrupts, error";
-constexpr const char* kRunColumns =
-    "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
-    "updated_at, attempts";
-
-std::string sql(const char* prefix, const char* columns, const char* suffix) {
-  return std::string(prefix) + columns + suffix;
-}
-
 }  // namespace
+
+using namespace sqlite_rows;
 
 SqliteStore::SqliteStore(const std::string& path)
     : connection_(std::make_unique<sql::SqliteConnection>(
@@ -211,12 +112,12 @@ void SqliteStore::write_events_locked() {
     const LogEntry& e = pending.entry;
     Statement s(prepared_locked(pending.of_thread
                                     ? "INSERT OR REPLACE INTO server_thread_events (thread_id, "
-                                      "seq, event, data, event_id, channel, namespace) "
-                                      "VALUES (?,?,?,?,?,?,?)"
+                                      "seq, event, data, event_id, channel, namespace, "
+                                      "appended_at) VALUES (?,?,?,?,?,?,?,?)"
                                     : "INSERT OR REPLACE INTO server_run_events (run_id, seq, "
                                       "event, data, event_id) VALUES (?,?,?,?,?)"));
     s.bind(1, pending.owner_id).bind(2, e.seq).bind(3, e.event).bind(4, e.data).bind(5, e.id);
-    if (pending.of_thread) s.bind(6, e.channel).bind(7, Json(e.ns).dump());
+    if (pending.of_thread) s.bind(6, e.channel).bind(7, Json(e.ns).dump()).bind(8, pending.appended_at);
     s.run();
   }
 }
@@ -299,7 +200,7 @@ std::optional<ThreadRecord> SqliteStore::get_thread(const std::string& thread_id
 
 std::optional<ThreadRecord> SqliteStore::read_thread_locked(const std::string& thread_id) {
   Statement s(prepared_locked(
-      sql("SELECT ", kThreadReadColumns, " FROM server_threads WHERE thread_id = ?")));
+      sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return read_thread(s);
@@ -386,10 +287,48 @@ std::vector<std::string> SqliteStore::thread_ids_with_stored_status(const std::s
 std::vector<ThreadRecord> SqliteStore::list_threads() {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
-      sql("SELECT ", kThreadReadColumns, " FROM server_threads ORDER BY created_at DESC")));
+      sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads ORDER BY created_at DESC")));
   std::vector<ThreadRecord> out;
   while (s.step()) out.push_back(read_thread(s));
   return out;
+}
+
+namespace {
+
+void bind_values(sql::SqliteStatement& statement, const std::vector<SqlValue>& args) {
+  int index = 1;
+  for (const SqlValue& value : args) {
+    std::visit([&](const auto& v) { statement.bind(index++, v); }, value);
+  }
+}
+
+}  // namespace
+
+std::vector<ThreadRecord> SqliteStore::search_threads(const ThreadFilter& filter,
+                                                      const ThreadPage& page) {
+  ThreadFilterSql where = thread_filter_sql(filter);
+  // Not kept prepared: the text varies with the filter's keys and ids.
+  std::lock_guard lock(mutex_);
+  sql::SqliteStatement statement(
+      *connection_, "SELECT " + kThreadReadColumns + " FROM server_threads " + where.where + " " +
+                        thread_order_sql(page) + " LIMIT ? OFFSET ?");
+  bind_values(statement, where.args);
+  const int next = static_cast<int>(where.args.size()) + 1;
+  statement.bind(next, static_cast<std::int64_t>(std::min<std::size_t>(page.limit, INT64_MAX)));
+  statement.bind(next + 1, static_cast<std::int64_t>(std::min<std::size_t>(page.offset, INT64_MAX)));
+  Statement s(statement);
+  std::vector<ThreadRecord> out;
+  while (s.step()) out.push_back(read_thread(s));
+  return out;
+}
+
+std::size_t SqliteStore::count_threads(const ThreadFilter& filter) {
+  ThreadFilterSql where = thread_filter_sql(filter);
+  std::lock_guard lock(mutex_);
+  sql::SqliteStatement statement(*connection_, "SELECT count(*) FROM server_threads " + where.where);
+  bind_values(statement, where.args);
+  Statement s(statement);
+  return s.step() ? static_cast<std::size_t>(s.integer(0)) : 0;
 }
 
 void SqliteStore::delete_thread(const std::string& thread_id) {
@@ -513,7 +452,7 @@ void SqliteStore::delete_run_locked(const std::string& run_id) {
 
 void SqliteStore::append_run_event(const std::string& run_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
-  pending_events_.push_back(PendingEvent{false, run_id, e});
+  pending_events_.push_back(PendingEvent{false, run_id, e, now_millis()});
   // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
@@ -535,7 +474,7 @@ std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
 
 void SqliteStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
-  pending_events_.push_back(PendingEvent{true, thread_id, e});
+  pending_events_.push_back(PendingEvent{true, thread_id, e, now_millis()});
   // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }

@@ -32,7 +32,7 @@ class SqliteStatement;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 2;
+inline constexpr int kServerSchemaVersion = 3;
 
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
@@ -58,8 +58,17 @@ class SqliteStore : public ServerStore {
                                                     std::int64_t updated_at) override;
   bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) override;
   std::vector<ThreadRecord> list_threads() override;
+  std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
+                                           const ThreadPage& page) override;
+  std::size_t count_threads(const ThreadFilter& filter) override;
   std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override;
   void delete_thread(const std::string& thread_id) override;
+
+  // sqlite_store_retention.cpp
+  bool set_thread_ttl(const std::string& thread_id, std::optional<std::int64_t> ttl_ms) override;
+  std::vector<std::string> expired_threads(std::int64_t now, std::size_t limit) override;
+  std::vector<std::string> idle_threads_updated_since(std::int64_t since) override;
+  std::size_t prune_events(std::int64_t before) override;
 
   void put_run(const RunRecord& run) override;
   bool insert_run(const RunRecord& run, const Json& thread_metadata) override;
@@ -81,6 +90,7 @@ class SqliteStore : public ServerStore {
     bool of_thread;        // server_thread_events (else server_run_events)
     std::string owner_id;  // thread id or run id
     LogEntry entry;
+    std::int64_t appended_at;  // milliseconds since the epoch (thread events keep it)
   };
   static constexpr std::size_t kMaxPendingEvents = 256;
   static constexpr std::size_t kMaxCachedAssistants = 1024;

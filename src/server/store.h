@@ -65,6 +65,31 @@ struct ThreadOutcome {
   std::string checkpoint_id;    // the checkpoint values and interrupts were read from ("": none)
 };
 
+// Which threads a search sees: the rule of thread_access.h in a form a store can evaluate.
+struct ThreadVisibility {
+  bool all = true;       // an admin (or the local user of a server without auth)
+  std::string owner;     // else the threads whose metadata "owner" is this id ("": none)
+  bool reviewer = false; // and, for a reviewer, the threads waiting for a review
+};
+
+// The threads a search or count selects (POST /threads/search and /threads/count).
+struct ThreadFilter {
+  std::optional<std::string> status;  // the status as read (busy derived from the runs)
+  Json metadata = Json::object();     // each top-level key equal in the thread's metadata
+  Json values = Json::object();       // each top-level key equal in the thread's values
+  std::vector<std::string> ids;       // empty: any thread
+  ThreadVisibility visible;
+};
+
+// The order and page of a search: sort_by is thread_id, status, created_at or updated_at;
+// ties are broken by created_at (newest first), then thread_id.
+struct ThreadPage {
+  std::string sort_by = "created_at";
+  bool ascending = false;
+  std::size_t limit = 10;
+  std::size_t offset = 0;
+};
+
 // Thread-safety: every method may be called from any thread. Each call is atomic.
 // Storage failures throw Error(kUnavailable).
 class ServerStore {
@@ -91,10 +116,28 @@ class ServerStore {
   // written) if the thread is gone.
   virtual bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) = 0;
   virtual std::vector<ThreadRecord> list_threads() = 0;
+  // One page of the threads `filter` selects, in the page's order; filtered, sorted and paged
+  // by the store (indexes), never by reading every thread.
+  virtual std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
+                                                   const ThreadPage& page) = 0;
+  virtual std::size_t count_threads(const ThreadFilter& filter) = 0;
   // Ids of the threads whose stored status is `status` (recovery: "busy" left by older versions).
   virtual std::vector<std::string> thread_ids_with_stored_status(const std::string& status) = 0;
   // Removes the thread with its runs and stream events.
   virtual void delete_thread(const std::string& thread_id) = 0;
+
+  // Retention (retention.h). A thread's TTL: it is deleted `ttl_ms` after its last update
+  // (the Agent Server's strategy "delete"); nullopt: kept. False if the thread is gone.
+  virtual bool set_thread_ttl(const std::string& thread_id, std::optional<std::int64_t> ttl_ms) = 0;
+  // Ids of the threads whose TTL ran out by `now`, leaving out those a run is pending or
+  // running on and those waiting for a review (stored status interrupted); at most `limit`.
+  virtual std::vector<std::string> expired_threads(std::int64_t now, std::size_t limit) = 0;
+  // Ids of the threads updated at or after `since` that no run is pending or running on.
+  virtual std::vector<std::string> idle_threads_updated_since(std::int64_t since) = 0;
+  // Deletes the stream events stored before `before`: those of runs that ended (not pending or
+  // running) before it, and the thread events of threads no run is active on, except each
+  // thread's newest (its sequence continues from it). Returns how many were deleted.
+  virtual std::size_t prune_events(std::int64_t before) = 0;
 
   virtual void put_run(const RunRecord& run) = 0;  // insert or replace
   // Inserts a new run and merges `thread_metadata` into its thread's metadata, in one

@@ -1,9 +1,9 @@
 // Routes: /threads (§4.2) and thread state and history (§4.3).
-#include <algorithm>
 
 #include "server/api.h"
 #include "server/audit_log.h"
 #include "server/ids.h"
+#include "server/retention.h"
 #include "server/wire_format.h"
 
 namespace tollgate::server {
@@ -74,34 +74,53 @@ std::optional<std::string> checkpoint_id_of(const Json& value, const std::string
   throw Error::InvalidArgument(field + ": must be a checkpoint id or a config naming one");
 }
 
-std::vector<ThreadRecord> matching_threads(ApiContext& context, const Json& body,
-                                           const Identity& who) {
-  Json metadata = optional_object(body, "metadata");
-  Json values = optional_object(body, "values");
-  auto status = optional_string(body, "status");
+// The visibility rule of thread_access() for a search.
+ThreadVisibility visibility_of(const Identity& who) {
+  ThreadVisibility visible;
+  visible.all = who.is_admin();
+  if (visible.all || who.empty()) return visible;
+  visible.owner = who.id;
+  visible.reviewer = who.has_role("reviewer");
+  return visible;
+}
+
+ThreadFilter thread_filter(const Json& body, const Identity& who) {
+  ThreadFilter filter;
+  filter.metadata = optional_object(body, "metadata");
+  filter.values = optional_object(body, "values");
+  filter.status = optional_string(body, "status");
+  const auto& status = filter.status;
   if (status && *status != "idle" && *status != "busy" && *status != "interrupted" &&
       *status != "error") {
     throw Error::InvalidArgument("status: invalid value \"" + *status +
                              "\"; expected one of idle, busy, interrupted, error");
   }
-  std::vector<std::string> ids;
   if (body.contains("ids") && !body["ids"].is_null()) {
     if (!body["ids"].is_array()) throw Error::InvalidArgument("ids: must be an array of thread ids");
     for (const Json& id : body["ids"]) {
       if (!id.is_string()) throw Error::InvalidArgument("ids: must be an array of thread ids");
-      ids.push_back(id.get<std::string>());
+      filter.ids.push_back(id.get<std::string>());
     }
   }
-  std::vector<ThreadRecord> out;
-  for (ThreadRecord& t : context.store.list_threads()) {
-    if (thread_access(who, t) == ThreadAccess::kNone) continue;
-    if (status && t.status != *status) continue;
-    if (!json_contains(t.metadata, metadata)) continue;
-    if (!values.empty() && !json_contains(t.values, values)) continue;
-    if (!ids.empty() && std::find(ids.begin(), ids.end(), t.thread_id) == ids.end()) continue;
-    out.push_back(std::move(t));
+  filter.visible = visibility_of(who);
+  return filter;
+}
+
+// The thread TTL of a request body: {"ttl": {"ttl": minutes, "strategy": "delete"}} (or the
+// minutes alone), in milliseconds; nullopt when absent or null.
+std::optional<std::int64_t> ttl_of(const Json& body) {
+  if (!body.contains("ttl") || body["ttl"].is_null()) return std::nullopt;
+  Json ttl = body["ttl"];
+  if (ttl.is_object()) {
+    if (ttl.contains("strategy") && !ttl["strategy"].is_null() && ttl["strategy"] != "delete") {
+      throw Error::InvalidArgument("ttl.strategy: invalid value; expected delete");
+    }
+    ttl = ttl.value("ttl", Json());
   }
-  return out;
+  if (!ttl.is_number() || ttl.get<double>() <= 0 || ttl.get<double>() > 1e9) {
+    throw Error::InvalidArgument("ttl.ttl: must be a positive number of minutes");
+  }
+  return static_cast<std::int64_t>(ttl.get<double>() * 60000.0);
 }
 
 Json history(ApiContext& context, const ThreadRecord& thread, const Json& body) {
@@ -139,6 +158,8 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
     std::string thread_id = optional_string(body, "thread_id").value_or(new_uuid7());
     require_uuid(thread_id, "thread_id");
+    std::optional<std::int64_t> ttl = ttl_of(body);
+    if (!ttl) ttl = ctx->default_ttl_ms;
     stamp_owner(metadata, request.identity);
     ThreadRecord thread = new_thread_record(thread_id, metadata);
     if (!ctx->store.create_thread(thread)) {
@@ -149,7 +170,27 @@ void add_thread_routes(Router& router, ApiContext& context) {
       }
       throw Error::Conflict("Thread already exists");
     }
+    if (ttl) ctx->store.set_thread_ttl(thread_id, ttl);
     return HttpResponse::json(thread_to_json(thread));
+  });
+
+  router.add("POST", "/threads/prune", [ctx](HttpRequest& request) {
+    Json body = require_object_body(request);
+    if (!body.contains("thread_ids") || !body["thread_ids"].is_array())
+      throw Error::InvalidArgument("thread_ids: required, an array of thread ids");
+    std::string strategy = enum_field(body, "strategy", {"delete", "keep_latest"}, "delete");
+    if (ctx->retention == nullptr) throw Error::Unavailable("pruning is not available");
+    std::vector<std::string> ids;
+    for (const Json& id : body["thread_ids"]) {
+      if (!id.is_string()) throw Error::InvalidArgument("thread_ids: must be an array of thread ids");
+      // Only threads the caller may change; others are left alone (and not counted).
+      auto thread = ctx->store.get_thread(id.get<std::string>());
+      if (thread && thread_access(request.identity, *thread) == ThreadAccess::kFull)
+        ids.push_back(thread->thread_id);
+    }
+    std::size_t pruned = ctx->retention->prune(
+        ids, strategy == "delete" ? PruneStrategy::kDelete : PruneStrategy::kKeepLatest);
+    return HttpResponse::json({{"pruned_count", pruned}});
   });
 
   router.add("POST", "/threads/search", [ctx](HttpRequest& request) {
@@ -159,20 +200,14 @@ void add_thread_routes(Router& router, ApiContext& context) {
     std::string sort_by = enum_field(
         body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
     std::string order = enum_field(body, "sort_order", {"asc", "desc"}, "desc");
-    std::vector<ThreadRecord> found = matching_threads(*ctx, body, request.identity);
-    std::stable_sort(found.begin(), found.end(), [&](const ThreadRecord& x, const ThreadRecord& y) {
-      Json a = sort_by == "created_at"   ? Json(x.created_at)
-               : sort_by == "updated_at" ? Json(x.updated_at)
-                                         : thread_to_json(x)[sort_by];
-      Json b = sort_by == "created_at"   ? Json(y.created_at)
-               : sort_by == "updated_at" ? Json(y.updated_at)
-                                         : thread_to_json(y)[sort_by];
-      return order == "asc" ? a < b : b < a;
-    });
+    ThreadFilter filter = thread_filter(body, request.identity);
+    ThreadPage page{sort_by, order == "asc", limit, offset};
+    std::vector<ThreadRecord> found = ctx->store.search_threads(filter, page);
+    const std::size_t total = ctx->store.count_threads(filter);
     Json out = Json::array();
     Json select = body.value("select", Json());
-    for (std::size_t i = offset; i < found.size() && out.size() < limit; ++i) {
-      Json t = thread_to_json(found[i]);
+    for (const ThreadRecord& thread : found) {
+      Json t = thread_to_json(thread);
       if (select.is_array() && !select.empty()) {
         Json picked = Json::object();
         for (const Json& field : select) {
@@ -185,15 +220,16 @@ void add_thread_routes(Router& router, ApiContext& context) {
       out.push_back(std::move(t));
     }
     HttpResponse response = HttpResponse::json(out);
-    response.add_header("X-Pagination-Total", std::to_string(found.size()));
-    if (offset + limit < found.size()) {
+    response.add_header("X-Pagination-Total", std::to_string(total));
+    if (offset + limit < total) {
       response.add_header("X-Pagination-Next", std::to_string(offset + limit));
     }
     return response;
   });
 
   router.add("POST", "/threads/count", [ctx](HttpRequest& request) {
-    return HttpResponse::json(matching_threads(*ctx, require_object_body(request), request.identity).size());
+    return HttpResponse::json(
+        ctx->store.count_threads(thread_filter(require_object_body(request), request.identity)));
   });
 
   router.add("GET", "/threads/:thread_id", [ctx](HttpRequest& request) {
@@ -206,8 +242,10 @@ void add_thread_routes(Router& router, ApiContext& context) {
     ThreadRecord thread =
         require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     Json metadata = optional_object(body, "metadata");
+    std::optional<std::int64_t> ttl = ttl_of(body);
     if (request.identity.authenticated && !request.identity.is_admin())
       keep_owner(metadata, thread.metadata);
+    if (ttl) ctx->store.set_thread_ttl(thread.thread_id, ttl);
     // Only the metadata is written, so a run ending meanwhile keeps the status it stored.
     auto merged = ctx->store.merge_thread_metadata(thread.thread_id, metadata, now_millis());
     if (!merged) throw Error::NotFound("Thread with ID " + request.params[0] + " not found");

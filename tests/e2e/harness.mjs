@@ -127,6 +127,7 @@ async function startTollgate(logDir, users) {
 /** Ends a server at once (SIGKILL, as a crash would) and waits until it is gone. */
 async function kill(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  child.killedOnPurpose = true;
   const gone = new Promise((r) => child.once("exit", r));
   process.kill(-child.pid, "SIGKILL");
   await gone;
@@ -193,14 +194,28 @@ export async function startAll({ users } = {}) {
       if (!backend.writeUsers) throw new Error("the server was started without auth users");
       backend.writeUsers(users);
     },
+    /**
+     * Stops everything; for tollgate, throws (failing the test) when the server ended by itself,
+     * exited with a non-zero code when stopped, or printed a sanitizer report into its log.
+     */
     async stop() {
       await browser.close().catch(() => {});
       web?.server.close();
+      const child = backend.child;
+      const endedBefore = child.exitCode !== null || child.signalCode !== null;
+      const gone = endedBefore ? null : new Promise((r) => child.once("exit", r));
       try {
-        process.kill(-backend.child.pid, "SIGTERM");
+        process.kill(-child.pid, "SIGTERM");
       } catch {
         /* already gone */
       }
+      if (backend.kind !== "tollgate") return;
+      await gone;
+      const log = existsSync(backend.log) ? readFileSync(backend.log, "utf8") : "";
+      const report = log.match(/ERROR: AddressSanitizer|runtime error:|LeakSanitizer/);
+      if (report) throw new Error(`tollgate serve printed a sanitizer report:\n${log.slice(Math.max(0, report.index - 200), report.index + 3000)}`);
+      if (endedBefore && !child.killedOnPurpose) throw new Error(`tollgate serve ended by itself (code ${child.exitCode}, signal ${child.signalCode}):\n${log.slice(-3000)}`);
+      if (!endedBefore && child.exitCode !== 0) throw new Error(`tollgate serve exited with ${child.exitCode ?? child.signalCode} when stopped:\n${log.slice(-3000)}`);
     },
   };
 }

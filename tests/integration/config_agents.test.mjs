@@ -1,16 +1,9 @@
 // `tollgate serve --config`: agents declared in a file are served like any graph — listed as
 // assistants, run by the SDK, paused by their declared review policy and resumed.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Client } from "@langchain/langgraph-sdk";
-import { humanInput } from "./harness.mjs";
+import { humanInput, serveForFile, ServerProcess } from "./harness.mjs";
 
-const dir = mkdtempSync(join(tmpdir(), "tollgate-config-it-"));
 const script = {
   conversations: [
     {
@@ -44,31 +37,9 @@ const config = {
   },
 };
 
-let child;
 let client;
-
-before(async () => {
-  writeFileSync(join(dir, "tollgate.json"), JSON.stringify(config));
-  child = spawn(process.env.TOLLGATE_BIN, ["serve", "--config", join(dir, "tollgate.json"), "--port", "0"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  for await (const data of child.stdout) {
-    out += data;
-    const port = out.match(/listening on http:\/\/[^:]+:(\d+)/)?.[1];
-    if (port) {
-      client = new Client({ apiUrl: `http://127.0.0.1:${port}`, apiKey: null, callerOptions: { maxRetries: 0 } });
-      break;
-    }
-  }
-  assert.ok(client, `server did not start: ${out}`);
-});
-
-after(async () => {
-  child.kill("SIGTERM");
-  if (child.exitCode === null) await once(child, "exit");
-  rmSync(dir, { recursive: true, force: true });
-});
+// The harness passes --db itself; the file's "db" is then not used.
+serveForFile(new ServerProcess({ config }), (c) => (client = c));
 
 test("both declared agents are assistants, with their descriptions, and the demo agent is not", async () => {
   const assistants = await client.assistants.search({ limit: 100 });

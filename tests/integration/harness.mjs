@@ -9,6 +9,22 @@ import { Client } from "@langchain/langgraph-sdk";
 const BINARY = process.env.TOLLGATE_BIN;
 if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
 
+// What a sanitizer build prints when it finds a defect (ASan, UBSan, LSan).
+const SANITIZER_REPORT = /ERROR: AddressSanitizer|runtime error:|LeakSanitizer/;
+
+// Why a server's end fails the test ("" when it ended well): it exited by itself (a crash or a
+// fatal error), exited with a non-zero code when stopped, or printed a sanitizer report.
+export function badEnd({ code, signal, stopped, output }) {
+  const report = output.match(SANITIZER_REPORT);
+  if (report) {
+    const at = Math.max(0, report.index - 200);
+    return `the server printed a sanitizer report:\n${output.slice(at, report.index + 3000)}`;
+  }
+  if (!stopped) return `the server ended by itself (code ${code}, signal ${signal}):\n${output.slice(-3000)}`;
+  if (code !== 0) return `the server exited with ${code ?? signal} when stopped:\n${output.slice(-3000)}`;
+  return "";
+}
+
 export class ServerProcess {
   // `args`: more `tollgate serve` arguments (e.g. a --config file); `config`: a config file's
   // contents (agents, ...) written into the server's folder and served instead of the demo
@@ -18,6 +34,8 @@ export class ServerProcess {
     this.db = join(this.dir, "tollgate.db");
     this.port = 0;
     this.args = [...args];
+    this.output = ""; // the stderr of every process started, kept across restarts
+    this.ends = []; // why a process ended badly (checked at stop)
     if (config) {
       const file = join(this.dir, "tollgate.json");
       writeFileSync(file, JSON.stringify(config));
@@ -31,7 +49,18 @@ export class ServerProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.stderr = "";
-    this.child.stderr.on("data", (d) => (this.stderr += d));
+    const child = this.child;
+    child.stopping = false;
+    child.stderr.on("data", (d) => {
+      this.stderr += d;
+      this.output += d;
+    });
+    child.on("exit", (code, signal) => {
+      // A process the tests killed (kill -9 to restart it) may end any way; not one left alone.
+      if (child.killedBySignal) return;
+      const why = badEnd({ code, signal, stopped: child.stopping, output: this.stderr });
+      if (why) this.ends.push(why);
+    });
     await new Promise((resolve, reject) => {
       let out = "";
       const timer = setTimeout(() => reject(new Error("server did not start: " + out + this.stderr)), 20000);
@@ -54,16 +83,24 @@ export class ServerProcess {
     return new Client({ apiUrl: this.url, apiKey, callerOptions: { maxRetries: 0 } });
   }
 
+  // Ends the server as a crash would (its exit code is not checked).
   async kill(signal = "SIGKILL") {
-    if (!this.child || this.child.exitCode !== null) return;
+    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.killedBySignal = signal !== "SIGTERM";
+    this.child.stopping = true;
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.kill(signal);
     await exited;
   }
 
+  // Stops the server (SIGTERM) and throws, failing the test file, when it or an earlier
+  // process of this server ended badly or printed a sanitizer report.
   async stop() {
     await this.kill("SIGTERM");
     rmSync(this.dir, { recursive: true, force: true });
+    const report = this.output.match(SANITIZER_REPORT);
+    if (this.ends.length === 0 && report) this.ends.push(badEnd({ code: 0, signal: null, stopped: true, output: this.output }));
+    if (this.ends.length > 0) throw new Error(this.ends.join("\n\n"));
   }
 }
 

@@ -271,6 +271,12 @@ TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
   sqlite3* db = nullptr;
   sqlite3_open(path_.string().c_str(), &db);
   ASSERT_EQ(sqlite3_exec(db,
+                         "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
+                         "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
+                         "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
+                         "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
+                         "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
+                         "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
                          "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
                          "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
                          "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
@@ -280,7 +286,7 @@ TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
             SQLITE_OK);
   sqlite3_close(db);
   store_ = std::make_unique<SqliteStore>(path_.string());
-  EXPECT_EQ(store_->schema_version(), 2);
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_EQ(store_->get_run("r1")->attempts, 0);
 }
 

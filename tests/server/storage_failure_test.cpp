@@ -67,11 +67,30 @@ class DiskFullStore : public ServerStore {
     return write([&] { return store_.set_thread_outcome(id, outcome); });
   }
   std::vector<ThreadRecord> list_threads() override { return store_.list_threads(); }
+  std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
+                                           const ThreadPage& page) override {
+    return store_.search_threads(filter, page);
+  }
+  std::size_t count_threads(const ThreadFilter& filter) override {
+    return store_.count_threads(filter);
+  }
   std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override {
     return store_.thread_ids_with_stored_status(status);
   }
   void delete_thread(const std::string& id) override {
     write([&] { store_.delete_thread(id); });
+  }
+  bool set_thread_ttl(const std::string& id, std::optional<std::int64_t> ttl_ms) override {
+    return write([&] { return store_.set_thread_ttl(id, ttl_ms); });
+  }
+  std::vector<std::string> expired_threads(std::int64_t now, std::size_t limit) override {
+    return store_.expired_threads(now, limit);
+  }
+  std::vector<std::string> idle_threads_updated_since(std::int64_t since) override {
+    return store_.idle_threads_updated_since(since);
+  }
+  std::size_t prune_events(std::int64_t before) override {
+    return write([&] { return store_.prune_events(before); });
   }
   void put_run(const RunRecord& r) override {
     write([&] { store_.put_run(r); });
@@ -131,7 +150,7 @@ class StorageFailureTest : public ::testing::Test {
     }
     // One worker: a gated run holds it, so a run queued behind it starts when the test says.
     runs_ = std::make_unique<RunManager>(*store_, *streams_, std::move(graphs), 1);
-    api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr});
+    api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr, false, nullptr, std::nullopt});
     add_assistant_routes(router_, *api_);
     add_thread_routes(router_, *api_);
     add_run_routes(router_, *api_);

@@ -1,0 +1,135 @@
+// The rows of SqliteStore's tables: a statement use with their JSON and optional columns, the
+// column lists and the readers of each record. Internal to the SQLite store's files.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server/store.h"
+#include "server/thread_query.h"
+#include "sql/sqlite_connection.h"
+
+namespace tollgate::server::sqlite_rows {
+
+// One use of a cached prepared statement (SqliteStore::prepared_locked), with the JSON and
+// optional-text columns of the store's tables; resets the statement when it goes out of scope.
+class Statement {
+ public:
+  explicit Statement(sql::SqliteStatement& statement) : use_(statement), statement_(statement) {}
+
+  Statement& bind(int index, const std::string& text) {
+    statement_.bind(index, text);
+    return *this;
+  }
+  Statement& bind(int index, std::int64_t value) {
+    statement_.bind(index, value);
+    return *this;
+  }
+  Statement& bind_json(int index, const Json& value) {
+    if (value.is_null()) {
+      statement_.bind_null(index);
+      return *this;
+    }
+    return bind(index, value.dump());
+  }
+  Statement& bind_optional(int index, const std::optional<std::string>& text) {
+    if (!text) {
+      statement_.bind_null(index);
+      return *this;
+    }
+    return bind(index, *text);
+  }
+  // True while a row is available.
+  bool step() { return statement_.step(); }
+  // Returns the number of rows changed.
+  int run() { return statement_.run(); }
+  std::string text(int column) const { return statement_.text(column); }
+  bool is_null(int column) const { return statement_.is_null(column); }
+  std::optional<std::string> optional_text(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return text(column);
+  }
+  Json json(int column) const {
+    if (is_null(column)) return Json();
+    return Json::parse(text(column));
+  }
+  std::int64_t integer(int column) const { return statement_.integer(column); }
+
+ private:
+  sql::StatementUse<sql::SqliteStatement> use_;
+  sql::SqliteStatement& statement_;
+};
+
+inline AssistantRecord read_assistant(const Statement& s) {
+  AssistantRecord a;
+  a.assistant_id = s.text(0);
+  a.graph_id = s.text(1);
+  a.name = s.text(2);
+  a.description = s.optional_text(3);
+  a.config = s.json(4);
+  a.context = s.json(5);
+  a.metadata = s.json(6);
+  a.version = static_cast<int>(s.integer(7));
+  a.created_at = s.integer(8);
+  a.updated_at = s.integer(9);
+  return a;
+}
+
+inline ThreadRecord read_thread(const Statement& s) {
+  ThreadRecord t;
+  t.thread_id = s.text(0);
+  t.created_at = s.integer(1);
+  t.updated_at = s.integer(2);
+  t.metadata = s.json(3);
+  t.status = s.text(4);
+  t.config = s.json(5);
+  t.values = s.json(6);
+  t.interrupts = s.json(7);
+  t.error = s.json(8);
+  return t;
+}
+
+inline RunRecord read_run(const Statement& s) {
+  RunRecord r;
+  r.run_id = s.text(0);
+  r.thread_id = s.text(1);
+  r.assistant_id = s.text(2);
+  r.metadata = s.json(3);
+  r.status = s.text(4);
+  r.kwargs = s.json(5);
+  r.multitask_strategy = s.text(6);
+  r.created_at = s.integer(7);
+  r.updated_at = s.integer(8);
+  r.attempts = static_cast<int>(s.integer(9));
+  return r;
+}
+
+// A stored stream event: seq, event, data, event_id (the first four columns of both event tables).
+inline LogEntry log_entry_of(const Statement& s) {
+  LogEntry e;
+  e.seq = s.integer(0);
+  e.event = s.text(1);
+  e.data = s.text(2);
+  e.id = s.text(3);
+  return e;
+}
+
+inline constexpr const char* kAssistantColumns =
+    "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, "
+    "updated_at";
+inline constexpr const char* kThreadColumns =
+    "thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts, error";
+// The columns of kThreadColumns as read: the status is busy while a run of the thread is pending
+// or running, else the stored one.
+inline const std::string kThreadReadColumns = std::string("thread_id, created_at, updated_at, metadata, ") +
+                                       kThreadStatusSql +
+                                       ", config, state_values, interrupts, error";
+inline constexpr const char* kRunColumns =
+    "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
+    "updated_at, attempts";
+
+inline std::string sql(const char* prefix, const char* columns, const char* suffix) {
+  return std::string(prefix) + columns + suffix;
+}
+
+}  // namespace tollgate::server::sqlite_rows

@@ -1,0 +1,145 @@
+// ServerStore::search_threads / count_threads on a real SQLite file: each filter, sort key and
+// page of POST /threads/search, done by the store.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/sqlite_store.h"
+#include "support/test_folder.h"
+
+namespace tollgate::server {
+namespace {
+
+class ThreadSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_ = std::make_unique<SqliteStore>((folder_.path() / "s.db").string()); }
+
+  // A thread created at `at` (and updated at 100 - at: the reverse order).
+  void add(const std::string& id, std::int64_t at, Json metadata = Json::object(),
+           const std::string& status = "idle", Json values = Json()) {
+    ThreadRecord t;
+    t.thread_id = id;
+    t.created_at = at;
+    t.updated_at = 100 - at;
+    t.metadata = std::move(metadata);
+    t.status = status;
+    t.values = std::move(values);
+    ASSERT_TRUE(store_->create_thread(t));
+  }
+  void start_run(const std::string& run_id, const std::string& thread_id) {
+    RunRecord r;
+    r.run_id = run_id;
+    r.thread_id = thread_id;
+    r.assistant_id = "a";
+    r.status = "running";
+    ASSERT_TRUE(store_->insert_run(r, Json::object()));
+  }
+  std::vector<std::string> ids(const ThreadFilter& filter, const ThreadPage& page = {}) {
+    std::vector<std::string> out;
+    for (const ThreadRecord& t : store_->search_threads(filter, page)) out.push_back(t.thread_id);
+    return out;
+  }
+
+  testing::TestFolder folder_{"thread-search"};
+  std::unique_ptr<SqliteStore> store_;
+};
+
+using Ids = std::vector<std::string>;
+
+TEST_F(ThreadSearchTest, DefaultOrderIsNewestCreatedFirst) {
+  add("a", 1);
+  add("b", 3);
+  add("c", 2);
+  EXPECT_EQ(ids({}), (Ids{"b", "c", "a"}));
+}
+
+TEST_F(ThreadSearchTest, StatusFilterReadsBusyFromActiveRuns) {
+  add("idle", 1);
+  add("paused", 2, Json::object(), "interrupted");
+  add("running", 3);
+  start_run("r", "running");
+  ThreadFilter filter;
+  filter.status = "busy";
+  EXPECT_EQ(ids(filter), (Ids{"running"}));
+  filter.status = "idle";
+  EXPECT_EQ(ids(filter), (Ids{"idle"}));
+  filter.status = "interrupted";
+  EXPECT_EQ(ids(filter), (Ids{"paused"}));
+}
+
+TEST_F(ThreadSearchTest, MetadataFilterIsTopLevelContainmentOfEachType) {
+  add("a", 1, {{"graph_id", "agent"}, {"n", 1}, {"flag", true}, {"tags", {"x", "y"}}});
+  add("b", 2, {{"graph_id", "other"}, {"n", 2}, {"flag", false}});
+  ThreadFilter filter;
+  filter.metadata = {{"graph_id", "agent"}};
+  EXPECT_EQ(ids(filter), (Ids{"a"}));
+  filter.metadata = {{"n", 2.0}};
+  EXPECT_EQ(ids(filter), (Ids{"b"}));
+  filter.metadata = {{"flag", true}, {"tags", {"x", "y"}}};
+  EXPECT_EQ(ids(filter), (Ids{"a"}));
+  filter.metadata = {{"graph_id", "agent"}, {"n", 2}};
+  EXPECT_EQ(ids(filter), Ids{});
+  filter.metadata = {{"missing", nullptr}};
+  EXPECT_EQ(ids(filter), Ids{});
+}
+
+TEST_F(ThreadSearchTest, ValuesFilterMatchesStoredValuesOnly) {
+  add("with", 1, Json::object(), "idle", {{"topic", "mail"}});
+  add("without", 2);
+  ThreadFilter filter;
+  filter.values = {{"topic", "mail"}};
+  EXPECT_EQ(ids(filter), (Ids{"with"}));
+}
+
+TEST_F(ThreadSearchTest, IdsFilterKeepsOnlyTheNamedThreads) {
+  add("a", 1);
+  add("b", 2);
+  add("c", 3);
+  ThreadFilter filter;
+  filter.ids = {"a", "c", "unknown"};
+  EXPECT_EQ(ids(filter), (Ids{"c", "a"}));
+}
+
+TEST_F(ThreadSearchTest, SortsByEachKeyInEitherOrder) {
+  add("b", 1, Json::object(), "interrupted");
+  add("a", 2, Json::object(), "error");
+  add("c", 3, Json::object(), "idle");
+  EXPECT_EQ(ids({}, {"thread_id", true, 10, 0}), (Ids{"a", "b", "c"}));
+  EXPECT_EQ(ids({}, {"thread_id", false, 10, 0}), (Ids{"c", "b", "a"}));
+  EXPECT_EQ(ids({}, {"updated_at", true, 10, 0}), (Ids{"c", "a", "b"}));
+  EXPECT_EQ(ids({}, {"created_at", true, 10, 0}), (Ids{"b", "a", "c"}));
+  EXPECT_EQ(ids({}, {"status", true, 10, 0}), (Ids{"a", "c", "b"}));
+}
+
+TEST_F(ThreadSearchTest, PagesWithLimitAndOffsetAndCountsAll) {
+  for (int i = 0; i < 5; ++i) add("t" + std::to_string(i), i);
+  EXPECT_EQ(ids({}, {"created_at", true, 2, 1}), (Ids{"t1", "t2"}));
+  EXPECT_EQ(ids({}, {"created_at", true, 2, 4}), (Ids{"t4"}));
+  EXPECT_EQ(store_->count_threads({}), 5u);
+}
+
+TEST_F(ThreadSearchTest, CountAppliesTheFilter) {
+  add("a", 1, {{"k", "v"}});
+  add("b", 2, {{"k", "w"}});
+  ThreadFilter filter;
+  filter.metadata = {{"k", "v"}};
+  EXPECT_EQ(store_->count_threads(filter), 1u);
+}
+
+TEST_F(ThreadSearchTest, AUserSeesOwnThreadsAndAReviewerThoseWaitingForReview) {
+  add("mine", 1, {{"owner", "ada"}});
+  add("theirs", 2, {{"owner", "bob"}});
+  add("paused", 3, {{"owner", "bob"}}, "interrupted");
+  ThreadFilter filter;
+  filter.visible = ThreadVisibility{false, "ada", false};
+  EXPECT_EQ(ids(filter), (Ids{"mine"}));
+  filter.visible.reviewer = true;
+  EXPECT_EQ(ids(filter), (Ids{"paused", "mine"}));
+  filter.visible = ThreadVisibility{false, "", false};
+  EXPECT_EQ(ids(filter), Ids{});
+}
+
+}  // namespace
+}  // namespace tollgate::server
