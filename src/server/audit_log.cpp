@@ -3,8 +3,8 @@
 #include <array>
 #include <map>
 
+#include "core/sha256.h"
 #include "server/ids.h"
-#include "server/sha256.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
@@ -106,7 +106,7 @@ std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) 
     canonical["message"] = e.message;
     canonical["settled_at"] = e.settled_at;
   }
-  return sha256_hex(prev_hash + "\n" + canonical.dump());
+  return core::sha256_hex(prev_hash + "\n" + canonical.dump());
 }
 
 Json AuditEntry::to_json() const {
