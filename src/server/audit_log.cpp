@@ -254,18 +254,24 @@ void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::st
   if (settle_locked(id, outcome, message)) transaction.commit();
 }
 
-std::size_t AuditLog::settle_lost(const std::string& message) {
+std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
+                                  const std::string& uncertain_message) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  std::vector<std::int64_t> pending;
+  std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
   {
     SqliteStatement s(*db_,
-                      "SELECT audit_id FROM server_audit_log WHERE outcome = 'pending' ORDER BY "
-                      "audit_id");
-    while (s.step()) pending.push_back(s.integer(0));
+                      "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
+                      "ORDER BY audit_id");
+    while (s.step()) pending.emplace_back(s.integer(0), uncertain.count(s.text(1)) != 0);
   }
   std::size_t count = 0;
-  for (std::int64_t id : pending) count += settle_locked(id, "lost", message) ? 1 : 0;
+  for (const auto& [id, effect_uncertain] : pending) {
+    const bool settled = effect_uncertain
+                             ? settle_locked(id, "effect_uncertain", uncertain_message)
+                             : settle_locked(id, "lost", message);
+    count += settled ? 1 : 0;
+  }
   transaction.commit();
   return count;
 }

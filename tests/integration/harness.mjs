@@ -25,10 +25,12 @@ export class ServerProcess {
     }
   }
 
-  // Starts the server (on the same port after a restart) and resolves once it listens.
-  async start() {
+  // Starts the server (on the same port after a restart) and resolves once it listens. `env`:
+  // variables added to this start's environment (e.g. the TOLLGATE_FAULT test seam).
+  async start({ env = {} } = {}) {
     this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
     });
     this.stderr = "";
     this.child.stderr.on("data", (d) => (this.stderr += d));
@@ -59,6 +61,12 @@ export class ServerProcess {
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.kill(signal);
     await exited;
+  }
+
+  // Resolves once the server process has ended by itself (e.g. through the fault seam).
+  async exited() {
+    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    await new Promise((resolve) => this.child.once("exit", resolve));
   }
 
   async stop() {
