@@ -26,6 +26,11 @@ inline constexpr std::string_view kIntentChannel = "__intents__";
 // a parallel step.
 void record_intent(Runtime& runtime, const std::string& key, Json intent);
 
+// The effect of the intent under `key` did not happen in this attempt: the task pauses inside it
+// (an interrupt in the tool). The intent is dropped when the pause is saved, so the resumed
+// task runs the effect again instead of finding it uncertain.
+void forget_intent(Runtime& runtime, const std::string& key);
+
 // The intent a previous attempt of this step stored under `key` for this task, or nullptr:
 // that attempt started the effect and ended (the process stopped) before the task's result was
 // saved, so the effect may or may not have happened. Valid while the task runs.

@@ -94,7 +94,12 @@ Json run_recorded(const LedgerCall& call, const ToolContext& context,
   }
   tool_faults::crash_if_planned_before(call.name);
   record_intent(runtime, call.call_id, intent_of(call, context));
-  return execute();
+  try {
+    return execute();
+  } catch (...) {  // only a pause escapes execute(): the call did not finish, nor did it crash
+    forget_intent(runtime, call.call_id);
+    throw;
+  }
 }
 
 }  // namespace tollgate::effect_ledger

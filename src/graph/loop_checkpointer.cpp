@@ -347,6 +347,10 @@ void LoopCheckpointer::put_task_writes(Task& task, bool force, SavedWrites saved
       interrupts.push_back(json_object("id", interrupt.id, "value", take(interrupt.value)));
     }
     writes.emplace_back(std::string(kInterruptChannel), std::move(interrupts));
+    // A task that paused inside an effect dropped that intent (forget_intent): saved again.
+    if (task.intents_stored || task.saved_intents != nullptr) {
+      writes.emplace_back(std::string(kIntentChannel), task.intents);
+    }
     if (!task.resume_values.empty()) {
       writes.emplace_back(std::string(kResumeChannel), Json(task.resume_values));
     }

@@ -86,6 +86,7 @@ struct Task {
   // (record_intent, effect_intents.h). saved_intents: the previous attempt's, owned by the checkpointer.
   Json intents = Json::object();
   const Json* saved_intents = nullptr;
+  bool intents_stored = false;  // this attempt stored intents (a pause saves them again)
   std::exception_ptr error;             // kFailed: what was thrown
 
   TaskState state() const { return state_; }

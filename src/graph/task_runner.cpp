@@ -139,8 +139,11 @@ class TaskRuntime final : public Runtime {
   void record_intent(const std::string& key, Json intent) {
     loop_.ensure_task_id(task_);
     task_.intents[key] = std::move(intent);
+    task_.intents_stored = true;
     loop_.record_intents(task_);
   }
+
+  void forget_intent(const std::string& key) { task_.intents.erase(key); }
 
   const Json* recorded_intent(const std::string& key) const {
     if (task_.saved_intents == nullptr) return nullptr;
@@ -177,6 +180,10 @@ void record_intent(Runtime& runtime, const std::string& key, Json intent) {
   if (auto* task = dynamic_cast<graph_internal::TaskRuntime*>(&runtime)) {
     task->record_intent(key, std::move(intent));
   }
+}
+
+void forget_intent(Runtime& runtime, const std::string& key) {
+  if (auto* task = dynamic_cast<graph_internal::TaskRuntime*>(&runtime)) task->forget_intent(key);
 }
 
 const Json* recorded_intent(const Runtime& runtime, const std::string& key) {

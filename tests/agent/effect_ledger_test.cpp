@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +22,8 @@
 namespace tollgate {
 namespace {
 
-// Loses the result of a task that stored an intent: its first put_writes after the intent
-// fails, as if the process had stopped right after the tool returned. Everything else passes.
+// Loses the result of a tool call: the first put_writes of a ToolMessage fails, as if the
+// process had stopped right after the tool returned. Everything else passes.
 class ResultLosingSaver final : public Saver {
  public:
   explicit ResultLosingSaver(std::shared_ptr<Saver> inner) : inner_(std::move(inner)) {}
@@ -44,12 +43,9 @@ class ResultLosingSaver final : public Saver {
   void put_writes(const CheckpointConfig& config,
                   const std::vector<std::pair<std::string, Json>>& writes,
                   const std::string& task_id, const std::string& task_path = "") override {
-    const bool intent = !writes.empty() && writes[0].first == kIntentChannel;
     {
       std::lock_guard lock(mutex_);
-      if (intent) {
-        with_intent_.insert(task_id);
-      } else if (armed_ && with_intent_.count(task_id) != 0) {
+      if (armed_ && carries_tool_result(writes)) {
         armed_ = false;
         throw Error::Unavailable("the process stopped (lost result)");
       }
@@ -68,10 +64,19 @@ class ResultLosingSaver final : public Saver {
   }
 
  private:
+  static bool carries_tool_result(const std::vector<std::pair<std::string, Json>>& writes) {
+    for (const auto& [channel, value] : writes) {
+      if (channel == "messages" && value.is_array() && !value.empty() &&
+          value[0].value("type", "") == "tool") {
+        return true;
+      }
+    }
+    return false;
+  }
+
   std::shared_ptr<Saver> inner_;
-  std::mutex mutex_;  // guards armed_ and with_intent_
+  std::mutex mutex_;  // guards armed_
   bool armed_ = false;
-  std::set<std::string> with_intent_;
 };
 
 // A tool with an effect it counts, and the idempotency keys it was called with.
@@ -115,8 +120,11 @@ Json input() {
   return Json{{"messages", {human_message("mail bob", "h1")}}};
 }
 
-Json decision(Json one) {
-  return Json{{"decisions", Json::array({std::move(one)})}};
+// The Command answering the effect_uncertain review with `one` decision.
+Command decision(Json one) {
+  Command command;
+  command.resume = Json{{"decisions", Json::array({std::move(one)})}};
+  return command;
 }
 
 enum class SaverKind { kMemory, kSqlite };
@@ -220,7 +228,7 @@ TEST_P(EffectLedger, ApproveRunsTheCallAgainWithTheSameIdempotencyKey) {
   const auto graph = agent();
   lose_result_and_rerun(*graph);
   const RunResult done =
-      graph->invoke(Command{.resume = decision({{"type", "approve"}})}, config());
+      graph->invoke(decision({{"type", "approve"}}), config());
   EXPECT_FALSE(done.paused);
   ASSERT_EQ(effects_->runs.load(), 2);
   EXPECT_EQ(effects_->keys[0], effects_->keys[1]);
@@ -231,7 +239,7 @@ TEST_P(EffectLedger, RejectTellsTheModelTheCallDidNotHappen) {
   const auto graph = agent();
   lose_result_and_rerun(*graph);
   const RunResult done = graph->invoke(
-      Command{.resume = decision({{"type", "reject"}, {"message", "bob never got it"}})}, config());
+      decision({{"type", "reject"}, {"message", "bob never got it"}}), config());
   EXPECT_EQ(effects_->runs.load(), 1);
   const Json& message = tool_message_of(done);
   EXPECT_EQ(message["status"], "error");
@@ -244,7 +252,7 @@ TEST_P(EffectLedger, RespondMakesTheReviewersTextTheResult) {
   const auto graph = agent();
   lose_result_and_rerun(*graph);
   const RunResult done = graph->invoke(
-      Command{.resume = decision({{"type", "respond"}, {"message", "it was sent at 10:02"}})},
+      decision({{"type", "respond"}, {"message", "it was sent at 10:02"}}),
       config());
   EXPECT_EQ(effects_->runs.load(), 1);
   EXPECT_EQ(tool_message_of(done)["content"], "it was sent at 10:02");
@@ -254,12 +262,9 @@ TEST_P(EffectLedger, RespondMakesTheReviewersTextTheResult) {
 TEST_P(EffectLedger, AnEditIsRefusedAndTheReviewStaysPending) {
   const auto graph = agent();
   lose_result_and_rerun(*graph);
-  EXPECT_THROW(graph->invoke(Command{.resume = decision({{"type", "edit"},
-                                                         {"edited_action",
-                                                          {{"name", "send_email"},
-                                                           {"args", {{"to", "eve"}}}}}})},
-                             config()),
-               Error);
+  const Json edit = {{"type", "edit"},
+                     {"edited_action", {{"name", "send_email"}, {"args", {{"to", "eve"}}}}}};
+  EXPECT_THROW(graph->invoke(decision(edit), config()), Error);
   const StateSnapshot state = graph->get_state(config());
   ASSERT_EQ(state.interrupts.size(), 1u);
   EXPECT_EQ(state.interrupts[0].value["review_configs"][0]["reason"], "effect_uncertain");
