@@ -134,18 +134,20 @@ Json checked_edit(const HitlPolicy& policy, const Json& decision, const Json& to
   return Json{{"name", target}, {"args", *args}};
 }
 
-// A decision that passed every check.
-struct CheckedDecision {
-  DecisionType type;
-  Json edited;          // edit: {"name","args"}
-  std::string message;  // reject / respond
-  bool has_message = false;
-};
-
 CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision,
                                const Json& tool_call, const std::vector<DecisionType>& allowed,
                                const ToolCatalog& catalog, const State* state, Runtime* runtime) {
-  const std::string tool = tool_call.value("name", "");
+  CheckedDecision checked = check_decision_fields(decision, tool_call.value("name", ""), allowed);
+  if (checked.type == DecisionType::kEdit) {
+    checked.edited = checked_edit(policy, decision, tool_call, catalog, state, runtime);
+  }
+  return checked;
+}
+
+}  // namespace
+
+CheckedDecision check_decision_fields(const Json& decision, const std::string& tool,
+                                      const std::vector<DecisionType>& allowed) {
   std::optional<DecisionType> type;
   std::string type_text = "None";
   if (decision.is_object()) {
@@ -165,31 +167,20 @@ CheckedDecision check_decision(const HitlPolicy& policy, const Json& decision,
   check_keys(decision, *type, tool);
 
   CheckedDecision checked{*type, Json(), "", false};
-  switch (*type) {
-    case DecisionType::kApprove:
-      break;
-    case DecisionType::kEdit:
-      checked.edited = checked_edit(policy, decision, tool_call, catalog, state, runtime);
-      break;
-    case DecisionType::kReject:
-    case DecisionType::kRespond: {
-      const auto it = decision.find("message");
-      const Json* message = it == decision.end() ? nullptr : &*it;
-      const bool optional = *type == DecisionType::kReject;
-      if (optional && (message == nullptr || message->is_null())) break;
-      if (message == nullptr || !message->is_string()) {
-        throw Error::Unprocessable(format_text(hitl_texts::kMessageNotString,
-                                               {{"tool", tool}, {"type", js_type_name(message)}}));
-      }
-      checked.message = message->get<std::string>();
-      checked.has_message = true;
-      break;
+  if (*type == DecisionType::kReject || *type == DecisionType::kRespond) {
+    const auto it = decision.find("message");
+    const Json* message = it == decision.end() ? nullptr : &*it;
+    const bool optional = *type == DecisionType::kReject;
+    if (optional && (message == nullptr || message->is_null())) return checked;
+    if (message == nullptr || !message->is_string()) {
+      throw Error::Unprocessable(format_text(hitl_texts::kMessageNotString,
+                                             {{"tool", tool}, {"type", js_type_name(message)}}));
     }
+    checked.message = message->get<std::string>();
+    checked.has_message = true;
   }
   return checked;
 }
-
-}  // namespace
 
 const Json* last_ai_message(const Json& messages) {
   if (!messages.is_array()) return nullptr;

@@ -43,6 +43,20 @@ struct ReviewOutcome {
   Json edited = Json::object();        // tool_call_id -> {"name","args"} to execute instead
 };
 
+// A decision that passed every check.
+struct CheckedDecision {
+  DecisionType type;
+  Json edited;          // edit: {"name","args"}
+  std::string message;  // reject / respond
+  bool has_message = false;
+};
+
+// Checks one decision on a call of `tool` — its type among `allowed`, its keys, the message of
+// a reject or respond — but not an edit's target (apply_decisions does that with the policy).
+// Throws Error(kUnprocessable) with the reference text.
+CheckedDecision check_decision_fields(const Json& decision, const std::string& tool,
+                                      const std::vector<DecisionType>& allowed);
+
 // Checks the whole response before anything happens, then applies it. Every refusal throws
 // Error(kUnprocessable) with the reference text, so the run stays paused and answerable.
 ReviewOutcome apply_decisions(const HitlPolicy& policy, const ReviewBatch& batch,

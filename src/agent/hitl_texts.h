@@ -71,6 +71,25 @@ inline constexpr std::string_view kEditExecutedInstead =
     " Executed instead: {tool} with arguments {args}.";
 inline constexpr std::string_view kEditToolResponseHeader = "\n\nTool response:";
 
+// ------------------------------------------------------ effect ledger (docs/effects.md)
+// The review of a call whose intent was stored but whose result was not: the process stopped
+// while it ran. {args} as in kDefaultDescription.
+inline constexpr std::string_view kEffectUncertainDescription =
+    "The call to `{tool}` started before the server stopped and may have run: its result was "
+    "never recorded, so whether it took effect is unknown. Approve to run it again with the same "
+    "idempotency key, reject to treat it as not done, or respond with its result.\n\nTool: "
+    "{tool}\nArgs: {args}";
+inline constexpr std::string_view kEffectUncertainRejected =
+    "The call to `{tool}` with id {id} was cut off by a server restart and a reviewer decided it "
+    "did not happen: treat it as not executed. Do not retry this tool call unless the user "
+    "explicitly requests it.";
+inline constexpr std::string_view kEffectUncertainRejectedWithMessage =
+    "The call to `{tool}` with id {id} was cut off by a server restart and a reviewer decided it "
+    "did not happen: treat it as not executed. Reason: {message}";
+inline constexpr std::string_view kEffectDecisionsNotOne =
+    "Invalid HITLResponse: the review of `{tool}` (effect_uncertain) takes exactly one decision, "
+    "got {n}.";
+
 // ------------------------------------------------------------------------ PatchToolCalls
 inline constexpr std::string_view kPatchCancelled =
     "Tool call {tool} with id {id} was cancelled - another message came in before it could be "

@@ -3,7 +3,10 @@
 // own terms with an error ToolMessage; only a graph interrupt escapes.
 #include <utility>
 
+#include "agent/effect_ledger.h"
+#include "agent/tool_fault_seam.h"
 #include "tollgate/error.h"
+#include "tollgate/graph.h"
 #include "tollgate/messages.h"
 #include "tollgate/tool.h"
 
@@ -82,12 +85,27 @@ Json run_tool_call(const Json& tool_call, const std::vector<Tool>& tools, ToolCo
     return tool_message(invalid_args_text(name, args, errors), call_id, name, "error");
   }
   context.tool_call_id = call_id;
-  try {
-    return to_tool_message(tool->invoke(args, context), call_id, name);
-  } catch (const std::exception& e) {  // NOT catch(...): an interrupt must pass through
-    return tool_message("Error: " + std::string(e.what()) + "\n Please fix your mistakes.", call_id,
-                        name, "error");
+  const std::string digest = tool_call_digest(name, args);
+  context.idempotency_key =
+      idempotency_key(context.runtime != nullptr ? context.runtime->thread_id() : std::string(),
+                      call_id, digest);
+  const auto execute = [&]() -> Json {
+    Json message;
+    try {
+      message = to_tool_message(tool->invoke(args, context), call_id, name);
+    } catch (const std::exception& e) {  // NOT catch(...): an interrupt must pass through
+      message = tool_message("Error: " + std::string(e.what()) + "\n Please fix your mistakes.",
+                             call_id, name, "error");
+    }
+    tool_faults::crash_if_planned_after(name);
+    return message;
+  };
+  if (context.runtime == nullptr || tool->idempotent()) {
+    tool_faults::crash_if_planned_before(name);
+    return execute();
   }
+  return effect_ledger::run_recorded(effect_ledger::LedgerCall{name, call_id, args, digest},
+                                     context, execute);
 }
 
 }  // namespace tollgate

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "core/ids.h"
+#include "tollgate/effect_intents.h"
 
 namespace tollgate {
 
@@ -38,6 +39,7 @@ std::optional<int> special_write_index(std::string_view channel) {
   if (channel == kScheduledChannel) return -2;
   if (channel == kInterruptChannel) return -3;
   if (channel == kResumeChannel) return -4;
+  if (channel == kIntentChannel) return -5;  // effect_intents.h
   return std::nullopt;
 }
 

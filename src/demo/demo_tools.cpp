@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "demo/book_flight.h"
@@ -59,6 +60,9 @@ CREATE TABLE IF NOT EXISTS orders (
   id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
   item TEXT NOT NULL, amount_cents INTEGER NOT NULL, status TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS demo_seeded (at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS demo_effects (
+  idempotency_key TEXT PRIMARY KEY, result TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')));
 INSERT OR IGNORE INTO users SELECT * FROM (VALUES
   (1, 'Ada Lovelace', 'ada@example.com', 'London'),
   (2, 'Grace Hopper', 'grace@example.com', 'New York'),
@@ -77,11 +81,25 @@ INSERT INTO demo_seeded SELECT strftime('%Y-%m-%dT%H:%M:%fZ','now')
 COMMIT;
 )sql";
 
+// The idempotency key of the call that wrote a row is UNIQUE: the same call twice stores one
+// row (docs/effects.md). Outboxes made before the column existed get it added.
 constexpr const char* kOutboxSchema = R"sql(
 CREATE TABLE IF NOT EXISTS outbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT, to_address TEXT NOT NULL, subject TEXT NOT NULL,
-  body TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')));
+  body TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  idempotency_key TEXT);
 )sql";
+constexpr const char* kOutboxKeyIndex =
+    "CREATE UNIQUE INDEX IF NOT EXISTS outbox_idempotency_key ON outbox(idempotency_key)";
+
+void add_outbox_key_column(sqlite3* db) {
+  sqlite3_stmt* raw = nullptr;
+  sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('outbox') WHERE name = 'idempotency_key'",
+                     -1, &raw, nullptr);
+  Stmt stmt(raw);
+  if (sqlite3_step(raw) != SQLITE_ROW) exec(db, "ALTER TABLE outbox ADD COLUMN idempotency_key TEXT");
+  exec(db, kOutboxKeyIndex);
+}
 
 constexpr const char* kNotes =
     "Tollgate demo sandbox\n"
@@ -152,21 +170,66 @@ Json sqlite_value(sqlite3_stmt* stmt, int column) {
   }
 }
 
-// Runs every statement of `query`; answers with the rows of the last one that returned rows,
-// else with the number of changed rows.
-Json execute_sql(const fs::path& database, const std::string& query) {
+// Runs every statement of `query` on `db`; answers with the rows of the last one that returned
+// rows, else with the number of changed rows.
+Json run_statements(sqlite3* db, const std::string& query, bool writes);
+
+// The first result stored for `key` in demo_effects, if any.
+std::optional<std::string> stored_effect(sqlite3* db, const std::string& key) {
+  sqlite3_stmt* raw = nullptr;
+  sqlite3_prepare_v2(db, "SELECT result FROM demo_effects WHERE idempotency_key = ?", -1, &raw,
+                     nullptr);
+  Stmt stmt(raw);
+  sqlite3_bind_text(raw, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(raw) != SQLITE_ROW) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(sqlite3_column_text(raw, 0)));
+}
+
+void store_effect(sqlite3* db, const std::string& key, const std::string& result) {
+  sqlite3_stmt* raw = nullptr;
+  sqlite3_prepare_v2(db, "INSERT INTO demo_effects(idempotency_key, result) VALUES (?, ?)", -1,
+                     &raw, nullptr);
+  Stmt stmt(raw);
+  sqlite3_bind_text(raw, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(raw, 2, result.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(raw) != SQLITE_DONE)
+    throw Error::Unavailable(std::string("demo database write failed: ") + sqlite3_errmsg(db));
+}
+
+// A write with an idempotency key runs in one transaction with the row that keeps its key
+// (demo_effects, key UNIQUE): the same call again changes nothing and answers the first
+// result. Reads, and calls without a key, just run.
+Json execute_sql(const fs::path& database, const std::string& query, const std::string& key) {
   if (query.find_first_not_of(" \t\r\n;") == std::string::npos)
     throw Error::InvalidArgument("argument 'query' is empty");
   const bool writes = is_sql_write(query);
   Db db = open_db(database, !writes);
+  if (!writes || key.empty()) return run_statements(db.get(), query, writes);
+  exec(db.get(), "BEGIN IMMEDIATE");
+  try {
+    if (auto first = stored_effect(db.get(), key)) {
+      exec(db.get(), "ROLLBACK");
+      return *first;
+    }
+    Json result = run_statements(db.get(), query, writes);
+    store_effect(db.get(), key, result.get<std::string>());
+    exec(db.get(), "COMMIT");
+    return result;
+  } catch (...) {
+    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+Json run_statements(sqlite3* db, const std::string& query, bool writes) {
   const char* rest = query.c_str();
   Json result;
   int changes = 0;
   while (rest != nullptr && *rest != '\0') {
     sqlite3_stmt* raw = nullptr;
     const char* tail = nullptr;
-    if (sqlite3_prepare_v2(db.get(), rest, -1, &raw, &tail) != SQLITE_OK)
-      throw Error::InvalidArgument(std::string("SQL error: ") + sqlite3_errmsg(db.get()));
+    if (sqlite3_prepare_v2(db, rest, -1, &raw, &tail) != SQLITE_OK)
+      throw Error::InvalidArgument(std::string("SQL error: ") + sqlite3_errmsg(db));
     Stmt stmt(raw);
     rest = tail;
     if (!stmt) continue;  // whitespace or a comment
@@ -184,7 +247,7 @@ Json execute_sql(const fs::path& database, const std::string& query) {
       rows.push_back(std::move(row));
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-      const std::string message = sqlite3_errmsg(db.get());
+      const std::string message = sqlite3_errmsg(db);
       if (!writes && (rc == SQLITE_READONLY || message.find("readonly") != std::string::npos))
         throw Error::InvalidArgument(
             "SQL error: the query tried to write through a read-only "
@@ -198,11 +261,44 @@ Json execute_sql(const fs::path& database, const std::string& query) {
       result = {{"columns", names}, {"rows", rows}};
       if (truncated) result["truncated_after"] = kMaxRows;
     } else {
-      changes += sqlite3_changes(db.get());
+      changes += sqlite3_changes(db);
     }
   }
   if (result.is_null()) return "OK: " + std::to_string(changes) + " row(s) changed.";
   return result.dump();
+}
+
+// Stores an email in the outbox once per idempotency key (an empty key: every time) and
+// answers its row id: the first row's when the key was stored before.
+std::int64_t put_in_outbox(const fs::path& outbox, const std::string& to,
+                           const std::string& subject, const std::string& body,
+                           const std::string& key) {
+  Db db = open_db(outbox, false);
+  sqlite3_stmt* raw = nullptr;
+  sqlite3_prepare_v2(db.get(),
+                     "INSERT INTO outbox(to_address, subject, body, idempotency_key) VALUES (?, ?, "
+                     "?, ?) ON CONFLICT(idempotency_key) DO NOTHING",
+                     -1, &raw, nullptr);
+  Stmt stmt(raw);
+  sqlite3_bind_text(raw, 1, to.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(raw, 2, subject.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(raw, 3, body.c_str(), -1, SQLITE_TRANSIENT);
+  if (key.empty()) {
+    sqlite3_bind_null(raw, 4);
+  } else {
+    sqlite3_bind_text(raw, 4, key.c_str(), -1, SQLITE_TRANSIENT);
+  }
+  if (sqlite3_step(raw) != SQLITE_DONE)
+    throw Error::Unavailable(std::string("outbox write failed: ") + sqlite3_errmsg(db.get()));
+  if (sqlite3_changes(db.get()) > 0) return sqlite3_last_insert_rowid(db.get());
+  sqlite3_stmt* find = nullptr;
+  sqlite3_prepare_v2(db.get(), "SELECT id FROM outbox WHERE idempotency_key = ?", -1, &find,
+                     nullptr);
+  Stmt lookup(find);
+  sqlite3_bind_text(find, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(find) != SQLITE_ROW)
+    throw Error::Unavailable(std::string("outbox read failed: ") + sqlite3_errmsg(db.get()));
+  return sqlite3_column_int64(find, 0);
 }
 
 }  // namespace
@@ -219,7 +315,9 @@ DemoEnvironment::DemoEnvironment(fs::path root) {
     std::ofstream(sandbox() / "notes.txt") << kNotes;
   }
   exec(open_db(database(), false).get(), kDemoSchema);
-  exec(open_db(outbox(), false).get(), kOutboxSchema);
+  Db outbox_db = open_db(outbox(), false);
+  exec(outbox_db.get(), kOutboxSchema);
+  add_outbox_key_column(outbox_db.get());
 }
 
 fs::path resolve_in_sandbox(const fs::path& sandbox, const std::string& path) {
@@ -253,29 +351,19 @@ std::vector<Tool> DemoEnvironment::tools() const {
   const fs::path outbox_path = outbox();
   std::vector<Tool> tools;
   tools.emplace_back("weather_search", "Looks up the weather forecast for a city.",
-                     schema_of({{"city", "The city, e.g. Paris"}}), weather_search);
+                     schema_of({{"city", "The city, e.g. Paris"}}), weather_search,
+                     ToolOptions{.idempotent = true});  // reads only: re-run after a crash
   tools.emplace_back(
       "send_email", "Sends an email (the demo puts it in an outbox; nothing is sent).",
       schema_of({{"to", "Recipient address"}, {"subject", "Subject line"}, {"body", "Text"}}),
-      [outbox_path](const Json& args, const ToolContext&) -> Json {
+      [outbox_path](const Json& args, const ToolContext& context) -> Json {
         const std::string to = string_arg(args, "to");
         if (to.find('@') == std::string::npos)
           throw Error::InvalidArgument("argument 'to' is not an email address: " + to);
-        Db db = open_db(outbox_path, false);
-        sqlite3_stmt* raw = nullptr;
-        sqlite3_prepare_v2(db.get(),
-                           "INSERT INTO outbox(to_address, subject, body) VALUES (?, ?, ?)", -1,
-                           &raw, nullptr);
-        Stmt stmt(raw);
-        const std::string subject = string_arg(args, "subject");
-        const std::string body = string_arg(args, "body");
-        sqlite3_bind_text(raw, 1, to.c_str(), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(raw, 2, subject.c_str(), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(raw, 3, body.c_str(), -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(raw) != SQLITE_DONE)
-          throw Error::Unavailable(std::string("outbox write failed: ") + sqlite3_errmsg(db.get()));
         return "Email to " + to + " placed in the outbox (message " +
-               std::to_string(sqlite3_last_insert_rowid(db.get())) + ").";
+               std::to_string(put_in_outbox(outbox_path, to, string_arg(args, "subject"),
+                                            string_arg(args, "body"), context.idempotency_key)) +
+               ").";
       });
   tools.emplace_back("read_file", "Reads a text file from the sandbox folder.",
                      schema_of({{"path", "Path relative to the sandbox"}}),
@@ -285,7 +373,8 @@ std::vector<Tool> DemoEnvironment::tools() const {
                        if (fs::file_size(file) > kMaxFileBytes)
                          throw Error::InvalidArgument("file is larger than 64 KiB: " + path);
                        return read_text(file);
-                     });
+                     },
+                     ToolOptions{.idempotent = true});
   tools.emplace_back(
       "write_file", "Writes a text file in the sandbox folder (replacing it if it exists).",
       schema_of({{"path", "Path relative to the sandbox"}, {"content", "The text to write"}}),
@@ -311,8 +400,9 @@ std::vector<Tool> DemoEnvironment::tools() const {
                      "Runs SQL on the demo SQLite database (tables users(id,name,email,city) and "
                      "orders(id,user_id,item,amount_cents,status)).",
                      schema_of({{"query", "SQLite SQL"}}),
-                     [database_path](const Json& args, const ToolContext&) -> Json {
-                       return execute_sql(database_path, string_arg(args, "query"));
+                     [database_path](const Json& args, const ToolContext& context) -> Json {
+                       return execute_sql(database_path, string_arg(args, "query"),
+                                          context.idempotency_key);
                      });
   tools.emplace_back("ask_user", "Asks the user a question and waits for the answer.",
                      schema_of({{"question", "The question"}}),

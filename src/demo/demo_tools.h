@@ -13,6 +13,9 @@
 //   ask_user{question}                   a question for the person; answered with `respond`
 //   book_flight{to,from?}                a booking form for the person (book_flight.h); books
 //                                        nothing unless approved
+// weather_search and read_file only read, so they are idempotent (docs/effects.md); send_email
+// and execute_sql writes keep the call's idempotency key UNIQUE (outbox.idempotency_key,
+// demo_effects), so the same call twice stores one row and answers the first result.
 //
 //   DemoEnvironment env("/tmp/demo");             // creates sandbox/notes.txt, demo.db, outbox.db
 //   auto agent = create_agent({.model = make_demo_model(), .tools = env.tools(),

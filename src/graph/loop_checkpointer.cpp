@@ -10,6 +10,7 @@
 #include "graph/ids.h"
 #include "graph/loop_context.h"
 #include "graph/map_entries.h"
+#include "tollgate/effect_intents.h"
 #include "tollgate/error.h"
 
 namespace tollgate::graph_internal {
@@ -140,6 +141,8 @@ void LoopCheckpointer::restore(CheckpointTuple tuple, const LoopChannels::ValueM
       saved.resume = std::move(write.value);
     } else if (write.channel == kErrorChannel) {
       saved.error = std::move(write.value);
+    } else if (write.channel == kIntentChannel) {
+      saved.intents = std::move(write.value);
     } else if (write.channel == kScheduledChannel) {
       continue;
     } else if (write.channel == kNoWritesChannel) {
@@ -344,6 +347,10 @@ void LoopCheckpointer::put_task_writes(Task& task, bool force, SavedWrites saved
       interrupts.push_back(json_object("id", interrupt.id, "value", take(interrupt.value)));
     }
     writes.emplace_back(std::string(kInterruptChannel), std::move(interrupts));
+    // A task that paused inside an effect dropped that intent (forget_intent): saved again.
+    if (task.intents_stored || task.saved_intents != nullptr) {
+      writes.emplace_back(std::string(kIntentChannel), task.intents);
+    }
     if (!task.resume_values.empty()) {
       writes.emplace_back(std::string(kResumeChannel), Json(task.resume_values));
     }
@@ -386,6 +393,23 @@ void LoopCheckpointer::put_writes(const std::string& task_id, SavedWrites&& writ
     }
   }
   saver_->put_writes(config, writes, task_id);
+}
+
+void LoopCheckpointer::put_intents(const Task& task) {
+  if (!saver_ || skip_task_writes_) return;
+  std::lock_guard lock(intents_mutex_);
+  if (!saved_) put_current_checkpoint();  // exit durability: the step's checkpoint is not stored
+  CheckpointConfig config{config_.thread_id, context_.checkpoint_ns, checkpoint_id_};
+  SavedWrites writes{{std::string(kIntentChannel), task.intents}};
+  if (async_saves_) {
+    // Behind the background saves of this run (the step's checkpoint among them), and waited for.
+    async_saves_->submit([saver = saver_, config, writes = std::move(writes), id = task.id] {
+      saver->put_writes(config, writes, id);
+    });
+    async_saves_->wait();
+    return;
+  }
+  saver_->put_writes(config, writes, task.id);
 }
 
 void LoopCheckpointer::wait_for_saves() {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,6 +40,7 @@ struct SavedTask {
   std::optional<Json> interrupts;
   std::optional<Json> resume;
   std::optional<Json> error;
+  std::optional<Json> intents;  // its effect intents ({key: intent}), see effect_intents.h
   bool finished = false;  // its writes (maybe none) were saved: it is not run again
 };
 
@@ -97,6 +99,11 @@ class LoopCheckpointer {
   // then the routing writes).
   void put_task_writes(Task& task, bool force = false, SavedWrites saved_before = {},
                        std::size_t first_write = 0);
+  // Stores `task`'s effect intents (Task::intents, effect_intents.h) now and synchronously, whatever the
+  // durability: under exit durability the step's checkpoint is put first, in the background
+  // mode the queue of earlier saves is waited for, so that the intents are never stored before
+  // the checkpoint they belong to. May be called from a task's thread (one mutex guards it).
+  void put_intents(const Task& task);
   // The channels a step's writes updated (the checkpoint's "updated_channels").
   void record_updated_channels(const std::vector<int>& updated);
   // Waits for the background saves; rethrows the first that failed.
@@ -145,6 +152,9 @@ class LoopCheckpointer {
   SavedWrites held_null_writes_;
   bool skip_task_writes_ = false;
   std::unique_ptr<AsyncSaves> async_saves_;
+  // Guards put_intents(): tasks of a parallel step may record intents at the same time, and
+  // under exit durability the first one puts the step's checkpoint.
+  std::mutex intents_mutex_;
 };
 
 }  // namespace tollgate::graph_internal

@@ -349,6 +349,10 @@ void PregelLoop::attach_saved_writes() {
         append_saved_writes(saved.writes, task.writes);
         task.advance(TaskState::kReattached);
       } else {
+        if (saved.intents && saved.intents->is_object()) {
+          task.saved_intents = &*saved.intents;
+          task.intents = *saved.intents;
+        }
         if (saved.resume && saved.resume->is_array()) {
           task.resume_values.assign(saved.resume->begin(), saved.resume->end());
         }

@@ -56,6 +56,8 @@ class PregelLoop {
   // paused in a previous attempt, so its subgraph continues its own checkpoint.
   void run_task(Task& task);
   Json run_child_graph(Task& task, const CompiledGraph& child, const Json& input, bool resuming);
+  // Stores `task`'s effect intents at once (record_intent, effect_intents.h; from the task's thread).
+  void record_intents(const Task& task) { checkpointer_.put_intents(task); }
 
   // Accessors used by the task runtime.
   const CompiledGraph::Impl& graph() const { return graph_; }

@@ -82,6 +82,11 @@ struct Task {
   // by the loop's checkpointer (loaded with the checkpoint, unchanged during the step).
   const Json* saved_interrupts = nullptr;
   std::vector<Interrupt> interrupts;    // raised now (or, in snapshots, saved)
+  // Its effect intents ({key: intent}): those a previous attempt recorded, then this attempt's
+  // (record_intent, effect_intents.h). saved_intents: the previous attempt's, owned by the checkpointer.
+  Json intents = Json::object();
+  const Json* saved_intents = nullptr;
+  bool intents_stored = false;  // this attempt stored intents (a pause saves them again)
   std::exception_ptr error;             // kFailed: what was thrown
 
   TaskState state() const { return state_; }

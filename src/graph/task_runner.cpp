@@ -6,6 +6,7 @@
 #include "graph/ids.h"
 #include "graph/pregel_loop.h"
 #include "graph/signals.h"
+#include "tollgate/effect_intents.h"
 #include "tollgate/error.h"
 #include "tollgate/resumed_interrupt.h"
 
@@ -135,6 +136,21 @@ class TaskRuntime final : public Runtime {
     return loop_.run_child_graph(task_, graph, input, resuming_);
   }
 
+  void record_intent(const std::string& key, Json intent) {
+    loop_.ensure_task_id(task_);
+    task_.intents[key] = std::move(intent);
+    task_.intents_stored = true;
+    loop_.record_intents(task_);
+  }
+
+  void forget_intent(const std::string& key) { task_.intents.erase(key); }
+
+  const Json* recorded_intent(const std::string& key) const {
+    if (task_.saved_intents == nullptr) return nullptr;
+    auto found = task_.saved_intents->find(key);
+    return found == task_.saved_intents->end() ? nullptr : &*found;
+  }
+
  private:
   // The stored value of the interrupt `id` this task paused on, or nullptr.
   const Json* saved_interrupt_value(const std::string& id) const {
@@ -157,6 +173,26 @@ class TaskRuntime final : public Runtime {
 };
 
 }  // namespace
+
+}  // namespace graph_internal
+
+void record_intent(Runtime& runtime, const std::string& key, Json intent) {
+  if (auto* task = dynamic_cast<graph_internal::TaskRuntime*>(&runtime)) {
+    task->record_intent(key, std::move(intent));
+  }
+}
+
+void forget_intent(Runtime& runtime, const std::string& key) {
+  if (auto* task = dynamic_cast<graph_internal::TaskRuntime*>(&runtime)) task->forget_intent(key);
+}
+
+const Json* recorded_intent(const Runtime& runtime, const std::string& key) {
+  const auto* task = dynamic_cast<const graph_internal::TaskRuntime*>(&runtime);
+  return task != nullptr ? task->recorded_intent(key) : nullptr;
+}
+
+namespace graph_internal {
+
 
 void PregelLoop::run_task(Task& task) {
   const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];

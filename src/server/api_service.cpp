@@ -10,6 +10,7 @@
 #include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
 #include "server/sqlite_webhook_queue.h"
+#include "server/uncertain_effects.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
@@ -70,7 +71,10 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   p.store = std::make_unique<SqliteStore>(options.db_path);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
   p.audit = std::make_unique<AuditLog>(options.db_path);
-  p.audit->settle_lost("the server stopped before the run carrying this decision ended");
+  p.audit->settle_lost("the server stopped before the run carrying this decision ended",
+                       runs_cut_off_in_an_effect(*p.store, *options.checkpointer),
+                       "the server stopped while a tool call this decision let run was running; "
+                       "it may have run, and the thread waits for a review of that call");
   p.reviews = std::make_unique<SqliteReviewStore>(options.db_path);
   GraphMap graphs;
   for (const auto& [graph_id, entry] : registry.entries()) {

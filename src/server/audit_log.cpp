@@ -3,8 +3,8 @@
 #include <array>
 #include <map>
 
+#include "core/sha256.h"
 #include "server/ids.h"
-#include "server/sha256.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
@@ -106,7 +106,7 @@ std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) 
     canonical["message"] = e.message;
     canonical["settled_at"] = e.settled_at;
   }
-  return sha256_hex(prev_hash + "\n" + canonical.dump());
+  return core::sha256_hex(prev_hash + "\n" + canonical.dump());
 }
 
 Json AuditEntry::to_json() const {
@@ -254,18 +254,24 @@ void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::st
   if (settle_locked(id, outcome, message)) transaction.commit();
 }
 
-std::size_t AuditLog::settle_lost(const std::string& message) {
+std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
+                                  const std::string& uncertain_message) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  std::vector<std::int64_t> pending;
+  std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
   {
     SqliteStatement s(*db_,
-                      "SELECT audit_id FROM server_audit_log WHERE outcome = 'pending' ORDER BY "
-                      "audit_id");
-    while (s.step()) pending.push_back(s.integer(0));
+                      "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
+                      "ORDER BY audit_id");
+    while (s.step()) pending.emplace_back(s.integer(0), uncertain.count(s.text(1)) != 0);
   }
   std::size_t count = 0;
-  for (std::int64_t id : pending) count += settle_locked(id, "lost", message) ? 1 : 0;
+  for (const auto& [id, effect_uncertain] : pending) {
+    const bool settled = effect_uncertain
+                             ? settle_locked(id, "effect_uncertain", uncertain_message)
+                             : settle_locked(id, "lost", message);
+    count += settled ? 1 : 0;
+  }
   transaction.commit();
   return count;
 }

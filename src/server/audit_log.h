@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,8 +102,11 @@ class AuditLog {
   // Settles a pending entry: appends its chained outcome entry and shows the outcome on the
   // entry; an entry that is already settled keeps its outcome.
   void settle(std::int64_t id, const std::string& outcome, const std::string& message = "");
-  // Settles every pending entry as "lost" (call once at start-up, before runs resume).
-  std::size_t settle_lost(const std::string& message);
+  // Settles every pending entry as "lost" (call once at start-up, before runs resume); the
+  // entries of the runs in `uncertain` (cut off while a tool call they authorized ran, whose
+  // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`.
+  std::size_t settle_lost(const std::string& message, const std::set<std::string>& uncertain = {},
+                          const std::string& uncertain_message = "");
   std::vector<AuditEntry> list(const AuditQuery& query) const;
   // Checks the whole chain: each entry's hash, its link to the previous one, and that each
   // decision shows the outcome its outcome entry says.

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/hex.h"
+#include "core/sha256.h"
 #include "server/jwt.h"
-#include "server/sha256.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -119,7 +119,7 @@ Authenticator::Authenticator(const AuthOptions& options) {
 Authenticator::~Authenticator() = default;
 
 std::optional<Identity> Authenticator::by_api_key(std::string_view key) const {
-  const std::array<unsigned char, 32> digest = sha256(key);
+  const std::array<unsigned char, 32> digest = core::sha256(key);
   const KeyUser* found = nullptr;
   // Every digest is compared, each in constant time, so the time taken says nothing of which
   // (if any) matched.

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sha256.h"  // sha256_hex: what auth.users[].api_key_sha256 holds
 #include "server/http_types.h"
 #include "server/identity.h"
-#include "server/sha256.h"  // sha256_hex: what auth.users[].api_key_sha256 holds
 #include "tollgate/server.h"
 
 namespace tollgate::server {

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "server/auth.h"
-#include "server/sha256.h"
+#include "core/sha256.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -296,7 +296,7 @@ namespace {
 
 bool hs256_verifies(const std::string& secret, std::string_view input,
                     const std::string& signature) {
-  const std::array<unsigned char, 32> mac = hmac_sha256(secret, input);
+  const std::array<unsigned char, 32> mac = core::hmac_sha256(secret, input);
   return signature.size() == mac.size() &&
          CRYPTO_memcmp(mac.data(), signature.data(), mac.size()) == 0;
 }

@@ -1,7 +1,7 @@
 #include "server/review_records.h"
 
+#include "core/sha256.h"
 #include "server/ids.h"
-#include "server/sha256.h"
 
 namespace tollgate::server {
 namespace {
@@ -45,7 +45,7 @@ const Json* find_either(const Json& object, const char* snake, const char* camel
 std::string action_digest(const Json& action_request) {
   const Json shown{{"name", action_request.value("name", "")},
                    {"args", action_request.value("args", Json::object())}};
-  return sha256_hex(shown.dump());
+  return core::sha256_hex(shown.dump());
 }
 
 std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
@@ -67,7 +67,7 @@ std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
       if (actions == nullptr || !actions->is_array() || actions->empty()) {
         ReviewRecord r = base;
         r.review_id = new_uuid7();
-        r.digest = sha256_hex(value.dump());
+        r.digest = core::sha256_hex(value.dump());
         records.push_back(std::move(r));
         continue;
       }

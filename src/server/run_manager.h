@@ -45,8 +45,10 @@ class RunManager {
   RunManager(const RunManager&) = delete;
   RunManager& operator=(const RunManager&) = delete;
 
-  // Recovers what a previous process left (run_recovery.cpp): runs it was executing are failed
-  // and their threads set by their latest checkpoint (a pending interrupt stays answerable);
+  // Recovers what a previous process left (run_recovery.cpp): a run it was executing that was
+  // cut off during a tool call whose intent was stored is queued again to finish that step (the
+  // call pauses for review instead of running again, docs/effects.md); other runs it was executing are
+  // failed and their threads set by their latest checkpoint (a pending interrupt stays answerable);
   // threads it left busy are reconciled; pending runs are queued again. Then starts the workers.
   void start();
   void stop();
@@ -132,6 +134,8 @@ class RunManager {
   // Start-up recovery (run_recovery.cpp).
   void recover();
   void recover_cut_off_run(RunRecord run);
+  // Queues `run` again to finish the step it was cut off in (RunRequest::continues_cut_off_step).
+  void continue_cut_off_step(const RunRecord& run);
   void reconcile_thread(const std::string& thread_id);
   // The audit entry of the decision `request` carries (nullopt: it carries none, or no log).
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,

@@ -41,7 +41,7 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
 
 void RunManager::audit_run_start(const RunRecord& record, const RunRequest& request,
                                  const std::string& graph_id) {
-  if (audit_ == nullptr || carries_decision(request)) return;
+  if (audit_ == nullptr || carries_decision(request) || request.continues_cut_off_step) return;
   AuditEntry entry;
   entry.kind = "run_start";
   entry.reviewer = audit_identity(request.started_by);

@@ -5,6 +5,7 @@
 #include "server/ids.h"
 #include "server/log.h"
 #include "server/run_manager.h"
+#include "server/uncertain_effects.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -19,6 +20,15 @@ RunEnding last_ending(const std::vector<RunRecord>& runs_newest_first) {
     if (run.status == "error") return RunEnding::kFailed;
   }
   return RunEnding::kCompleted;
+}
+
+// Whether the thread's step was cut off during a tool call whose intent was stored: such a step
+// is continued (into the call's review) rather than failed. Steps without one are failed as
+// before: re-running their nodes blindly is not recovery's call.
+bool cut_off_in_an_effect(const CompiledGraph* graph, const std::string& thread_id) {
+  if (graph == nullptr || !graph->checkpointer()) return false;
+  auto tuple = graph->checkpointer()->get_tuple(CheckpointConfig{thread_id, "", ""});
+  return tuple && has_unfinished_intent(*tuple);
 }
 
 }  // namespace
@@ -60,6 +70,10 @@ void RunManager::recover_cut_off_run(RunRecord run) {
                                   "kept. Start a new run to retry.";
       try {
         outcome = read_thread_outcome(graph(graph_id), run.thread_id, RunEnding::kCutOff, message);
+        if (outcome.status == "error" && cut_off_in_an_effect(graph(graph_id), run.thread_id)) {
+          continue_cut_off_step(run);
+          return;
+        }
       } catch (const std::exception& e) {
         outcome.status = "error";
         outcome.error = message + " (Its checkpoint could not be read: " + e.what() + ")";
@@ -72,6 +86,19 @@ void RunManager::recover_cut_off_run(RunRecord run) {
   } catch (const std::exception& e) {
     log_error("recovery of run " + run.run_id + " failed: " + e.what());
   }
+}
+
+void RunManager::continue_cut_off_step(const RunRecord& run) {
+  RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
+  request.input = Json();
+  request.command.reset();
+  request.binding = Json();
+  request.checkpoint_id.clear();
+  request.after_seconds = 0;
+  request.continues_cut_off_step = true;
+  log_info("run " + run.run_id + " was cut off mid-step; it continues from its last checkpoint");
+  std::unique_lock lock(mutex_);
+  enqueue_locked(run, std::move(request));
 }
 
 void RunManager::reconcile_thread(const std::string& thread_id) {

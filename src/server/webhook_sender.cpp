@@ -7,7 +7,7 @@
 #include "models/http_client.h"
 #include "server/ids.h"
 #include "server/log.h"
-#include "server/sha256.h"
+#include "core/sha256.h"
 
 namespace tollgate::server {
 namespace {
@@ -29,7 +29,7 @@ std::int64_t retry_delay_millis(const WebhookOptions& options, int attempts, dou
 std::string webhook_signature(const std::string& secret, std::int64_t unix_seconds,
                               const std::string& body) {
   const std::string t = std::to_string(unix_seconds);
-  return "t=" + t + ",v1=" + hmac_sha256_hex(secret, t + "." + body);
+  return "t=" + t + ",v1=" + core::hmac_sha256_hex(secret, t + "." + body);
 }
 
 WebhookSender::WebhookSender(WebhookQueue& queue, std::map<std::string, Receiver> receivers)

@@ -30,7 +30,10 @@ std::shared_ptr<CompiledGraph> build_agent(std::shared_ptr<Saver> saver) {
                    {"required", {"query"}}},
               [](const Json& args, const ToolContext&) -> Json {
                 return "found " + args["query"].get<std::string>();
-              });
+              },
+              // It only reads: a result lost to a failed write is looked up again (a tool
+              // with effects would pause for review instead, docs/effects.md).
+              ToolOptions{.idempotent = true});
   HumanInTheLoopOptions review;
   review.interrupt_on = {{"lookup", ToolReviewPolicy::review_all()}};
   AgentOptions options;

@@ -80,6 +80,27 @@ TEST_F(DemoToolsTest, SendEmailWritesOutboxRow) {
   EXPECT_EQ(outbox_rows("bob@acme.io"), 1);
 }
 
+TEST_F(DemoToolsTest, SendEmailTwiceWithTheSameIdempotencyKeyStoresOneRowAndAnswersTheFirst) {
+  const Json args = {{"to", "bob@acme.io"}, {"subject", "Hi"}, {"body", "Hello Bob"}};
+  const Json first = call("send_email", args);
+  const Json again = call("send_email", args);  // the same call: the same key
+  EXPECT_EQ(outbox_rows("bob@acme.io"), 1);
+  EXPECT_EQ(content(again), content(first));
+  run_tool_call(make_tool_call("send_email", args, "call_2"), tools_, {});  // another call
+  EXPECT_EQ(outbox_rows("bob@acme.io"), 2);
+}
+
+TEST_F(DemoToolsTest, ASqlWriteTwiceWithTheSameIdempotencyKeyRunsOnce) {
+  const Json insert = {{"query", "INSERT INTO orders(user_id, item, amount_cents, status) VALUES "
+                                 "(1, 'Punched cards', 100, 'pending')"}};
+  const Json first = call("execute_sql", insert);
+  const Json again = call("execute_sql", insert);
+  EXPECT_EQ(content(again), content(first));
+  const Json count =
+      call("execute_sql", {{"query", "SELECT COUNT(*) FROM orders WHERE item = 'Punched cards'"}});
+  EXPECT_NE(content(count).find("[[1]]"), std::string::npos) << content(count);
+}
+
 TEST_F(DemoToolsTest, SendEmailRefusesAddressWithoutAt) {
   const Json result = call("send_email", {{"to", "bob"}, {"subject", "Hi"}, {"body", "x"}});
   EXPECT_TRUE(is_error(result));

@@ -43,14 +43,18 @@ export class ServerProcess {
     }
   }
 
-  // Starts the server (on the same port after a restart) and resolves once it listens.
-  async start() {
+  // Starts the server (on the same port after a restart) and resolves once it listens. `env`:
+  // variables added to this start's environment (e.g. the TOLLGATE_FAULT test seam).
+  async start({ env = {} } = {}) {
     this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
     });
     this.stderr = "";
     const child = this.child;
     child.stopping = false;
+    // The TOLLGATE_FAULT test seam ends the process on purpose with _exit(137).
+    child.faultSeam = Boolean(env.TOLLGATE_FAULT);
     child.stderr.on("data", (d) => {
       this.stderr += d;
       this.output += d;
@@ -58,6 +62,7 @@ export class ServerProcess {
     child.on("exit", (code, signal) => {
       // A process the tests killed (kill -9 to restart it) may end any way; not one left alone.
       if (child.killedBySignal) return;
+      if (child.faultSeam && code === 137 && !SANITIZER_REPORT.test(this.stderr)) return;
       const why = badEnd({ code, signal, stopped: child.stopping, output: this.stderr });
       if (why) this.ends.push(why);
     });
@@ -91,6 +96,12 @@ export class ServerProcess {
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.kill(signal);
     await exited;
+  }
+
+  // Resolves once the server process has ended by itself (e.g. through the fault seam).
+  async exited() {
+    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    await new Promise((resolve) => this.child.once("exit", resolve));
   }
 
   // Stops the server (SIGTERM) and throws, failing the test file, when it or an earlier

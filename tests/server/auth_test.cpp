@@ -34,7 +34,7 @@ GraphRegistry actor_graphs() {
 }
 
 AuthUser user(std::string id, std::vector<std::string> roles) {
-  return AuthUser{id, "", std::move(roles), sha256_hex("key-" + id)};
+  return AuthUser{id, "", std::move(roles), core::sha256_hex("key-" + id)};
 }
 
 class AuthTest : public ::testing::Test {
@@ -162,7 +162,7 @@ TEST_F(AuthTest, AnUnknownRoleStopsTheServerFromStarting) {
 TEST_F(AuthTest, KeysAreReadFromTheConfigSectionAsDigests) {
   Json section = Json::parse(R"({"users": [{"id": "alice", "name": "Alice", "roles": ["reviewer"],
                                             "api_key_sha256": ")" +
-                             sha256_hex("s3cret") + R"("}]})");
+                             core::sha256_hex("s3cret") + R"("}]})");
   AuthOptions parsed = parse_auth_options(section, ".");
   ASSERT_EQ(parsed.users.size(), 1u);
   EXPECT_EQ(parsed.users[0].name, "Alice");

@@ -414,7 +414,7 @@ TEST_F(JwtTest, JwksFileResolvesAgainstTheConfigFolder) {
 
 TEST_F(JwtTest, AuthenticatorTakesTokensFromBearerOrApiKeyAndKeysBesideThem) {
   AuthOptions auth;
-  auth.users = {AuthUser{"bob", "", {"user"}, sha256_hex("key-bob")}};
+  auth.users = {AuthUser{"bob", "", {"user"}, core::sha256_hex("key-bob")}};
   auth.jwt = options(Json::array({rsa_.jwk()}));
   Authenticator authenticator(auth);
   Json claims = good_claims();

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
+#include "core/sha256.h"
 #include "server/review_records.h"
-#include "server/sha256.h"
 
 namespace tollgate::server {
 namespace {
@@ -59,7 +59,7 @@ TEST_F(ReviewStoreTest, EachActionGetsARecordWithItsToolCallAndDigest) {
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].action_index, 1);
   EXPECT_EQ(records[1].tool_call_id, "call-b");
-  EXPECT_EQ(records[1].digest, sha256_hex(R"({"args":{"path":"b.txt"},"name":"write_file"})"));
+  EXPECT_EQ(records[1].digest, core::sha256_hex(R"({"args":{"path":"b.txt"},"name":"write_file"})"));
   EXPECT_EQ(records[0].status, "pending");
 }
 
@@ -119,7 +119,7 @@ TEST_F(ReviewStoreTest, ApprovalsBelongToTheirCheckpoint) {
 }
 
 TEST(Sha256, HashesAsLowercaseHex) {
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(core::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 }  // namespace

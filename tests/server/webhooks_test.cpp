@@ -12,7 +12,7 @@
 #include "server/http_server.h"
 #include "server/http_test_client.h"
 #include "server/router.h"
-#include "server/sha256.h"
+#include "core/sha256.h"
 #include "server/sqlite_webhook_queue.h"
 #include "server/webhook_sender.h"
 #include "tollgate/error.h"
@@ -355,7 +355,7 @@ TEST_F(WebhookServerTest, EachDeliveryCarriesAValidSignatureOfItsBody) {
   ASSERT_EQ(signature.rfind("t=", 0), 0u) << signature;
   ASSERT_NE(comma, std::string::npos) << signature;
   const std::string t = signature.substr(2, comma - 2);
-  EXPECT_EQ(signature.substr(comma + 1), "v1=" + hmac_sha256_hex(kSecret, t + "." + got[0].body));
+  EXPECT_EQ(signature.substr(comma + 1), "v1=" + core::hmac_sha256_hex(kSecret, t + "." + got[0].body));
 }
 
 TEST_F(WebhookServerTest, ReviewRequestedComesBeforeReviewDecidedAndTheRunsEnd) {

@@ -1,11 +1,11 @@
-#include "server/sha256.h"
+#include "core/sha256.h"
 
 #include <openssl/evp.h>
 
 #include "core/hex.h"
 #include "tollgate/error.h"
 
-namespace tollgate::server {
+namespace tollgate::core {
 
 std::array<unsigned char, 32> sha256(std::string_view bytes) {
   std::array<unsigned char, 32> digest{};
@@ -20,7 +20,7 @@ std::array<unsigned char, 32> sha256(std::string_view bytes) {
 std::string sha256_hex(std::string_view bytes) {
   std::string out;
   out.reserve(64);
-  for (unsigned char byte : sha256(bytes)) core::append_hex(out, byte, 2);
+  for (unsigned char byte : sha256(bytes)) append_hex(out, byte, 2);
   return out;
 }
 
@@ -43,4 +43,4 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view bytes) {
   return out;
 }
 
-}  // namespace tollgate::server
+}  // namespace tollgate::core
