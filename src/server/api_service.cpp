@@ -4,6 +4,7 @@
 #include "server/audit_log.h"
 #include "server/auth.h"
 #include "server/ids.h"
+#include "server/review_timer.h"
 #include "server/run_manager.h"
 #include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
@@ -19,6 +20,7 @@ struct ApiService::Parts {
   std::unique_ptr<SqliteReviewStore> reviews;
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
+  std::unique_ptr<ReviewTimer> timer;  // stopped before the runs
   std::unique_ptr<ApiContext> api;
   std::unique_ptr<Authenticator> authenticator;  // null: no auth, every request is local
   Router router;
@@ -75,6 +77,10 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
                  options.auth.enabled()});
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
+  p.timer = std::make_unique<ReviewTimer>(
+      *p.reviews, system_clock(),
+      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
+  p.runs->set_review_timer(p.timer.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
   add_thread_routes(p.router, *p.api);
@@ -84,13 +90,18 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   if (!options.console_dir.empty()) p.router.set_get_fallback(make_console_handler(options.console_dir));
 }
 
-ApiService::~ApiService() = default;  // the run manager stops its workers
+ApiService::~ApiService() {
+  stop_runs();
+}
 
 void ApiService::start_runs() {
   parts_->runs->start();
+  // After recovery: a deadline that passed while the server was down fires now.
+  parts_->timer->start();
 }
 
 void ApiService::stop_runs() {
+  parts_->timer->stop();
   parts_->runs->stop();
 }
 
