@@ -20,6 +20,7 @@
 // thread-safe and deterministic, because they run again when a paused run resumes.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "tollgate/clock.h"
 #include "tollgate/json.h"
 
 namespace tollgate {
@@ -52,6 +54,16 @@ struct ToolCallReview {
 using DescriptionFn = std::function<std::string(const ToolCallReview&)>;
 using WhenFn = std::function<bool(const ToolCallReview&)>;
 
+// What the server answers a review with when its deadline passed (InterruptOnConfig::timeout):
+// reject (the default) or respond; approve and edit are refused when the policy is built (an
+// unattended gate must not open), and so is a type the tool's allowed_decisions lack.
+struct OnTimeout {
+  DecisionType type = DecisionType::kReject;
+  // The rejection reason the model reads, or the tool result of a respond. Empty:
+  // kReviewTimeoutMessage (review_timeout.h).
+  std::string message;
+};
+
 struct InterruptOnConfig {
   // Decision type names; validated when the policy is built. Strings (not DecisionType) so a
   // config read from a file keeps its mistakes until they can be reported with the tool name.
@@ -69,6 +81,12 @@ struct InterruptOnConfig {
   // than 1 together with "edit" is refused when the policy is built: an edited call would run
   // on one reviewer's word.
   int approvals_required = 1;
+  // How long a review of this tool may wait (positive). When it passes, the server answers the
+  // review with `on_timeout` as identity "system:timeout". The paused review shows when
+  // (review_configs[i].expires_at, ISO 8601 UTC, and .on_timeout {type, message}). Unset: the
+  // review waits until someone decides.
+  std::optional<std::chrono::milliseconds> timeout;
+  OnTimeout on_timeout;
   // The keys the config was written with (for error messages); filled by the JSON parser.
   std::vector<std::string> source_keys;
   // The raw allowed_decisions value as written (for error messages); null when missing.
@@ -119,6 +137,9 @@ struct HumanInTheLoopOptions {
   InterruptOn interrupt_on;
   std::string description_prefix = "Tool execution requires approval";
   KeyStyle key_style = KeyStyle::kPython;
+  // Where `expires_at` of a timed review is read from; null: the system clock. Must outlive
+  // the middleware.
+  const Clock* clock = nullptr;
   // Prepended to the result of a call a reviewer edited; nullopt disables the notice.
   std::optional<std::string> edit_notice = std::string(
       "Note: a human reviewer replaced this tool call before it ran. The call recorded in your "

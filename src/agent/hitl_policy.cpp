@@ -52,6 +52,61 @@ DescriptionFn template_description(const std::string& tool, std::string text) {
   };
 }
 
+// "90s", "15m", "2h", "1d": a positive whole number and one unit.
+std::chrono::milliseconds parse_timeout(const Json& value, const std::string& field) {
+  const std::string shown = value.is_string() ? "'" + value.get<std::string>() + "'" : value.dump();
+  const std::string refusal = field + ": " + shown +
+                              " is not a duration like \"90s\", \"15m\", \"2h\" or \"1d\" (a "
+                              "positive whole number of seconds, minutes, hours or days)";
+  if (!value.is_string()) throw Error::InvalidArgument(refusal);
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.size() < 2 || text.size() > 10 || text[0] < '1' || text[0] > '9')
+    throw Error::InvalidArgument(refusal);
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') throw Error::InvalidArgument(refusal);
+    count = count * 10 + (text[i] - '0');
+  }
+  using std::chrono::milliseconds;
+  switch (text.back()) {
+    case 's':
+      return milliseconds(count * 1000);
+    case 'm':
+      return milliseconds(count * 60 * 1000);
+    case 'h':
+      return milliseconds(count * 3600 * 1000);
+    case 'd':
+      return milliseconds(count * 86400 * 1000);
+    default:
+      throw Error::InvalidArgument(refusal);
+  }
+}
+
+// {"type": "reject" | "respond", "message": "..."}; the type is checked when the policy is
+// built, so that approve gets its own refusal.
+OnTimeout parse_on_timeout(const Json& value, const std::string& field) {
+  if (!value.is_object())
+    throw Error::InvalidArgument(field + ": must be an object {\"type\", \"message\"}");
+  OnTimeout on_timeout;
+  for (const auto& [key, item] : value.items()) {
+    if (key == "type") {
+      const auto type = item.is_string() ? parse_decision_type(item.get<std::string>())
+                                         : std::nullopt;
+      if (!type) {
+        throw Error::InvalidArgument(field + ".type: " + item.dump() +
+                                     " is not \"reject\" or \"respond\"");
+      }
+      on_timeout.type = *type;
+    } else if (key == "message") {
+      if (!item.is_string()) throw Error::InvalidArgument(field + ".message: must be a string");
+      on_timeout.message = item.get<std::string>();
+    } else {
+      throw Error::InvalidArgument(field + ": unknown key '" + key + "' (expected type, message)");
+    }
+  }
+  return on_timeout;
+}
+
 InterruptOnConfig parse_config(const std::string& tool, const Json& object,
                                const std::string& field, const PolicyContext& context) {
   InterruptOnConfig config;
@@ -105,7 +160,37 @@ InterruptOnConfig parse_config(const std::string& tool, const Json& object,
     }
     config.approvals_required = required->get<int>();
   }
+  if (const auto it = object.find("timeout"); it != object.end()) {
+    config.timeout = parse_timeout(*it, field + ".timeout");
+  }
+  if (const Json* on_timeout = find_either(object, "on_timeout", "onTimeout")) {
+    if (!object.contains("timeout")) {
+      throw Error::InvalidArgument(field + ".on_timeout: set without a timeout (add \"timeout\", "
+                                   "e.g. \"15m\")");
+    }
+    config.on_timeout = parse_on_timeout(*on_timeout, field + ".on_timeout");
+  }
   return config;
+}
+
+// A review deadline: a positive timeout, answered by reject or respond (never approve or
+// edit: an unattended gate must not open), by a decision the tool allows. Fails closed.
+void check_timeout_rules(const std::string& field, const InterruptOnConfig& config,
+                         const std::vector<DecisionType>& allowed) {
+  if (!config.timeout) return;
+  if (config.timeout->count() <= 0) {
+    throw Error::InvalidArgument(field + ".timeout: must be positive");
+  }
+  const DecisionType type = config.on_timeout.type;
+  if (type == DecisionType::kApprove || type == DecisionType::kEdit) {
+    throw Error::InvalidArgument(field + ".on_timeout.type: '" + decision_type_name(type) +
+                                 "' on timeout is refused: an unattended gate must not open (use "
+                                 "reject or respond)");
+  }
+  if (std::find(allowed.begin(), allowed.end(), type) == allowed.end()) {
+    throw Error::InvalidArgument(field + ".on_timeout.type: '" + decision_type_name(type) +
+                                 "' is not in the tool's allowed_decisions");
+  }
 }
 
 // The reviewer rules of a policy (enforced by the server): well-formed entries, at least one
@@ -225,7 +310,8 @@ InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path
   static const char* const kKeys[] = {"allowed_decisions",  "allowedDecisions", "description",
                                       "when",               "args_schema",      "argsSchema",
                                       "reviewers",          "self_approval",    "selfApproval",
-                                      "approvals_required", "approvalsRequired"};
+                                      "approvals_required", "approvalsRequired", "timeout",
+                                      "on_timeout",         "onTimeout"};
   InterruptOn result;
   for (const auto& [tool, entry] : map.items()) {
     const std::string field = path + "." + tool;
@@ -243,7 +329,7 @@ InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path
         throw Error::InvalidArgument(
             field + ": unknown key '" + key +
             "' (expected allowed_decisions, description, when, args_schema, reviewers, "
-            "self_approval, approvals_required)");
+            "self_approval, approvals_required, timeout, on_timeout)");
       }
     }
     Json config = entry;
@@ -267,6 +353,7 @@ InterruptOn parse_declared_interrupt_on(const Json& map, const std::string& path
       throw Error::InvalidArgument(field + ": " + e.what());
     }
     check_reviewer_rules(field, policy.config, allowed);
+    check_timeout_rules(field, policy.config, allowed);
     result[tool] = std::move(policy);
   }
   return result;
@@ -283,6 +370,7 @@ HitlPolicy::HitlPolicy(HumanInTheLoopOptions options) : options_(std::move(optio
       case ToolReviewPolicy::Kind::kConfig: {
         std::vector<DecisionType> allowed = resolve_allowed(tool, policy.config);
         check_reviewer_rules("interrupt_on." + tool, policy.config, allowed);
+        check_timeout_rules("interrupt_on." + tool, policy.config, allowed);
         resolved_[tool] = Resolved{std::move(allowed), &policy.config};
         break;
       }

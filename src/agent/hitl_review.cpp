@@ -9,6 +9,8 @@
 #include "agent/hitl_texts.h"
 #include "agent/python_format.h"
 #include "tollgate/error.h"
+#include "tollgate/iso_time.h"
+#include "tollgate/review_timeout.h"
 
 namespace tollgate::hitl {
 namespace {
@@ -220,6 +222,18 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
       if (declared.approvals_required != 1) {
         config[key(style, "approvals_required", "approvalsRequired")] = declared.approvals_required;
       }
+      // A timed review: when it expires and what the server answers then (review_timeout.h).
+      if (declared.timeout) {
+        const Clock& clock =
+            policy.options().clock != nullptr ? *policy.options().clock : system_clock();
+        config[key(style, "expires_at", "expiresAt")] =
+            iso_utc_millis(now_millis(clock) + declared.timeout->count());
+        config[key(style, "on_timeout", "onTimeout")] = Json{
+            {"type", decision_type_name(declared.on_timeout.type)},
+            {"message", declared.on_timeout.message.empty()
+                            ? std::string(kReviewTimeoutMessage)
+                            : declared.on_timeout.message}};
+      }
     }
     configs.push_back(std::move(config));
     batch.indices.push_back(i);
@@ -364,8 +378,19 @@ std::string review_difference(const Json& shown, const Json& rebuilt) {
       return "action " + std::to_string(i) + " was shown as " + was + ", it would run as " + now;
     }
   }
-  const Json& shown_configs = list_of(shown, "review_configs", "reviewConfigs");
-  const Json& rebuilt_configs = list_of(rebuilt, "review_configs", "reviewConfigs");
+  // The deadline is the pause's, not the rebuild's; and the server may add what it knows
+  // (approvals, created_at) to what it shows.
+  auto comparable = [](const Json& configs) {
+    Json out = configs;
+    for (Json& config : out) {
+      if (!config.is_object()) continue;
+      for (const char* k : {"expires_at", "expiresAt", "approvals", "created_at", "createdAt"})
+        config.erase(k);
+    }
+    return out;
+  };
+  const Json shown_configs = comparable(list_of(shown, "review_configs", "reviewConfigs"));
+  const Json rebuilt_configs = comparable(list_of(rebuilt, "review_configs", "reviewConfigs"));
   if (shown_configs != rebuilt_configs) {
     return "the review configs were shown as " + shown_configs.dump() + ", they are now " +
            rebuilt_configs.dump();

@@ -6,14 +6,16 @@
 #include "server/ids.h"
 #include "server/notifications.h"
 #include "server/retention.h"
+#include "server/review_timer.h"
 #include "server/run_manager.h"
 #include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
 #include "server/sqlite_webhook_queue.h"
-#include "server/uncertain_effects.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
+#include "server/uncertain_effects.h"
 #include "tollgate/error.h"
+#include "tollgate/review_timeout.h"
 
 namespace tollgate::server {
 
@@ -26,6 +28,7 @@ struct ApiService::Parts {
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
   std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
+  std::unique_ptr<ReviewTimer> timer;  // stopped before the runs
   std::unique_ptr<ApiContext> api;
   std::unique_ptr<Authenticator> authenticator;  // null: no auth, every request is local
   Router router;
@@ -94,6 +97,16 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
   p.runs->set_notifications(p.notifications.get());
+  p.timer = std::make_unique<ReviewTimer>(
+      *p.reviews, system_clock(),
+      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
+  p.runs->set_review_timer(p.timer.get());
+  // review.expired: the one place an expiry happens tells the notifications of it.
+  p.runs->set_expiry_listener([notifications = p.notifications.get()](const ReviewExpiry& e) {
+    notifications->review_expired(
+        ReviewFacts{e.thread_id, e.assistant_id, e.checkpoint_id, e.interrupt_id, e.shown},
+        std::string(kTimeoutIdentity), decision_outcome(Json{{"decisions", e.decisions}}));
+  });
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
   add_thread_routes(p.router, *p.api);
@@ -104,15 +117,20 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   if (!options.console_dir.empty()) p.router.set_get_fallback(make_console_handler(options.console_dir));
 }
 
-ApiService::~ApiService() = default;  // the run manager stops its workers
+ApiService::~ApiService() {
+  stop_runs();
+}
 
 void ApiService::start_runs() {
   parts_->runs->start();
   parts_->notifications->start();
   parts_->retention->start();
+  // After recovery: a deadline that passed while the server was down fires now.
+  parts_->timer->start();
 }
 
 void ApiService::stop_runs() {
+  parts_->timer->stop();
   parts_->retention->stop();
   parts_->runs->stop();
   parts_->notifications->stop();

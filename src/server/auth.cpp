@@ -72,6 +72,10 @@ void validate_auth_options(const AuthOptions& options) {
     const AuthUser& user = options.users[i];
     const std::string at = "auth.users[" + std::to_string(i) + "]";
     if (user.id.empty()) throw Error::InvalidArgument(at + ".id: required");
+    if (user.id.rfind("system:", 0) == 0) {  // the server's own timers act as system:<what>
+      throw Error::InvalidArgument(at + ".id: '" + user.id +
+                                   "' must not start with 'system:' (the server's own identities)");
+    }
     if (!ids.insert(user.id).second)
       throw Error::InvalidArgument(at + ".id: '" + user.id + "' is declared twice");
     if (user.roles.empty())

@@ -1,9 +1,7 @@
 #include "server/ids.h"
 
-#include <cstdio>
-#include <ctime>
-
 #include "core/ids.h"
+#include "tollgate/iso_time.h"
 
 namespace tollgate::server {
 
@@ -25,14 +23,7 @@ bool is_uuid(std::string_view text) {
 }
 
 std::string iso_timestamp(std::int64_t millis) {
-  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(millis % 1000));
-  return buffer;
+  return iso_utc_millis(millis);
 }
 
 }  // namespace tollgate::server

@@ -2,6 +2,7 @@
 
 #include "core/sha256.h"
 #include "server/ids.h"
+#include "tollgate/iso_time.h"
 
 namespace tollgate::server {
 namespace {
@@ -31,6 +32,18 @@ std::string claim_tool_call(Json& calls, const Json& action) {
     return id;
   }
   return "";
+}
+
+// The deadline of a timed review config: expires_at (ISO 8601) and on_timeout, as the HITL
+// middleware writes them (human_in_the_loop.h). A config without a readable deadline has none.
+void read_deadline(const Json& config, ReviewRecord& record) {
+  const Json* expires = find_either(config, "expires_at", "expiresAt");
+  if (expires == nullptr || !expires->is_string()) return;
+  const auto at = parse_iso_utc_millis(expires->get<std::string>());
+  if (!at || *at <= 0) return;
+  record.expires_at = *at;
+  const Json* on_timeout = find_either(config, "on_timeout", "onTimeout");
+  if (on_timeout != nullptr && on_timeout->is_object()) record.on_timeout = *on_timeout;
 }
 
 }  // namespace
@@ -71,12 +84,16 @@ std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
         records.push_back(std::move(r));
         continue;
       }
+      const Json* configs = find_either(value, "review_configs", "reviewConfigs");
       for (std::size_t i = 0; i < actions->size(); ++i) {
         ReviewRecord r = base;
         r.review_id = new_uuid7();
         r.action_index = static_cast<int>(i);
         r.digest = action_digest((*actions)[i]);
         r.tool_call_id = claim_tool_call(calls, (*actions)[i]);
+        if (configs != nullptr && configs->is_array() && i < configs->size()) {
+          read_deadline((*configs)[i], r);
+        }
         records.push_back(std::move(r));
       }
     }

@@ -8,8 +8,12 @@
 //   decided     a decision was accepted for it (its run is `run_id`, its reviewer `decided_by`)
 //   superseded  its interrupt is no longer pending without a decision here (the thread was
 //               answered another way, resumed from elsewhere, or its state was written)
-//   refused, expired  reserved for review deadlines and their safe defaults
-// A decision refused before it changed anything (a 409/422) puts its records back to pending.
+//   expired     its deadline passed: the server answered it (identity "system:timeout", its
+//               run is `run_id`) with the action's on_timeout, the other actions of the
+//               interrupt with a rejection (review_timeout.h)
+//   refused     reserved
+// A decision refused before it changed anything (a 409/422) puts its records back to pending;
+// so does a refused expiry, which also drops the records' deadline (a person decides then).
 //
 // An action whose policy requires N > 1 approvals collects them here one by one (who, when);
 // the decision of the Nth distinct reviewer is the one that claims the records and runs.
@@ -22,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +47,10 @@ struct ReviewRecord {
   std::string decided_by;     // the identity whose decision was accepted
   std::string run_id;         // the run carrying that decision
   std::int64_t decided_at = 0;
+  // The deadline shown in the action's review config (milliseconds since the epoch; 0: none)
+  // and what answers it then ({"type": "reject" | "respond", "message"}; null: none given).
+  std::int64_t expires_at = 0;
+  Json on_timeout;
 
   Json to_json() const;
 };
@@ -68,8 +77,24 @@ class ReviewStore {
   virtual std::size_t decide(const std::string& thread_id, const std::string& checkpoint_id,
                              const std::string& interrupt_id, const std::string& decided_by,
                              const std::string& run_id, std::int64_t at) = 0;
-  // decided -> pending for the records the run decided (its decision was refused).
+  // decided or expired -> pending for the records the run claimed (its decision was refused).
   virtual void reopen(const std::string& run_id) = 0;
+  // Drops the deadline of the records the run claimed (an expiry that was refused must not
+  // fire again).
+  virtual void disarm(const std::string& run_id) = 0;
+  // The thread's records at the checkpoint, by interrupt and action.
+  virtual std::vector<ReviewRecord> at_checkpoint(const std::string& thread_id,
+                                                  const std::string& checkpoint_id) = 0;
+
+  // Review deadlines. The earliest deadline of a pending record (nullopt: none is timed).
+  virtual std::optional<std::int64_t> next_expiry() = 0;
+  // The pending records whose deadline is at or before `now`, earliest first.
+  virtual std::vector<ReviewRecord> due(std::int64_t now) = 0;
+  // pending -> expired for the records of the interrupt at the checkpoint, claimed by
+  // `run_id` as `decided_by`; returns how many moved (0: a decision or another expiry won).
+  virtual std::size_t expire(const std::string& thread_id, const std::string& checkpoint_id,
+                             const std::string& interrupt_id, const std::string& decided_by,
+                             const std::string& run_id, std::int64_t at) = 0;
   // pending -> superseded for the thread's records that are not of `interrupt_ids` at
   // `checkpoint_id` (what is pending now).
   virtual void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,

@@ -10,6 +10,7 @@
 #include "server/run_manager.h"
 #include "server/wire_format.h"
 #include "tollgate/error.h"
+#include "tollgate/review_timeout.h"
 
 namespace tollgate::server {
 
@@ -202,7 +203,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         // refused resume is gone from the run list and the thread no longer reads busy, so
         // the client that got the 409/422 sees neither.
         refused = true;
-        reopen_reviews(record.run_id);
+        // A refused expiry is not tried again: its review waits for a person.
+        reopen_reviews(record.run_id, request.decided_by.id == kTimeoutIdentity);
         store_end(record, !request.command, nullptr);
         {
           // The client may start the next run as soon as it has the 409/422: this one must no

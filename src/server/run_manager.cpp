@@ -281,15 +281,15 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
 }
 
 bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given) {
+  // The review records come first, so that the thread record shows when each review began.
   std::optional<ThreadOutcome> annotated;
   if (given != nullptr) {
     annotated = *given;
-    annotate_approvals(record.thread_id, *annotated);
+    record_reviews(record.thread_id, *annotated);
   }
   const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
   try {
     store_.end_run(record, keep_run, thread);
-    if (thread != nullptr) record_reviews(record.thread_id, *thread);
     return true;
   } catch (const Error& e) {
     log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
@@ -390,9 +390,8 @@ void RunManager::worker_loop() {
 void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
   ThreadOutcome outcome =
       read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
-  annotate_approvals(thread_id, outcome);
-  store_.set_thread_outcome(thread_id, outcome);
   record_reviews(thread_id, outcome);
+  store_.set_thread_outcome(thread_id, outcome);
 }
 
 }  // namespace tollgate::server

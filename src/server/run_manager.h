@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "server/store.h"
 #include "server/thread_outcome.h"
 #include "server/thread_streams.h"
+#include "tollgate/clock.h"
 #include "tollgate/graph.h"
 
 namespace tollgate::server {
@@ -28,6 +30,21 @@ namespace tollgate::server {
 class AuditLog;
 class Notifications;
 class ReviewStore;
+class ReviewTimer;
+struct ReviewRecord;
+
+// A review whose deadline passed, as the server answered it (RunManager::expire_review).
+struct ReviewExpiry {
+  std::string thread_id;
+  std::string assistant_id;
+  std::string checkpoint_id;
+  std::string interrupt_id;
+  std::string run_id;      // the run carrying the answer, as identity "system:timeout"
+  Json decisions;          // the HITLResponse decisions given, one per action
+  Json shown;              // the interrupt's value (action_requests, review_configs)
+  std::int64_t expired_at = 0;
+};
+using ExpiryListener = std::function<void(const ReviewExpiry&)>;
 
 using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std::less<>>;
 
@@ -90,6 +107,25 @@ class RunManager {
   // Tells `notifications` of each pause (review.requested), applied decision (review.decided)
   // and run end (run.finished, run.failed). Call before start(); it must outlive the manager.
   void set_notifications(Notifications* notifications) { notifications_ = notifications; }
+  // Woken when review records with a deadline are added. Call before start().
+  void set_review_timer(ReviewTimer* timer) { timer_ = timer; }
+  // The clock review deadlines are read by (the system clock by default). Call before start();
+  // it must outlive the manager.
+  void set_clock(const Clock& clock) { clock_ = &clock; }
+  // Called once for each review the server answered on its deadline, after the expiry was
+  // claimed and its run accepted (the one place an expiry happens: notifications hook in
+  // here). Called on the timer's thread; must not call back into the manager's expiry. Call
+  // before start().
+  void set_expiry_listener(ExpiryListener listener) { expiry_listener_ = std::move(listener); }
+
+  // Answers the interrupt of `due` (a pending record whose deadline passed) as identity
+  // "system:timeout": each of its actions whose deadline passed gets its on_timeout (reject
+  // with kReviewTimeoutMessage when none is given), every other action a rejection with that
+  // message — never an approval. Its records move pending -> expired with a conditional
+  // update, so a decision racing it, or a second expiry, loses (409 for a decision). Records
+  // whose thread or interrupt is gone are superseded. Throws when the answer could not be
+  // submitted now (e.g. the thread is busy, storage failed); the timer tries again.
+  void expire_review(const ReviewRecord& due);
 
   // Stores the thread's values, interrupts and status after its state was updated directly
   // (POST /threads/{id}/state).
@@ -162,15 +198,17 @@ class RunManager {
   // them has fewer approvals than it needs — such a run records, it does not resume.
   // Error(kPermissionDenied) when approvals cannot be kept (no review store).
   void collect_approvals(RunRequest& request);
-  // Adds the approvals collected so far to the review configs of `outcome`'s interrupts
-  // ("approvals": [{"by", "at"}]).
-  void annotate_approvals(const std::string& thread_id, ThreadOutcome& outcome);
-  // Puts the records claimed by a run that changed nothing back to pending.
-  void reopen_reviews(const std::string& run_id);
+  // Adds the records' created_at and the approvals collected so far to the review configs of
+  // `outcome`'s interrupts.
+  void annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome);
+  // Puts the records claimed by a run that changed nothing back to pending; `disarm` also
+  // drops their deadline (an expiry that was refused is not tried again).
+  void reopen_reviews(const std::string& run_id, bool disarm = false);
   // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier
   // pending records are superseded. A failure is logged: a decision adds the records it
-  // answers when they are missing.
-  void record_reviews(const std::string& thread_id, const ThreadOutcome& outcome);
+  // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
+  // created_at and the approvals collected so far ("approvals": [{"by", "at"}]).
+  void record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
   // review.decided for each interrupt the decision of `request` answered, once its run applied
   // it (not for a run that only recorded an approval); told before the run's end is stored, so
   // that it precedes the review.requested of the pause that follows (notifications.h).
@@ -186,6 +224,9 @@ class RunManager {
   AuditLog* audit_ = nullptr;
   ReviewStore* reviews_ = nullptr;
   Notifications* notifications_ = nullptr;
+  ReviewTimer* timer_ = nullptr;
+  const Clock* clock_ = &system_clock();
+  ExpiryListener expiry_listener_;
   std::vector<std::thread> workers_;
 
   std::mutex mutex_;

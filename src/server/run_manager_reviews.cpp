@@ -10,15 +10,19 @@
 #include "server/review_records.h"
 #include "server/review_rules.h"
 #include "server/review_store.h"
+#include "server/review_timer.h"
 #include "server/run_manager.h"
 #include "server/thread_access.h"
 #include "tollgate/error.h"
+#include "tollgate/review_timeout.h"
 
 namespace tollgate::server {
 
 void RunManager::check_reviewers(const RunRequest& request, const ThreadRecord& thread,
                                  const std::string& graph_id) {
   if (!request.binding.is_object() || !request.command) return;
+  // The server's own answers (an expired review) follow the policy's on_timeout, not a rule.
+  if (request.decided_by.id.rfind("system:", 0) == 0) return;
   const Command command = Command::from_json(*request.command);
   const Json shown = request.binding.value("shown", Json::object());
   const std::string owner = thread_owner(thread);
@@ -58,16 +62,23 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
   // Threads paused before review records were kept get theirs now.
   reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json()));
   const std::vector<std::string> pending = interrupt_ids_of(shown);
-  const std::int64_t now = now_millis();
+  const std::int64_t now = now_millis(*clock_);
+  // The timer's answer expires the records; a person's decides them. Either claim is
+  // conditional on the records being pending, so only one of them wins.
+  const bool expiry = request.decided_by.id == kTimeoutIdentity;
   for (const auto& [interrupt_id, answer] : command.resume_map) {
     // An id that was not pending is refused by the graph when the run executes.
     if (std::find(pending.begin(), pending.end(), interrupt_id) == pending.end()) continue;
-    if (reviews_->decide(request.thread_id, checkpoint, interrupt_id, request.decided_by.id, run_id,
-                         now) == 0) {
+    const std::size_t claimed =
+        expiry ? reviews_->expire(request.thread_id, checkpoint, interrupt_id,
+                                  request.decided_by.id, run_id, now)
+               : reviews_->decide(request.thread_id, checkpoint, interrupt_id,
+                                  request.decided_by.id, run_id, now);
+    if (claimed == 0) {
       reviews_->reopen(run_id);
       throw Error::Conflict("The review of interrupt " + interrupt_id +
-                            " is no longer pending: a decision for it was already accepted. "
-                            "Nothing was changed.");
+                            " is no longer pending: a decision for it was already accepted "
+                            "(or its deadline passed). Nothing was changed.");
     }
   }
 }
@@ -111,17 +122,19 @@ void RunManager::collect_approvals(RunRequest& request) {
   if (short_of_approvals) request.binding["approval_only"] = true;
 }
 
-void RunManager::annotate_approvals(const std::string& thread_id, ThreadOutcome& outcome) {
+void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome) {
   if (reviews_ == nullptr || outcome.checkpoint_id.empty() || !outcome.interrupts.is_object())
     return;
+  std::vector<ReviewRecord> records;
   std::vector<ReviewApproval> approvals;
   try {
+    records = reviews_->at_checkpoint(thread_id, outcome.checkpoint_id);
     approvals = reviews_->approvals(thread_id, outcome.checkpoint_id);
   } catch (const std::exception& e) {
-    log_error("the approvals of thread " + thread_id + " were not read: " + e.what());
+    log_error("the review records of thread " + thread_id + " were not read: " + e.what());
     return;
   }
-  if (approvals.empty()) return;
+  if (records.empty() && approvals.empty()) return;
   for (auto& [task, interrupts] : outcome.interrupts.items()) {
     if (!interrupts.is_array()) continue;
     for (Json& interrupt : interrupts) {
@@ -130,13 +143,23 @@ void RunManager::annotate_approvals(const std::string& thread_id, ThreadOutcome&
       const char* key = value.contains("reviewConfigs") ? "reviewConfigs" : "review_configs";
       if (!value.is_object() || !value.contains(key) || !value[key].is_array()) continue;
       Json& configs = value[key];
-      for (const ReviewApproval& a : approvals) {
-        if (a.interrupt_id != interrupt.value("id", "") || a.action_index < 0 ||
-            static_cast<std::size_t>(a.action_index) >= configs.size() ||
-            !configs[a.action_index].is_object()) {
-          continue;
+      const std::string interrupt_id = interrupt.value("id", "");
+      // The review config of the action, or nullptr.
+      auto config_of = [&](const std::string& of, int index) -> Json* {
+        if (of != interrupt_id || index < 0 || static_cast<std::size_t>(index) >= configs.size() ||
+            !configs[index].is_object()) {
+          return nullptr;
         }
-        Json& list = configs[a.action_index]["approvals"];
+        return &configs[index];
+      };
+      for (const ReviewRecord& r : records) {
+        if (Json* config = config_of(r.interrupt_id, r.action_index))
+          (*config)["created_at"] = iso_timestamp(r.created_at);
+      }
+      for (const ReviewApproval& a : approvals) {
+        Json* config = config_of(a.interrupt_id, a.action_index);
+        if (config == nullptr) continue;
+        Json& list = (*config)["approvals"];
         if (!list.is_array()) list = Json::array();
         list.push_back(Json{{"by", a.approved_by}, {"at", iso_timestamp(a.approved_at)}});
       }
@@ -144,25 +167,32 @@ void RunManager::annotate_approvals(const std::string& thread_id, ThreadOutcome&
   }
 }
 
-void RunManager::reopen_reviews(const std::string& run_id) {
+void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   if (reviews_ == nullptr) return;
   try {
+    if (disarm) reviews_->disarm(run_id);
     reviews_->reopen(run_id);
+    if (timer_ != nullptr) timer_->rearm();  // a reopened deadline may be due already
   } catch (const std::exception& e) {
     log_error("the review records of run " + run_id + " could not be reopened: " + e.what());
   }
 }
 
-void RunManager::record_reviews(const std::string& thread_id, const ThreadOutcome& outcome) {
+void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& outcome) {
   if (reviews_ == nullptr || outcome.checkpoint_id.empty()) return;
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   try {
-    reviews_->add_pending(
-        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values));
+    const std::vector<ReviewRecord> records =
+        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values);
+    reviews_->add_pending(records);
     reviews_->supersede_others(thread_id, outcome.checkpoint_id, interrupt_ids_of(interrupts));
+    const bool timed = std::any_of(records.begin(), records.end(),
+                                   [](const ReviewRecord& r) { return r.expires_at > 0; });
+    if (timed && timer_ != nullptr) timer_->rearm();
   } catch (const std::exception& e) {
     log_error("the review records of thread " + thread_id + " were not written: " + e.what());
   }
+  annotate_reviews(thread_id, outcome);
   if (notifications_ == nullptr || outcome.status != "interrupted") return;
   std::string assistant_id;
   try {

@@ -114,9 +114,8 @@ void RunManager::reconcile_thread(const std::string& thread_id) {
     const std::string error = thread->error.is_string() ? thread->error.get<std::string>()
                                                         : "The thread's last run failed.";
     ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error);
-    annotate_approvals(thread_id, outcome);
-    store_.set_thread_outcome(thread_id, outcome);
     record_reviews(thread_id, outcome);
+    store_.set_thread_outcome(thread_id, outcome);
   } catch (const std::exception& e) {
     log_error("recovery of thread " + thread_id + " failed: " + e.what());
   }

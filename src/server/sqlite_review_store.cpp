@@ -17,7 +17,7 @@ using sql::Transaction;
 using sql::TransactionKind;
 
 // Each entry moves the schema one version up. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 2> kMigrations = {{
+constexpr std::array<sql::Migration, 3> kMigrations = {{
     // 1: the records.
     {R"sql(
 CREATE TABLE server_reviews (
@@ -36,13 +36,19 @@ CREATE TABLE server_review_approvals (
   action_index INTEGER NOT NULL, approved_by TEXT NOT NULL, approved_at INTEGER NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
 )sql"},
+    // 3: review deadlines (0: none) and what answers them (JSON text; '': none given).
+    {R"sql(
+ALTER TABLE server_reviews ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_reviews ADD COLUMN on_timeout TEXT NOT NULL DEFAULT '';
+CREATE INDEX server_reviews_expiry ON server_reviews(status, expires_at);
+)sql"},
 }};
 
 constexpr sql::Schema kSchema{"reviews", kMigrations};
 
 constexpr const char* kColumns =
     "review_id, thread_id, checkpoint_id, interrupt_id, action_index, tool_call_id, digest, "
-    "created_at, status, decided_by, run_id, decided_at";
+    "created_at, status, decided_by, run_id, decided_at, expires_at, on_timeout";
 
 ReviewRecord read_record(const SqliteStatement& s) {
   ReviewRecord r;
@@ -58,6 +64,10 @@ ReviewRecord read_record(const SqliteStatement& s) {
   r.decided_by = s.text(9);
   r.run_id = s.text(10);
   r.decided_at = s.integer(11);
+  r.expires_at = s.integer(12);
+  const std::string on_timeout = s.text(13);
+  if (!on_timeout.empty()) r.on_timeout = Json::parse(on_timeout, nullptr, /*allow_exceptions=*/false);
+  if (r.on_timeout.is_discarded()) r.on_timeout = Json();
   return r;
 }
 
@@ -76,7 +86,9 @@ Json ReviewRecord::to_json() const {
               {"status", status},
               {"decided_by", optional_text(decided_by)},
               {"run_id", optional_text(run_id)},
-              {"decided_at", decided_at == 0 ? Json() : Json(iso_timestamp(decided_at))}};
+              {"decided_at", decided_at == 0 ? Json() : Json(iso_timestamp(decided_at))},
+              {"expires_at", expires_at == 0 ? Json() : Json(iso_timestamp(expires_at))},
+              {"on_timeout", on_timeout}};
 }
 
 SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
@@ -92,11 +104,12 @@ void SqliteReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   SqliteStatement s(*db_, std::string("INSERT OR IGNORE INTO server_reviews (") + kColumns +
-                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0)");
+                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?)");
   for (const ReviewRecord& r : records) {
     s.bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
     s.bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
     s.bind(8, r.created_at != 0 ? r.created_at : now_millis());
+    s.bind(9, r.expires_at).bind(10, r.on_timeout.is_null() ? std::string() : r.on_timeout.dump());
     s.run();
     s.reset();
   }
@@ -118,22 +131,78 @@ std::size_t SqliteReviewStore::decide(const std::string& thread_id,
                                       const std::string& interrupt_id,
                                       const std::string& decided_by, const std::string& run_id,
                                       std::int64_t at) {
+  return claim("decided", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
+}
+
+std::size_t SqliteReviewStore::expire(const std::string& thread_id,
+                                      const std::string& checkpoint_id,
+                                      const std::string& interrupt_id,
+                                      const std::string& decided_by, const std::string& run_id,
+                                      std::int64_t at) {
+  return claim("expired", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
+}
+
+std::size_t SqliteReviewStore::claim(const char* status, const std::string& thread_id,
+                                     const std::string& checkpoint_id,
+                                     const std::string& interrupt_id,
+                                     const std::string& decided_by, const std::string& run_id,
+                                     std::int64_t at) {
   std::lock_guard lock(mutex_);
   SqliteStatement s(*db_,
-                    "UPDATE server_reviews SET status = 'decided', decided_by = ?, run_id = ?, "
+                    "UPDATE server_reviews SET status = ?, decided_by = ?, run_id = ?, "
                     "decided_at = ? WHERE thread_id = ? AND checkpoint_id = ? AND "
                     "interrupt_id = ? AND status = 'pending'");
-  s.bind(1, decided_by).bind(2, run_id).bind(3, at).bind(4, thread_id).bind(5, checkpoint_id);
-  return static_cast<std::size_t>(s.bind(6, interrupt_id).run());
+  s.bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
+  s.bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
+  return static_cast<std::size_t>(s.run());
 }
 
 void SqliteReviewStore::reopen(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   SqliteStatement s(*db_,
                     "UPDATE server_reviews SET status = 'pending', decided_by = '', run_id = '', "
-                    "decided_at = 0 WHERE run_id = ? AND status = 'decided'");
+                    "decided_at = 0 WHERE run_id = ? AND status IN ('decided', 'expired')");
   s.bind(1, run_id).run();
 }
+
+void SqliteReviewStore::disarm(const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, "UPDATE server_reviews SET expires_at = 0 WHERE run_id = ?");
+  s.bind(1, run_id).run();
+}
+
+std::vector<ReviewRecord> SqliteReviewStore::at_checkpoint(const std::string& thread_id,
+                                                           const std::string& checkpoint_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+                              " FROM server_reviews WHERE thread_id = ? AND checkpoint_id = ? "
+                              "ORDER BY interrupt_id, action_index");
+  s.bind(1, thread_id).bind(2, checkpoint_id);
+  std::vector<ReviewRecord> records;
+  while (s.step()) records.push_back(read_record(s));
+  return records;
+}
+
+std::optional<std::int64_t> SqliteReviewStore::next_expiry() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_,
+                    "SELECT expires_at FROM server_reviews WHERE status = 'pending' AND "
+                    "expires_at > 0 ORDER BY expires_at LIMIT 1");
+  if (!s.step()) return std::nullopt;
+  return s.integer(0);
+}
+
+std::vector<ReviewRecord> SqliteReviewStore::due(std::int64_t now) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+                              " FROM server_reviews WHERE status = 'pending' AND expires_at > 0 "
+                              "AND expires_at <= ? ORDER BY expires_at, rowid");
+  s.bind(1, now);
+  std::vector<ReviewRecord> records;
+  while (s.step()) records.push_back(read_record(s));
+  return records;
+}
+
 
 void SqliteReviewStore::supersede_others(const std::string& thread_id,
                                          const std::string& checkpoint_id,

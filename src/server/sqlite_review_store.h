@@ -27,6 +27,14 @@ class SqliteReviewStore final : public ReviewStore {
                      const std::string& interrupt_id, const std::string& decided_by,
                      const std::string& run_id, std::int64_t at) override;
   void reopen(const std::string& run_id) override;
+  void disarm(const std::string& run_id) override;
+  std::vector<ReviewRecord> at_checkpoint(const std::string& thread_id,
+                                          const std::string& checkpoint_id) override;
+  std::optional<std::int64_t> next_expiry() override;
+  std::vector<ReviewRecord> due(std::int64_t now) override;
+  std::size_t expire(const std::string& thread_id, const std::string& checkpoint_id,
+                     const std::string& interrupt_id, const std::string& decided_by,
+                     const std::string& run_id, std::int64_t at) override;
   void supersede_others(const std::string& thread_id, const std::string& checkpoint_id,
                         const std::vector<std::string>& interrupt_ids) override;
   bool add_approval(const std::string& thread_id, const std::string& checkpoint_id,
@@ -35,6 +43,11 @@ class SqliteReviewStore final : public ReviewStore {
                                         const std::string& checkpoint_id) override;
 
  private:
+  // pending -> `status` for the interrupt's records (decide, expire).
+  std::size_t claim(const char* status, const std::string& thread_id,
+                    const std::string& checkpoint_id, const std::string& interrupt_id,
+                    const std::string& decided_by, const std::string& run_id, std::int64_t at);
+
   std::mutex mutex_;  // guards db_
   std::unique_ptr<sql::SqliteConnection> db_;
 };

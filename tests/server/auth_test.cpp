@@ -159,6 +159,22 @@ TEST_F(AuthTest, AnUnknownRoleStopsTheServerFromStarting) {
   }
 }
 
+TEST_F(AuthTest, AUserNamedAsASystemIdentityStopsTheServerFromStarting) {
+  ServerOptions options = options_with_users();
+  options.auth.users.push_back(user("system:timeout", {"admin"}));
+  Server server(options, actor_graphs());
+  try {
+    server.start();
+    ADD_FAILURE() << "started with a user named system:timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("auth.users[4].id: 'system:timeout' must not start with "
+                                         "'system:'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(AuthTest, KeysAreReadFromTheConfigSectionAsDigests) {
   Json section = Json::parse(R"({"users": [{"id": "alice", "name": "Alice", "roles": ["reviewer"],
                                             "api_key_sha256": ")" +

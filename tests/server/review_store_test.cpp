@@ -9,6 +9,8 @@
 
 #include "core/sha256.h"
 #include "server/review_records.h"
+#include "sql/sqlite_connection.h"
+#include "tollgate/iso_time.h"
 
 namespace tollgate::server {
 namespace {
@@ -120,6 +122,97 @@ TEST_F(ReviewStoreTest, ApprovalsBelongToTheirCheckpoint) {
 
 TEST(Sha256, HashesAsLowercaseHex) {
   EXPECT_EQ(core::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+// One action reviewed until `expires_at` (ISO 8601), rejected then with "Too late."
+Json shown_timed(const std::string& interrupt_id, const std::string& expires_at) {
+  Json value{{"action_requests", {{{"name", "write_file"}, {"args", {{"path", "c.txt"}}}}}},
+             {"review_configs",
+              {{{"action_name", "write_file"},
+                {"allowed_decisions", {"approve", "reject"}},
+                {"expires_at", expires_at},
+                {"on_timeout", {{"type", "reject"}, {"message", "Too late."}}}}}}};
+  return Json{{"task-2", {{{"id", interrupt_id}, {"value", value}}}}};
+}
+
+TEST_F(ReviewStoreTest, ATimedReviewKeepsItsDeadlineAndOnTimeout) {
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("i-9", "2030-01-01T00:00:00.000Z"), Json()));
+  const ReviewRecord r = store_->list("t2")[0];
+  EXPECT_EQ(r.expires_at, *parse_iso_utc_millis("2030-01-01T00:00:00.000Z"));
+  EXPECT_EQ(r.on_timeout, (Json{{"type", "reject"}, {"message", "Too late."}}));
+  EXPECT_EQ(r.to_json()["expires_at"], "2030-01-01T00:00:00.000Z");
+  EXPECT_EQ(store_->list("t1")[0].expires_at, 0);  // untimed
+}
+
+TEST_F(ReviewStoreTest, OnlyPendingRecordsPastTheirDeadlineAreDueEarliestFirst) {
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("late", "2030-01-02T00:00:00.000Z"), Json()));
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("early", "2030-01-01T00:00:00.000Z"), Json()));
+  const std::int64_t early = *parse_iso_utc_millis("2030-01-01T00:00:00.000Z");
+  EXPECT_EQ(store_->next_expiry(), early);
+  EXPECT_TRUE(store_->due(early - 1).empty());
+  ASSERT_EQ(store_->due(early + 86'400'000).size(), 2u);
+  EXPECT_EQ(store_->due(early + 86'400'000)[0].interrupt_id, "early");
+  store_->decide("t2", "cp-9", "early", "alice", "run-1", 1);
+  ASSERT_EQ(store_->due(early + 86'400'000).size(), 1u);
+  EXPECT_EQ(store_->due(early + 86'400'000)[0].interrupt_id, "late");
+}
+
+TEST_F(ReviewStoreTest, AnExpiryAndADecisionClaimTheSameRecordsOnlyOnce) {
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("i-9", "2030-01-01T00:00:00.000Z"), Json()));
+  EXPECT_EQ(store_->expire("t2", "cp-9", "i-9", "system:timeout", "run-x", 5), 1u);
+  EXPECT_EQ(store_->expire("t2", "cp-9", "i-9", "system:timeout", "run-y", 6), 0u);
+  EXPECT_EQ(store_->decide("t2", "cp-9", "i-9", "alice", "run-z", 7), 0u);
+  const ReviewRecord r = store_->list("t2")[0];
+  EXPECT_EQ(r.status, "expired");
+  EXPECT_EQ(r.run_id, "run-x");
+  EXPECT_FALSE(store_->next_expiry());
+}
+
+TEST_F(ReviewStoreTest, ARefusedExpiryThatIsDisarmedWaitsForAPersonWithoutADeadline) {
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("i-9", "2030-01-01T00:00:00.000Z"), Json()));
+  store_->expire("t2", "cp-9", "i-9", "system:timeout", "run-x", 5);
+  store_->disarm("run-x");
+  store_->reopen("run-x");
+  const ReviewRecord r = store_->list("t2")[0];
+  EXPECT_EQ(r.status, "pending");
+  EXPECT_EQ(r.expires_at, 0);
+  EXPECT_FALSE(store_->next_expiry());
+}
+
+TEST(ReviewStoreSchema, ADatabaseFromBeforeDeadlinesOpensAndItsRecordsHaveNone) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tollgate_reviews_v2_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  {
+    // Version 2 of the "reviews" component, with one pending record.
+    sql::SqliteConnection db(path);
+    db.exec(R"sql(
+CREATE TABLE tollgate_schema (component TEXT PRIMARY KEY, version INTEGER);
+INSERT INTO tollgate_schema VALUES ('reviews', 2);
+CREATE TABLE server_reviews (
+  review_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  interrupt_id TEXT NOT NULL, action_index INTEGER NOT NULL, tool_call_id TEXT NOT NULL,
+  digest TEXT NOT NULL, created_at INTEGER NOT NULL, status TEXT NOT NULL,
+  decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at INTEGER NOT NULL,
+  UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
+CREATE TABLE server_review_approvals (
+  thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL, interrupt_id TEXT NOT NULL,
+  action_index INTEGER NOT NULL, approved_by TEXT NOT NULL, approved_at INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
+INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000, 'pending', '', '', 0);
+)sql");
+  }
+  {
+    SqliteReviewStore store(path);
+    const std::vector<ReviewRecord> records = store.list("t1");
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].status, "pending");
+    EXPECT_EQ(records[0].expires_at, 0);
+    EXPECT_TRUE(records[0].on_timeout.is_null());
+    EXPECT_FALSE(store.next_expiry());
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
 
 }  // namespace
