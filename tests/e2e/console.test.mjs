@@ -406,19 +406,9 @@ test("a declined form card books nothing and stays in the thread as declined", {
 });
 
 test("a review's deadline counts down, is red when close, and the expired card offers no decision", { skip: onlyOn("tollgate") }, async () => {
-  const page = await open();
-  // The server's review expiry (review_configs[i].expires_at) is not in this server yet: the
-  // thread as the server sends it gets a deadline eight seconds ahead, the rest is untouched.
-  const expiresAt = new Date(Date.now() + 8000).toISOString();
-  await page.route(/\/threads\/[0-9a-f-]+$/, async (route) => {
-    if (route.request().method() !== "GET") return route.continue();
-    const response = await route.fetch();
-    const thread = await response.json();
-    for (const list of Object.values(thread.interrupts ?? {})) {
-      for (const i of list) for (const c of i.value?.review_configs ?? []) c.expires_at = expiresAt;
-    }
-    await route.fulfill({ response, json: thread });
-  });
+  // The `timed` agent's email review has an 8 s deadline (tests/e2e/tollgate-e2e.json): the
+  // server sets review_configs[0].expires_at and answers the review itself when it passes.
+  const page = await open("", { assistant: "timed" });
   await pauseWith(page, "email alice before the deadline");
   const deadline = card(page).getByTestId("deadline");
   assert.equal(await deadline.getAttribute("data-state"), "close");
@@ -431,6 +421,10 @@ test("a review's deadline counts down, is red when close, and the expired card o
   assert.equal(await card(page).getByRole("button").count(), 0, "no decision is offered");
   await page.screenshot({ path: join(shots, "deadline-expired.png") });
   await checkAccessibility(page, "an expired card");
+  // The server rejected it on its deadline: after a reload the thread shows the rejection.
+  await page.reload();
+  await finalAnswer(page);
+  assert.match(await page.getByTestId("tool-result").last().innerText(), /No reviewer decided within the time allowed, so the action was not executed\./);
   await page.context().close();
 });
 

@@ -79,8 +79,10 @@ withServer("kill -9 after send_email returned: one outbox row, an effect_uncerta
   const done = await client.runs.wait(threadId, "mailer", { command: { resume: { decisions: [{ type: "approve" }] } } });
   assert.match(done.messages.at(-1).content, /placed in the outbox/);
   assert.equal(outboxRows(server), 1);
-  const audit = await (await fetch(`${server.url}/audit?thread_id=${threadId}`)).json();
-  const outcomes = (audit.entries ?? audit).map((e) => e.outcome);
+  const response = await fetch(`${server.url}/audit?thread_id=${threadId}`);
+  const audit = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(audit));
+  const outcomes = audit.map((e) => e.outcome);
   assert.ok(outcomes.includes("effect_uncertain"), JSON.stringify(outcomes));
 });
 

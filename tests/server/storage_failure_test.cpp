@@ -150,7 +150,7 @@ class StorageFailureTest : public ::testing::Test {
     }
     // One worker: a gated run holds it, so a run queued behind it starts when the test says.
     runs_ = std::make_unique<RunManager>(*store_, *streams_, std::move(graphs), 1);
-    api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr, false, nullptr, std::nullopt});
+    api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr, false, nullptr, nullptr, std::nullopt});
     add_assistant_routes(router_, *api_);
     add_thread_routes(router_, *api_);
     add_run_routes(router_, *api_);
