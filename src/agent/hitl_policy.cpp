@@ -5,6 +5,7 @@
 
 #include "agent/hitl_texts.h"
 #include "agent/python_format.h"
+#include "core/duration.h"
 #include "tollgate/error.h"
 #include "tollgate/human_in_the_loop.h"
 #include "tollgate/when_rules.h"
@@ -59,27 +60,9 @@ std::chrono::milliseconds parse_timeout(const Json& value, const std::string& fi
                               " is not a duration like \"90s\", \"15m\", \"2h\" or \"1d\" (a "
                               "positive whole number of seconds, minutes, hours or days)";
   if (!value.is_string()) throw Error::InvalidArgument(refusal);
-  const std::string& text = value.get_ref<const std::string&>();
-  if (text.size() < 2 || text.size() > 10 || text[0] < '1' || text[0] > '9')
-    throw Error::InvalidArgument(refusal);
-  std::int64_t count = 0;
-  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') throw Error::InvalidArgument(refusal);
-    count = count * 10 + (text[i] - '0');
-  }
-  using std::chrono::milliseconds;
-  switch (text.back()) {
-    case 's':
-      return milliseconds(count * 1000);
-    case 'm':
-      return milliseconds(count * 60 * 1000);
-    case 'h':
-      return milliseconds(count * 3600 * 1000);
-    case 'd':
-      return milliseconds(count * 86400 * 1000);
-    default:
-      throw Error::InvalidArgument(refusal);
-  }
+  const auto duration = core::parse_duration(value.get_ref<const std::string&>());
+  if (!duration) throw Error::InvalidArgument(refusal);
+  return *duration;
 }
 
 // {"type": "reject" | "respond", "message": "..."}; the type is checked when the policy is

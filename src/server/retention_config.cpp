@@ -1,7 +1,7 @@
 // parse_retention_options: the `retention` section of a config file into RetentionOptions.
-#include <cctype>
 #include <string>
 
+#include "core/duration.h"
 #include "tollgate/error.h"
 #include "tollgate/server.h"
 
@@ -12,22 +12,9 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
     return Error::InvalidArgument(field + ": invalid duration \"" + text +
                                   "\"; expected a positive number with s, m, h or d (e.g. 7d)");
   };
-  if (text.size() < 2 || !std::isdigit(static_cast<unsigned char>(text[0]))) throw bad();
-  std::size_t used = 0;
-  long long amount = 0;
-  try {
-    amount = std::stoll(text.substr(0, text.size() - 1), &used);
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  if (used != text.size() - 1 || amount <= 0 || amount > 100LL * 365 * 24 * 3600) throw bad();
-  switch (text.back()) {
-    case 's': return std::chrono::seconds(amount);
-    case 'm': return std::chrono::minutes(amount);
-    case 'h': return std::chrono::hours(amount);
-    case 'd': return std::chrono::hours(24 * amount);
-    default: throw bad();
-  }
+  const auto duration = core::parse_duration(text);
+  if (!duration) throw bad();
+  return *duration;
 }
 
 RetentionOptions parse_retention_options(const Json& section) {
