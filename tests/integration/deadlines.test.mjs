@@ -1,8 +1,9 @@
 // Review deadlines: a tool's `timeout` in the config file expires a waiting review into its
 // on_timeout (here the default: reject with the default message), applied and audited as
 // system:timeout — also when the deadline passed while the server was down (kill -9).
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import { ServerProcess, serveForFile, humanInput, waitForStatus } from "./harness.mjs";
 
 const kTimeoutMessage = "No reviewer decided within the time allowed, so the action was not executed.";
@@ -15,8 +16,30 @@ const script = {
     },
   ],
 };
+// A receiver of the server's review.expired webhooks (signatures are checked by
+// webhooks.test.mjs; here only what arrives matters).
+const expiredEvents = [];
+const receiver = createServer((request, response) => {
+  let body = "";
+  request.on("data", (d) => (body += d));
+  request.on("end", () => {
+    expiredEvents.push(JSON.parse(body));
+    response.writeHead(204).end();
+  });
+});
+await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+after(() => receiver.close());
+process.env.TOLLGATE_IT_DEADLINE_SECRET = "whsec_deadlines_0123456789";
+
 const server = new ServerProcess({
   config: {
+    webhooks: [
+      {
+        url: `http://127.0.0.1:${receiver.address().port}/hooks`,
+        secret_env: "TOLLGATE_IT_DEADLINE_SECRET",
+        events: ["review.expired"],
+      },
+    ],
     agents: {
       mailer: {
         model: "scripted",
@@ -93,4 +116,21 @@ test("a deadline that passed while the server was down (kill -9) expires once af
   const decisions = (await audit(threadId)).filter((e) => e.kind === "decision");
   assert.equal(decisions.length, 1);
   assert.equal(decisions[0].reviewer, "system:timeout");
+});
+
+test("an expired review is told to webhooks as review.expired, decided by system:timeout", async () => {
+  const client = server.client();
+  const { threadId } = await pausedMail(client);
+  await toolMessagesWhenIdle(client, threadId);
+  const deadline = Date.now() + 20000;
+  let event;
+  while (!(event = expiredEvents.find((e) => e.data.thread_id === threadId)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.ok(event, "no review.expired arrived");
+  assert.equal(event.type, "review.expired");
+  assert.equal(event.data.decided_by, "system:timeout");
+  assert.equal(event.data.outcome, "reject");
+  assert.equal(event.data.action_requests[0].name, "send_email");
+  assert.equal(expiredEvents.filter((e) => e.data.thread_id === threadId).length, 1);
 });
