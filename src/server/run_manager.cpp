@@ -290,6 +290,7 @@ bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadO
   const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
   try {
     store_.end_run(record, keep_run, thread);
+    if (thread != nullptr) notify_review_requested(record.thread_id, *thread);
     return true;
   } catch (const Error& e) {
     log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
@@ -317,6 +318,7 @@ void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
   for (UnsettledEnd& end : pending) {
     try {
       store_.end_run(end.record, end.keep_run, end.thread ? &*end.thread : nullptr);
+      if (end.thread) notify_review_requested(end.record.thread_id, *end.thread);
     } catch (const Error&) {
       failed.push_back(std::move(end));
     }
@@ -392,6 +394,7 @@ void RunManager::record_state_update(const std::string& thread_id, const std::st
       read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
   record_reviews(thread_id, outcome);
   store_.set_thread_outcome(thread_id, outcome);
+  notify_review_requested(thread_id, outcome);
 }
 
 }  // namespace tollgate::server

@@ -209,6 +209,10 @@ class RunManager {
   // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
   // created_at and the approvals collected so far ("approvals": [{"by", "at"}]).
   void record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
+  // review.requested for each interrupt `outcome` shows pending. Told once the thread's outcome
+  // is stored, so that a reviewer's GET /reviews/stream, which checks who may see the thread
+  // when it reads the event, already finds the thread waiting for review.
+  void notify_review_requested(const std::string& thread_id, const ThreadOutcome& outcome);
   // review.decided for each interrupt the decision of `request` answered, once its run applied
   // it (not for a run that only recorded an approval); told before the run's end is stored, so
   // that it precedes the review.requested of the pause that follows (notifications.h).

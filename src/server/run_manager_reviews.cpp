@@ -193,7 +193,12 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
     log_error("the review records of thread " + thread_id + " were not written: " + e.what());
   }
   annotate_reviews(thread_id, outcome);
+}
+
+void RunManager::notify_review_requested(const std::string& thread_id,
+                                         const ThreadOutcome& outcome) {
   if (notifications_ == nullptr || outcome.status != "interrupted") return;
+  const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   std::string assistant_id;
   try {
     auto thread = store_.get_thread(thread_id);
