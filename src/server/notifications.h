@@ -6,7 +6,8 @@
 //   - published to the in-memory ReviewFeed that GET /reviews/stream subscribers read.
 // An event's id is derived from the fact it tells (e.g. review.requested of one interrupt at one
 // checkpoint), so telling the same fact twice (a run's end stored again, recovery) stores and
-// sends it once.
+// sends it once. Claims (review.claimed, review.released) are passing news for the consoles
+// that watch: published to the feed only.
 //
 // The events are queued in their own transaction right after the fact they tell was stored (by
 // the run manager, the review store or the deadline timers, each on its own connection): a
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "server/review_feed.h"
+#include "server/review_store.h"
 #include "server/webhook_queue.h"
 #include "tollgate/json.h"
 #include "tollgate/server.h"
@@ -71,6 +73,11 @@ class Notifications {
   // "respond") was applied by `decided_by` (e.g. "system:timeout").
   void review_expired(const ReviewFacts& review, const std::string& decided_by,
                       const std::string& outcome);
+  // Claims (review_claims.h), told on the review stream only, never to webhooks: review.claimed
+  // when `claim` was taken (or extended), review.released when `released_by` ended it.
+  void review_claimed(const ReviewClaim& claim, const std::string& assistant_id);
+  void review_released(const ReviewClaim& claim, const std::string& assistant_id,
+                       const std::string& released_by);
   // A run ended: run.finished for `status` "success" (outcome "completed", or "paused" when the
   // thread waits for a review) and "interrupted" (outcome "cancelled"); run.failed for "error"
   // (outcome "error", with `error`).
@@ -80,6 +87,9 @@ class Notifications {
 
  private:
   void publish(const std::string& type, const std::string& fact, Json data);
+  // To the review stream's subscribers only (nothing stored).
+  void publish_live(const std::string& type, Json data);
+  Json claim_data(const ReviewClaim& claim, const std::string& assistant_id) const;
   void review_answered(const std::string& type, const ReviewFacts& review,
                        const std::string& decided_by, const std::string& outcome);
   Json review_data(const ReviewFacts& review) const;
