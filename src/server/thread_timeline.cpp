@@ -426,7 +426,7 @@ class TimelineBuilder {
     std::set<std::int64_t> used;
     Json out = Json::array();
     for (const CheckpointRow& row : rows_) {
-      if (row.source != "update") continue;
+      if (row.source != "update" && row.source != "fork") continue;
       const AuditEntry* match = nullptr;
       for (const AuditEntry& entry : writes) {
         if (entry.received_at <= row.at && !used.count(entry.id)) match = &entry;

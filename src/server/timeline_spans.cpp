@@ -147,7 +147,7 @@ Json timeline_to_otel(const Json& timeline) {
   Json spans = Json::array();
   for (const Json& run : timeline["runs"]) {
     Json span = run_span(run, trace);
-    const std::string parent = span["spanId"];
+    const std::string parent = span["spanId"].get<std::string>();
     spans.push_back(std::move(span));
     const Json& steps = run["steps"];
     for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -81,7 +81,7 @@ class TimelineTest : public ::testing::Test {
   std::string paused_then_resumed() {
     auto created = call("alice", "POST", "/threads", Json::object());
     EXPECT_EQ(created.status, 200) << created.body;
-    const std::string thread = created.json()["thread_id"];
+    const std::string thread = created.json()["thread_id"].get<std::string>();
     auto paused = call("alice", "POST", "/threads/" + thread + "/runs/wait",
                        {{"assistant_id", "mail"},
                         {"input", {{"messages", {{{"role", "user"}, {"content", "email bob"}}}}}}});
@@ -97,11 +97,12 @@ class TimelineTest : public ::testing::Test {
     EXPECT_EQ(response.status, 200) << response.body;
     return response.json();
   }
-  static const Json* step_of(const Json& run, const std::string& kind) {
-    for (const Json& step : run["steps"]) {
-      if (step["kind"] == kind) return &step;
+  // The run's first step of `kind`; null when it has none.
+  static Json step_of(const Json& run, const std::string& kind) {
+    for (const Json& step : run.at("steps")) {
+      if (step.at("kind") == kind) return step;
     }
-    return nullptr;
+    return Json();
   }
 
   std::filesystem::path db_;
@@ -110,7 +111,7 @@ class TimelineTest : public ::testing::Test {
 };
 
 TEST_F(TimelineTest, TheRunThatResumedIsLinkedToTheRunThatPaused) {
-  const Json t = timeline();
+  Json t = timeline();
   ASSERT_EQ(t["runs"].size(), 2u) << t.dump(2);
   EXPECT_EQ(t["runs"][0]["status"], "interrupted");
   EXPECT_EQ(t["runs"][1]["status"], "success");
@@ -120,47 +121,47 @@ TEST_F(TimelineTest, TheRunThatResumedIsLinkedToTheRunThatPaused) {
 }
 
 TEST_F(TimelineTest, EachRunNamesWhoStartedItAndWhoDecided) {
-  const Json t = timeline();
+  Json t = timeline();
   EXPECT_EQ(t["runs"][0]["started_by"], "alice");
   EXPECT_EQ(t["runs"][1]["started_by"], "alice");
   EXPECT_EQ(t["runs"][1]["decided_by"], "rita");
 }
 
 TEST_F(TimelineTest, TheInterruptShowsTheGatedCallAndTheReviewersDecision) {
-  const Json t = timeline();
-  const Json* pause = step_of(t["runs"][0], "interrupt");
-  ASSERT_NE(pause, nullptr) << t.dump(2);
-  EXPECT_EQ((*pause)["gated"][0]["name"], "send_email");
-  EXPECT_EQ((*pause)["gated"][0]["args"]["to"], "bob@example.com");
-  ASSERT_EQ((*pause)["decisions"].size(), 1u);
-  const Json& decision = (*pause)["decisions"][0];
+  Json t = timeline();
+  Json pause = step_of(t["runs"][0], "interrupt");
+  ASSERT_FALSE(pause.is_null()) << t.dump(2);
+  EXPECT_EQ(pause["gated"][0]["name"], "send_email");
+  EXPECT_EQ(pause["gated"][0]["args"]["to"], "bob@example.com");
+  ASSERT_EQ(pause["decisions"].size(), 1u);
+  Json decision = pause["decisions"][0];
   EXPECT_EQ(decision["decided_by"], "rita");
   EXPECT_EQ(decision["outcome"], "applied");
   EXPECT_EQ(decision["decided"]["decisions"][0]["type"], "approve");
   EXPECT_TRUE(decision["received_at"].is_string());
-  EXPECT_EQ(t["runs"][1]["started_from_checkpoint_id"], (*pause)["checkpoint_id"]);
+  EXPECT_EQ(t["runs"][1]["started_from_checkpoint_id"], pause["checkpoint_id"]);
 }
 
 TEST_F(TimelineTest, TheModelCallShowsItsInputOutputAndTokens) {
-  const Json t = timeline();
-  const Json* model = step_of(t["runs"][0], "model_call");
-  ASSERT_NE(model, nullptr) << t.dump(2);
-  EXPECT_EQ((*model)["input"]["message_count"], 1);
-  EXPECT_EQ((*model)["output"]["tool_calls"][0]["name"], "send_email");
-  EXPECT_EQ((*model)["usage"]["output_tokens"], 7);
-  EXPECT_TRUE((*model)["started_at"].is_string());
-  EXPECT_TRUE((*model)["checkpoint_id"].is_string());
+  Json t = timeline();
+  Json model = step_of(t["runs"][0], "model_call");
+  ASSERT_FALSE(model.is_null()) << t.dump(2);
+  EXPECT_EQ(model["input"]["message_count"], 1);
+  EXPECT_EQ(model["output"]["tool_calls"][0]["name"], "send_email");
+  EXPECT_EQ(model["usage"]["output_tokens"], 7);
+  EXPECT_TRUE(model["started_at"].is_string());
+  EXPECT_TRUE(model["checkpoint_id"].is_string());
 }
 
 TEST_F(TimelineTest, TheApprovedToolCallRunsInTheResumedRunWithItsResult) {
-  const Json t = timeline();
-  const Json* tool = step_of(t["runs"][1], "tool_call");
-  ASSERT_NE(tool, nullptr) << t.dump(2);
-  EXPECT_EQ((*tool)["name"], "send_email");
-  EXPECT_EQ((*tool)["args"]["to"], "bob@example.com");
-  EXPECT_EQ((*tool)["result"], "sent to bob@example.com");
-  EXPECT_EQ((*tool)["answered_by"], "tool");
-  EXPECT_EQ(step_of(t["runs"][0], "tool_call"), nullptr);
+  Json t = timeline();
+  Json tool = step_of(t["runs"][1], "tool_call");
+  ASSERT_FALSE(tool.is_null()) << t.dump(2);
+  EXPECT_EQ(tool["name"], "send_email");
+  EXPECT_EQ(tool["args"]["to"], "bob@example.com");
+  EXPECT_EQ(tool["result"], "sent to bob@example.com");
+  EXPECT_EQ(tool["answered_by"], "tool");
+  EXPECT_TRUE(step_of(t["runs"][0], "tool_call").is_null());
 }
 
 TEST_F(TimelineTest, AnotherUsersThreadIs404) {
@@ -175,14 +176,14 @@ TEST_F(TimelineTest, AnUnknownFormatIs400NamingTheField) {
 }
 
 TEST_F(TimelineTest, TheOtelFormIsOneTraceWithASpanPerRunAndChildSpansPerStep) {
-  const Json t = timeline();
-  const Json otel = timeline("?format=otel");
-  const Json& spans = otel["resourceSpans"][0]["scopeSpans"][0]["spans"];
+  Json t = timeline();
+  Json otel = timeline("?format=otel");
+  Json& spans = otel["resourceSpans"][0]["scopeSpans"][0]["spans"];
   std::string trace = thread_;
   std::erase(trace, '-');
   std::size_t roots = 0;
   std::size_t steps = t["runs"][0]["steps"].size() + t["runs"][1]["steps"].size();
-  for (const Json& span : spans) {
+  for (Json& span : spans) {
     EXPECT_EQ(span["traceId"], trace);
     EXPECT_EQ(span["spanId"].get<std::string>().size(), 16u);
     EXPECT_TRUE(span["startTimeUnixNano"].is_string());
@@ -194,18 +195,18 @@ TEST_F(TimelineTest, TheOtelFormIsOneTraceWithASpanPerRunAndChildSpansPerStep) {
 }
 
 TEST_F(TimelineTest, AForkFromAnEarlierCheckpointIsABranchNamingWhoWroteIt) {
-  const Json before = timeline();
-  const Json* pause = step_of(before["runs"][0], "interrupt");
-  ASSERT_NE(pause, nullptr);
+  Json before = timeline();
+  Json pause = step_of(before["runs"][0], "interrupt");
+  ASSERT_FALSE(pause.is_null());
   auto fork = call("alice", "POST", "/threads/" + thread_ + "/state",
                    {{"values", {{"messages", Json::array()}}},
-                    {"checkpoint", {{"checkpoint_id", (*pause)["checkpoint_id"]}}}});
+                    {"checkpoint", {{"checkpoint_id", pause["checkpoint_id"]}}}});
   ASSERT_EQ(fork.status, 200) << fork.body;
-  const std::string forked = fork.json()["checkpoint"]["checkpoint_id"];
-  const Json after = timeline();
-  const Json& last = after["checkpoints"].back();
+  const std::string forked = fork.json()["checkpoint"]["checkpoint_id"].get<std::string>();
+  Json after = timeline();
+  Json last = after["checkpoints"].back();
   EXPECT_EQ(last["checkpoint_id"], forked);
-  EXPECT_EQ(last["parent_checkpoint_id"], (*pause)["checkpoint_id"]);
+  EXPECT_EQ(last["parent_checkpoint_id"], pause["checkpoint_id"]);
   EXPECT_TRUE(last["branch"].get<bool>());
   ASSERT_EQ(after["state_updates"].size(), 1u);
   EXPECT_TRUE(after["state_updates"][0]["fork"].get<bool>());

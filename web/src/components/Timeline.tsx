@@ -3,7 +3,7 @@
 // to the run that paused, each decision with its reviewer and time. From any step's checkpoint:
 // "Open state" shows the state there, "Fork from here" writes edited values as a new checkpoint
 // whose parent is that one — a branch, shown in the checkpoint list below the runs.
-import { useCallback, useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
+import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { describeError } from "../api";
 import {
   checkpointLanes,
@@ -108,7 +108,7 @@ function TimeTravel({ apiUrl, apiKey, threadId, checkpointId, onForked }: Travel
   const [values, setValues] = useState("");
   const [asNode, setAsNode] = useState("");
   const [error, setError] = useState("");
-  const id = checkpointId.slice(-12);
+  const id = useId();
 
   const open = async () => {
     setError("");
@@ -186,7 +186,7 @@ function TimeTravel({ apiUrl, apiKey, threadId, checkpointId, onForked }: Travel
 
 function StepItem({ step, travel }: { step: Step; travel: Omit<TravelProps, "checkpointId"> }) {
   const [open, setOpen] = useState(false);
-  const detailsId = `step-${step.task_id}-${step.kind}-${step.checkpoint_id.slice(-6)}-${step.name ?? ""}`;
+  const detailsId = useId();
   const when = step.kind === "interrupt" ? step.at : step.ended_at;
   const failed = step.error !== undefined || step.status === "error";
   return (
@@ -201,12 +201,14 @@ function StepItem({ step, travel }: { step: Step; travel: Omit<TravelProps, "che
       </button>
       {step.kind === "interrupt" && <Decisions step={step} />}
       {step.kind === "middleware" && step.review === "not_asked" && <p className="muted small">Not reviewed: {step.calls_not_reviewed?.join(", ")}</p>}
-      {open && (
-        <div id={detailsId}>
-          <StepDetails step={step} />
-          <TimeTravel {...travel} checkpointId={step.checkpoint_id} />
-        </div>
-      )}
+      <div id={detailsId} hidden={!open}>
+        {open && (
+          <>
+            <StepDetails step={step} />
+            <TimeTravel {...travel} checkpointId={step.checkpoint_id} />
+          </>
+        )}
+      </div>
     </li>
   );
 }
