@@ -137,6 +137,7 @@ class TimelineBuilder {
                {"started_by", string_or_null(request.started_by.id)},
                {"decided_by", string_or_null(request.decided_by.id)},
                {"kind", request.resumes() ? "resume" : request.input.is_null() ? "continue" : "input"},
+               {"paused_at_checkpoint_id", nullptr},
                {"resumed_run_id", nullptr},
                {"started_from_checkpoint_id", nullptr},
                {"error", nullptr},
@@ -189,6 +190,8 @@ class TimelineBuilder {
       if (!task.interrupts.empty()) {
         const std::string run_id = pausing_run(parent);
         paused_at_[parent.id] = run_id;
+        if (auto run = run_index_.find(run_id); run != run_index_.end())
+          runs_[run->second]["paused_at_checkpoint_id"] = parent.id;
         steps_of(run_id).push_back(interrupt_step(parent, task));
       }
       if (child == nullptr || (task.result.is_null() && !task.error)) continue;

@@ -63,8 +63,9 @@ test("the timeline shows the paused run, the run that resumed it, and the decisi
   const { alice, threadId } = await resumedThreadTimeline();
   const runs = alice.getByTestId("timeline-run");
   assert.equal(await runs.count(), 2);
-  assert.equal(await runs.nth(0).getAttribute("data-status"), "interrupted");
-  assert.equal(await runs.nth(1).getAttribute("data-status"), "success");
+  assert.equal(await runs.nth(0).getAttribute("data-paused"), "true");
+  assert.match(await runs.nth(0).getByTestId("timeline-paused").innerText(), /^Paused for review at checkpoint …/);
+  assert.equal(await runs.nth(1).getAttribute("data-paused"), "false");
   // The resumed run links the run that paused, and back.
   const resumes = runs.nth(1).getByTestId("timeline-resumes");
   assert.match(await resumes.innerText(), /^Resumes run …/);

@@ -113,7 +113,8 @@ class TimelineTest : public ::testing::Test {
 TEST_F(TimelineTest, TheRunThatResumedIsLinkedToTheRunThatPaused) {
   Json t = timeline();
   ASSERT_EQ(t["runs"].size(), 2u) << t.dump(2);
-  EXPECT_EQ(t["runs"][0]["status"], "interrupted");
+  EXPECT_TRUE(t["runs"][0]["paused_at_checkpoint_id"].is_string());
+  EXPECT_TRUE(t["runs"][1]["paused_at_checkpoint_id"].is_null());
   EXPECT_EQ(t["runs"][1]["status"], "success");
   EXPECT_EQ(t["runs"][1]["kind"], "resume");
   EXPECT_EQ(t["runs"][1]["resumed_run_id"], t["runs"][0]["run_id"]);

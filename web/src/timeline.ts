@@ -58,6 +58,7 @@ export type Run = {
   updated_at: string | null;
   started_by: string | null;
   decided_by: string | null;
+  paused_at_checkpoint_id: string | null;
   resumed_run_id: string | null;
   resumed_by_run_ids: string[];
   started_from_checkpoint_id: string | null;

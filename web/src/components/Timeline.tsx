@@ -215,7 +215,7 @@ function StepItem({ step, travel }: { step: Step; travel: Omit<TravelProps, "che
 
 function RunItem({ run, travel }: { run: Run; travel: Omit<TravelProps, "checkpointId"> }) {
   return (
-    <li className="tl-run" id={`run-${run.run_id}`} data-testid="timeline-run" data-status={run.status}>
+    <li className="tl-run" id={`run-${run.run_id}`} data-testid="timeline-run" data-status={run.status} data-paused={run.paused_at_checkpoint_id ? "true" : "false"}>
       <h3>
         Run {shortId(run.run_id)} <span className={`badge tl-status-${run.status}`}>{run.status}</span>
       </h3>
@@ -227,6 +227,11 @@ function RunItem({ run, travel }: { run: Run; travel: Omit<TravelProps, "checkpo
       {run.resumed_run_id && (
         <p className="tl-link" data-testid="timeline-resumes">
           Resumes <a href={`#run-${run.resumed_run_id}`} onClick={(e) => jump(e, run.resumed_run_id!)}>run {shortId(run.resumed_run_id)}</a>, which paused at checkpoint {shortId(run.started_from_checkpoint_id)}
+        </p>
+      )}
+      {run.paused_at_checkpoint_id && (
+        <p className="tl-link" data-testid="timeline-paused">
+          Paused for review at checkpoint {shortId(run.paused_at_checkpoint_id)}
         </p>
       )}
       {run.resumed_by_run_ids.map((id) => (
