@@ -167,6 +167,12 @@ void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& o
   }
 }
 
+void RunManager::reopen_claims(const std::string& run_id) {
+  if (reviews_ == nullptr) return;
+  reviews_->reopen(run_id);
+  if (timer_ != nullptr) timer_->rearm();  // a reopened deadline may be due already
+}
+
 void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   if (reviews_ == nullptr) return;
   try {
@@ -176,6 +182,23 @@ void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   } catch (const std::exception& e) {
     log_error("the review records of run " + run_id + " could not be reopened: " + e.what());
   }
+}
+
+bool RunManager::claims_still_pending(const std::string& run_id, const std::string& thread_id,
+                                      const ThreadOutcome& outcome) {
+  if (reviews_ == nullptr || outcome.status != "interrupted" || outcome.checkpoint_id.empty())
+    return false;
+  const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
+  try {
+    for (const ReviewRecord& r : reviews_->at_checkpoint(thread_id, outcome.checkpoint_id)) {
+      if (r.run_id == run_id && (r.status == "decided" || r.status == "expired") &&
+          std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
+        return true;
+    }
+  } catch (const std::exception& e) {
+    log_error("the review records of thread " + thread_id + " were not read: " + e.what());
+  }
+  return false;
 }
 
 void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& outcome) {

@@ -8,6 +8,7 @@
 
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
+#include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
 
 namespace tollgate::server {
@@ -198,6 +199,25 @@ TEST_F(RunLifecycleTest, AResumeCutOffByACrashLeavesThePausedThreadInterruptedAn
   wait_for_status(thread, "idle");
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"],
             "after the crash");
+}
+
+// The decision had been accepted (its review claimed by the run) but not yet taken when the
+// process died: the review is open again, so the pause is answered with 200, not 409.
+TEST_F(RunLifecycleTest, AResumeCutOffBeforeItsDecisionWasTakenLeavesTheReviewOpen) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const std::string id = interrupt_id(thread);
+  const std::string checkpoint =
+      call("GET", "/threads/" + thread + "/state").json()["checkpoint"]["checkpoint_id"];
+  crash_with_run_executing(thread, 1, {{"command", {{"resume", {{id, "approve"}}}}}});
+  ASSERT_EQ(SqliteReviewStore(db_.string())
+                .decide(thread, checkpoint, id, "local", "01a22a56-2955-72c0-878b-ce6bc760372b", 1),
+            1u);
+  start();
+  auto approved = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"}, {"command", {{"resume", "after the crash"}}}});
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(approved.json()["decision"], "after the crash");
 }
 
 TEST_F(RunLifecycleTest, RecoveryCountsAnAttemptBeforeItReadsTheCheckpoint) {

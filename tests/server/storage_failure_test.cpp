@@ -17,6 +17,7 @@
 #include "server/ids.h"
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
+#include "server/sqlite_review_store.h"
 #include "server/sqlite_store.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
@@ -150,6 +151,9 @@ class StorageFailureTest : public ::testing::Test {
     }
     // One worker: a gated run holds it, so a run queued behind it starts when the test says.
     runs_ = std::make_unique<RunManager>(*store_, *streams_, std::move(graphs), 1);
+    // As Server::start wires it: decisions claim their review records.
+    reviews_ = std::make_unique<SqliteReviewStore>(db_.string());
+    runs_->set_review_store(reviews_.get());
     api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr, false, nullptr, nullptr, std::nullopt});
     add_assistant_routes(router_, *api_);
     add_thread_routes(router_, *api_);
@@ -166,6 +170,7 @@ class StorageFailureTest : public ::testing::Test {
     store_->full = false;
     http_.reset();
     runs_.reset();
+    reviews_.reset();
     api_.reset();
     streams_.reset();
     store_.reset();
@@ -203,6 +208,7 @@ class StorageFailureTest : public ::testing::Test {
   std::unique_ptr<DiskFullStore> store_;
   std::unique_ptr<ThreadStreams> streams_;
   std::unique_ptr<RunManager> runs_;
+  std::unique_ptr<SqliteReviewStore> reviews_;
   std::unique_ptr<ApiContext> api_;
   Router router_;
   std::unique_ptr<HttpServer> http_;
@@ -249,6 +255,34 @@ TEST_F(StorageFailureTest, ARunWhoseFirstWriteFailsAnswers503AndLeavesItsPausedT
                     {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
   EXPECT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.json()["decision"], "approve");
+}
+
+// The decision was accepted (its review claimed) and then failed with 503 before it was taken:
+// the review is pending again, so the next decision is not refused as already accepted.
+TEST_F(StorageFailureTest, AResumeThatFailedWith503BeforeItWasTakenLeavesTheReviewPending) {
+  std::string paused = paused_thread();
+  std::string busy = new_thread();
+  ASSERT_EQ(call("POST", "/threads/" + busy + "/runs",
+                 {{"assistant_id", "gated"}, {"input", Json::object()}})
+                .status,
+            200);
+  testing::ClientResponse resumed;
+  std::thread client([&] {
+    resumed = call("POST", "/threads/" + paused + "/runs/wait",
+                   {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  });
+  for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  store_->full = true;
+  gate_->open = true;
+  client.join();
+  ASSERT_EQ(resumed.status, 503) << resumed.body;
+  store_->full = false;
+  ASSERT_TRUE(eventually_status(paused, "interrupted"));
+  const std::vector<ReviewRecord> records = reviews_->list(paused);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].status, "pending");
 }
 
 TEST_F(StorageFailureTest, TheEndOfARunIsStoredOnceSpaceIsBackWithoutARestart) {
