@@ -5,13 +5,13 @@
 # few seconds at a time; then the invariants are checked. Exit status 1 when one fails.
 #   scripts/chaos.sh [--clients N] [--kills N] [--seconds S] [--disk-full N] [--disk-full-ms M]
 #                    [--tmpfs-size SIZE] [--out FILE] [--keep]
-# Defaults: 8 clients, 20 kills over 120 s, 3 disk-full windows of 3 s on a 512m tmpfs.
-# --keep leaves the run's folder (database, outbox, server.log) in place and prints it.
+# Defaults: 8 clients, 20 kills over 120 s, 3 disk-full windows of 3 s on a 256m tmpfs.
+# --keep leaves the run's folder (db-copy/ the database, demo/ the outbox, server.log) and prints it.
 # The disk-full part needs `mount -t tmpfs` (root); without it that part is skipped, said so.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-tmpfs_size=512m
+tmpfs_size=256m
 keep=0
 pass=()
 while [ $# -gt 0 ]; do
@@ -50,6 +50,9 @@ db_dir="$run_dir/db"
 mkdir -p "$db_dir"
 mounted=0
 cleanup() {
+  if [ "$keep" = 1 ] && [ "$mounted" = 1 ]; then
+    mkdir -p "$run_dir/db-copy" && cp -a "$db_dir"/tollgate.db* "$run_dir/db-copy/" 2>/dev/null || true
+  fi
   if [ "$mounted" = 1 ]; then umount "$db_dir" 2>/dev/null || umount -l "$db_dir" || true; fi
   if [ "$keep" = 1 ]; then echo "chaos: the run's folder is kept: $run_dir"; else rm -rf "$run_dir"; fi
 }
