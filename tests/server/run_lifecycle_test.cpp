@@ -220,6 +220,25 @@ TEST_F(RunLifecycleTest, AResumeCutOffBeforeItsDecisionWasTakenLeavesTheReviewOp
   EXPECT_EQ(approved.json()["decision"], "after the crash");
 }
 
+// The process died after the graph took the decision (the review task finished and its writes
+// were saved on the checkpoint) and before the step's next checkpoint. The decision was taken,
+// so the step is continued; the thread must not read as a pause that refuses every answer.
+// NOT FIXED YET (docs/chaos.md): recovery leaves the thread interrupted on the finished task's
+// interrupt, and every decision is 409 "no pending interrupt to resume". Enable with the fix.
+TEST_F(RunLifecycleTest, DISABLED_AResumeCutOffAfterItsDecisionWasTakenIsContinued) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const Json state = call("GET", "/threads/" + thread + "/state").json();
+  const std::string task = state["tasks"][0]["id"];
+  const std::string checkpoint = state["checkpoint"]["checkpoint_id"];
+  crash_with_run_executing(thread, 1, {{"command", {{"resume", "approve"}}}});
+  saver_->put_writes({thread, "", checkpoint}, {{"decision", "approve"}, {"branch:to:tool", nullptr}},
+                     task);
+  start();
+  wait_for_status(thread, "idle");
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
+}
+
 TEST_F(RunLifecycleTest, RecoveryCountsAnAttemptBeforeItReadsTheCheckpoint) {
   std::string thread = new_thread();
   run_to_interrupt(thread);
