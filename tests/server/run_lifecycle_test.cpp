@@ -220,6 +220,23 @@ TEST_F(RunLifecycleTest, AResumeCutOffBeforeItsDecisionWasTakenLeavesTheReviewOp
   EXPECT_EQ(approved.json()["decision"], "after the crash");
 }
 
+// A decision's claim stayed behind without its run (the run's insert failed on a full disk and
+// putting the claim back failed too): the next decision takes the review over.
+TEST_F(RunLifecycleTest, AClaimWhoseRunWasNeverStoredDoesNotHoldTheReview) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const std::string id = interrupt_id(thread);
+  const std::string checkpoint =
+      call("GET", "/threads/" + thread + "/state").json()["checkpoint"]["checkpoint_id"];
+  ASSERT_EQ(SqliteReviewStore(db_.string())
+                .decide(thread, checkpoint, id, "local", "01a22a56-2955-72c0-878b-ce6bc7603999", 1),
+            1u);
+  auto approved = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(approved.json()["decision"], "approve");
+}
+
 // The process died after the graph took the decision (the review task finished and its writes
 // were saved on the checkpoint) and before the step's next checkpoint. The decision was taken,
 // so the step is continued; the thread must not read as a pause that refuses every answer.

@@ -193,6 +193,30 @@ class StorageFailureTest : public ::testing::Test {
     EXPECT_EQ(paused.status, 200) << paused.body;
     return thread;
   }
+  // Approves `paused` while a gated run (on a new thread, `busy`) holds the only worker, then
+  // lets the resume start with writes failing, so that its first write fails; answers what the
+  // client got. Writes succeed again once it returns.
+  testing::ClientResponse resume_whose_first_write_fails(const std::string& paused,
+                                                         std::string& busy) {
+    busy = new_thread();
+    EXPECT_EQ(call("POST", "/threads/" + busy + "/runs",
+                   {{"assistant_id", "gated"}, {"input", Json::object()}})
+                  .status,
+              200);
+    testing::ClientResponse resumed;
+    std::thread client([&] {
+      resumed = call("POST", "/threads/" + paused + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+    });
+    for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    store_->full = true;
+    gate_->open = true;  // the gated run ends, the resume starts: its first write fails
+    client.join();
+    store_->full = false;
+    return resumed;
+  }
   // Polls (no timing is asserted) until the thread reads `status`.
   bool eventually_status(const std::string& thread, const std::string& status) {
     for (int i = 0; i < 1000; ++i) {
@@ -230,25 +254,9 @@ TEST_F(StorageFailureTest, WhileWritesFailAResumeIs503AndReadsAreStillAnswered) 
 
 TEST_F(StorageFailureTest, ARunWhoseFirstWriteFailsAnswers503AndLeavesItsPausedThreadAnswerable) {
   std::string paused = paused_thread();
-  // A gated run holds the only worker; the resume waits behind it.
-  std::string busy = new_thread();
-  ASSERT_EQ(call("POST", "/threads/" + busy + "/runs",
-                 {{"assistant_id", "gated"}, {"input", Json::object()}})
-                .status,
-            200);
-  testing::ClientResponse resumed;
-  std::thread client([&] {
-    resumed = call("POST", "/threads/" + paused + "/runs/wait",
-                   {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
-  });
-  for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  store_->full = true;
-  gate_->open = true;  // the gated run ends, the resume starts: its first write fails
-  client.join();
+  std::string busy;
+  auto resumed = resume_whose_first_write_fails(paused, busy);
   EXPECT_EQ(resumed.status, 503) << resumed.body;
-  store_->full = false;
   ASSERT_TRUE(eventually_status(paused, "interrupted"));
   ASSERT_TRUE(eventually_status(busy, "idle"));
   auto again = call("POST", "/threads/" + paused + "/runs/wait",
@@ -261,24 +269,8 @@ TEST_F(StorageFailureTest, ARunWhoseFirstWriteFailsAnswers503AndLeavesItsPausedT
 // the review is pending again, so the next decision is not refused as already accepted.
 TEST_F(StorageFailureTest, AResumeThatFailedWith503BeforeItWasTakenLeavesTheReviewPending) {
   std::string paused = paused_thread();
-  std::string busy = new_thread();
-  ASSERT_EQ(call("POST", "/threads/" + busy + "/runs",
-                 {{"assistant_id", "gated"}, {"input", Json::object()}})
-                .status,
-            200);
-  testing::ClientResponse resumed;
-  std::thread client([&] {
-    resumed = call("POST", "/threads/" + paused + "/runs/wait",
-                   {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
-  });
-  for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  store_->full = true;
-  gate_->open = true;
-  client.join();
-  ASSERT_EQ(resumed.status, 503) << resumed.body;
-  store_->full = false;
+  std::string busy;
+  ASSERT_EQ(resume_whose_first_write_fails(paused, busy).status, 503);
   ASSERT_TRUE(eventually_status(paused, "interrupted"));
   const std::vector<ReviewRecord> records = reviews_->list(paused);
   ASSERT_EQ(records.size(), 1u);
