@@ -263,7 +263,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       }
     }
     notify_decisions(record, request);
-    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr);
+    // Storage failed before the graph took the run's decision: its review is open again.
+    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr,
+                                  storage_failed && !changed && carries_decision(request));
     notify_run_end(record, outcome, failure);
     if (!stored) {
       const std::string message =

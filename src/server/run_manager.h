@@ -153,6 +153,7 @@ class RunManager {
     RunRecord record;
     bool keep_run = true;
     std::optional<ThreadOutcome> thread;
+    bool reopen_reviews = false;  // the run's decision was not taken (see store_end)
   };
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
@@ -164,8 +165,12 @@ class RunManager {
   bool any_run_of_locked(const std::string& thread_id) const;
   // The graph a run executes: its assistant's, else the one its metadata names.
   std::string graph_id_of(const RunRecord& record);
-  // Stores a run's end; false when storage failed (the end is then kept in unsettled_).
-  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread);
+  // Stores a run's end; false when storage failed (the end is then kept in unsettled_). The
+  // review records the run claimed are put back to pending first when its decision was not
+  // taken: `reopen_reviews` (a run that changed nothing), or `thread` still pending what it
+  // claimed (cut off by a crash, cancelled, failed before the graph took the decision).
+  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
+                 bool reopen_reviews = false);
   void retry_unsettled(std::unique_lock<std::mutex>& lock);
   // Start-up recovery (run_recovery.cpp).
   void recover();
@@ -204,6 +209,12 @@ class RunManager {
   // Puts the records claimed by a run that changed nothing back to pending; `disarm` also
   // drops their deadline (an expiry that was refused is not tried again).
   void reopen_reviews(const std::string& run_id, bool disarm = false);
+  // The same, without the disarm; throws when storage fails (store_end retries it).
+  void reopen_claims(const std::string& run_id);
+  // Whether `outcome` (the thread's latest checkpoint, after `run_id` ended) still pends a
+  // review record `run_id` claimed: the run's decision was not taken.
+  bool claims_still_pending(const std::string& run_id, const std::string& thread_id,
+                            const ThreadOutcome& outcome);
   // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier
   // pending records are superseded. A failure is logged: a decision adds the records it
   // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
