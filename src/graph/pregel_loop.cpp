@@ -98,7 +98,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     // A new run discards the unfinished step of the old one: its tasks' triggers are
     // consumed without running them.
-    checkpointer_.forget_saved_tasks();
+    checkpointer_.discard_saved_tasks();
     std::vector<Task> tasks;
     if (checkpointer_.has_checkpoint()) {
       prepare_tasks();
