@@ -13,7 +13,6 @@
 #include "server/sqlite_webhook_queue.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
-#include "server/uncertain_effects.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
 
@@ -73,20 +72,20 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::make_unique<SqliteStore>(options.db_path);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
+  // Decisions a stopped process left pending are settled by the runs' start-up recovery.
   p.audit = std::make_unique<AuditLog>(options.db_path);
-  p.audit->settle_lost("the server stopped before the run carrying this decision ended",
-                       runs_cut_off_in_an_effect(*p.store, *options.checkpointer),
-                       "the server stopped while a tool call this decision let run was running; "
-                       "it may have run, and the thread waits for a review of that call");
   p.reviews = std::make_unique<SqliteReviewStore>(options.db_path);
   GraphMap graphs;
+  std::set<std::string, std::less<>> rerunning;
   for (const auto& [graph_id, entry] : registry.entries()) {
     auto graph = entry.factory(options.checkpointer);
     if (!graph) throw Error::InvalidArgument("graph " + graph_id + ": the factory returned no graph");
     graphs.emplace(graph_id, std::move(graph));
+    if (entry.options.rerun_cut_off_steps) rerunning.insert(graph_id);
   }
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
+  p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
                                             options.retention);
   p.api = std::make_unique<ApiContext>(
