@@ -62,11 +62,15 @@ class RunManager {
   RunManager(const RunManager&) = delete;
   RunManager& operator=(const RunManager&) = delete;
 
-  // Recovers what a previous process left (run_recovery.cpp): a run it was executing that was
-  // cut off during a tool call whose intent was stored is queued again to finish that step (the
-  // call pauses for review instead of running again, docs/effects.md); other runs it was executing are
-  // failed and their threads set by their latest checkpoint (a pending interrupt stays answerable);
-  // threads it left busy are reconciled; pending runs are queued again. Then starts the workers.
+  // Recovers what a previous process left (run_recovery.cpp): a run it was executing whose step
+  // was cut short is queued again to finish that step from the last checkpoint when the step
+  // was cut off during a tool call whose intent was stored (the call pauses for review instead
+  // of running again) or when its graph re-runs cut-off steps
+  // (set_graphs_rerunning_cut_off_steps; docs/effects.md); other runs it was executing are
+  // failed and their threads set by their latest checkpoint (a pending interrupt stays
+  // answerable). Decisions those runs carried are settled in the audit log ("lost",
+  // "effect_uncertain"), but those of re-run steps by their continued run as it ends. Threads it
+  // left busy are reconciled; pending runs are queued again. Then starts the workers.
   void start();
   void stop();
 
@@ -107,6 +111,11 @@ class RunManager {
   // Tells `notifications` of each pause (review.requested), applied decision (review.decided)
   // and run end (run.finished, run.failed). Call before start(); it must outlive the manager.
   void set_notifications(Notifications* notifications) { notifications_ = notifications; }
+  // The graphs whose cut-off steps recovery runs again by itself
+  // (ServedGraphOptions::rerun_cut_off_steps). Call before start().
+  void set_graphs_rerunning_cut_off_steps(std::set<std::string, std::less<>> graph_ids) {
+    rerunning_graphs_ = std::move(graph_ids);
+  }
   // Woken when review records with a deadline are added. Call before start().
   void set_review_timer(ReviewTimer* timer) { timer_ = timer; }
   // The clock review deadlines are read by (the system clock by default). Call before start();
@@ -147,6 +156,16 @@ class RunManager {
     // finishes its bookkeeping but no longer holds its thread.
     bool refused = false;
     std::int64_t not_before = 0;
+    // A run continued by start-up recovery: the audit entry of the decision it carries, still
+    // pending from the attempt that was cut off (settled as this one ends).
+    std::optional<std::int64_t> audit_id;
+  };
+  // What start-up recovery does with a run a dead process was executing (run_recovery.cpp).
+  struct CutOffRun {
+    RunRecord record;
+    enum Action { kFail, kContinue, kLeave } action = kFail;  // kLeave: it could not be read
+    bool effect_uncertain = false;  // cut off in a tool call whose intent was stored
+    ThreadOutcome outcome;          // the thread's, for a run that is failed
   };
   // A run's end not yet stored (storage failed); written again by the workers.
   struct UnsettledEnd {
@@ -174,7 +193,11 @@ class RunManager {
   void retry_unsettled(std::unique_lock<std::mutex>& lock);
   // Start-up recovery (run_recovery.cpp).
   void recover();
-  void recover_cut_off_run(RunRecord run);
+  // Counts the attempt and decides: fail the run, or continue its step.
+  CutOffRun plan_recovery(RunRecord run);
+  // Settles the audit entries a dead process left pending (AuditLog::settle_lost).
+  void settle_cut_off_decisions(const std::vector<CutOffRun>& cut_off);
+  void carry_out(CutOffRun& cut);
   // Queues `run` again to finish the step it was cut off in (RunRequest::continues_cut_off_step).
   void continue_cut_off_step(const RunRecord& run);
   void reconcile_thread(const std::string& thread_id);
@@ -235,6 +258,7 @@ class RunManager {
   ServerStore& store_;
   ThreadStreams& streams_;
   GraphMap graphs_;
+  std::set<std::string, std::less<>> rerunning_graphs_;
   std::size_t worker_count_;
   AuditLog* audit_ = nullptr;
   ReviewStore* reviews_ = nullptr;
