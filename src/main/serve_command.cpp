@@ -1,5 +1,5 @@
-// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]
-//  [--insecure-no-auth]`
+// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db | postgres://...]
+//  [--config FILE] [--insecure-no-auth]`
 // Serves the agents of the config file (or the demo agent) and the example graphs.
 #include <pthread.h>
 
@@ -14,18 +14,14 @@
 #include "demo/demo_tools.h"
 #include "main/example_graphs.h"
 #include "main/subcommands.h"
+#include "server/storage.h"
 #include "tollgate/agent.h"
 #include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
 #include "tollgate/deep_agent.h"
 #include "tollgate/error.h"
-#include "tollgate/memory_saver.h"
 #include "tollgate/middleware.h"
 #include "tollgate/server.h"
-#if __has_include("tollgate/sqlite_saver.h")
-#include "tollgate/sqlite_saver.h"
-#define TOLLGATE_HAVE_SQLITE_SAVER 1
-#endif
 
 namespace tollgate::cli {
 namespace {
@@ -100,7 +96,8 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
     if (!config[key].is_string())
       throw Error::InvalidArgument(args.config + ": " + key + ": must be a string");
     target = config[key].get<std::string>();
-    if (path && target != ":memory:" && std::filesystem::path(target).is_relative())
+    if (path && target != ":memory:" && target.find("://") == std::string::npos &&
+        target.rfind("sqlite:", 0) != 0 && std::filesystem::path(target).is_relative())
       target = (base / target).lexically_normal().string();
   };
   read_string("host", "--host", args.host, false);
@@ -120,23 +117,29 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   return config.contains("agents") ? config["agents"] : Json(nullptr);
 }
 
-std::shared_ptr<Saver> open_saver(const std::string& db) {
-#ifdef TOLLGATE_HAVE_SQLITE_SAVER
-  return open_sqlite_saver(db);
-#else
-  std::cerr << "tollgate: warning: checkpoints are kept in memory (no SQLite saver in this build); "
-               "paused threads will not survive a restart of "
-            << db << "\n";
-  return make_memory_saver();
-#endif
+// The database as printed: a PostgreSQL URL without its password.
+std::string database_for_display(const std::string& db) {
+  const std::size_t scheme = db.find("://");
+  const std::size_t at = db.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return db;
+  const std::size_t colon = db.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return db;
+  return db.substr(0, colon) + ":***" + db.substr(at);
 }
 
-// The demo tools keep their sandbox, demo database and outbox next to the database file.
+// The demo tools keep their sandbox, demo database and outbox next to the database file (in
+// the working folder when the database is PostgreSQL).
 std::string demo_workdir(const ServeArguments& args) {
   if (!args.workdir.empty()) return args.workdir;
-  std::filesystem::path db(args.db);
+  const server::StorageLocation where = server::parse_storage_url(args.db, "--db");
+  if (where.kind == server::StorageLocation::Kind::kPostgres) return "tollgate-demo";
+  std::filesystem::path db(where.target);
   return (db.has_parent_path() ? db.parent_path() : std::filesystem::path(".")) / "tollgate-demo";
 }
+
+// Agents (create_agent, create_deep_agent) re-run a step cut off by the process ending: model
+// calls are made again, tool calls are guarded by the effect ledger (docs/effects.md).
+constexpr ServedGraphOptions kAgentServing{.rerun_cut_off_steps = true};
 
 // The demo agents: the offline demo model (or --model) over the demo tools with real,
 // inspectable effects. `agent` has the demo review policy (send_email, write_file, delete_file
@@ -163,7 +166,8 @@ void add_demo_agents(GraphRegistry& graphs, const std::string& model_spec,
         return create_agent(std::move(options));
       },
       "Demo agent: weather, email to an outbox, files in a sandbox, SQL on a demo database; "
-      "email, file writes/deletes and SQL writes wait for a person's decision.");
+      "email, file writes/deletes and SQL writes wait for a person's decision.",
+      kAgentServing);
   auto deep = std::make_shared<const DeepAgentOptions>(demo_deep_agent(*env, model));
   graphs.add(
       "deep",
@@ -174,7 +178,8 @@ void add_demo_agents(GraphRegistry& graphs, const std::string& model_spec,
       },
       "Demo deep agent: a plan, files in the sandbox, a general-purpose subagent; writes, "
       "edits, deletes and reads under /secrets/ wait for a person's decision, also inside the "
-      "subagent.");
+      "subagent.",
+      kAgentServing);
 }
 
 // The agents a config file declares, over the demo tools; errors name the file and the path.
@@ -201,7 +206,7 @@ void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeA
         [shared, env](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
           return shared->build(std::move(saver));
         },
-        shared->description);
+        shared->description, kAgentServing);
   }
 }
 
@@ -220,7 +225,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   add_example_graphs(examples);
   for (const auto& [graph_id, entry] : examples.entries()) {
     if (graphs.entries().count(graph_id) == 0)
-      graphs.add(graph_id, entry.factory, entry.description);
+      graphs.add(graph_id, entry.factory, entry.description, entry.options);
   }
 
   // Signals are taken by a dedicated thread; every other thread has them blocked.
@@ -234,7 +239,8 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.host = args.host;
   options.port = static_cast<std::uint16_t>(args.port);
   options.db_path = args.db;
-  options.checkpointer = open_saver(args.db);
+  // An unreachable database stops here, before anything listens.
+  options.checkpointer = server::open_checkpointer(args.db);
   options.console_dir = args.console_dir;
   options.auth = args.auth;
   options.webhooks = args.webhooks;
@@ -249,7 +255,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   Server server(options, std::move(graphs));
   server.start();
   std::cout << "tollgate serve: listening on http://" << args.host << ":" << server.port()
-            << " (db " << args.db << ")" << std::endl;
+            << " (db " << database_for_display(args.db) << ")" << std::endl;
 
   std::thread waiter([&] {
     int received = 0;
@@ -270,7 +276,9 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--host", args->host, "Address to listen on")->capture_default_str();
   command->add_option("--port", args->port, "Port to listen on (0: any free port)")
       ->capture_default_str();
-  command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
+  command->add_option("--db", args->db,
+                      "Database of threads, runs and checkpoints: a SQLite file (or sqlite:PATH) "
+                      "or postgres://user@host:port/db")
       ->capture_default_str();
   command->add_option("--config", args->config,
                       "JSON config file: host, port, db, workdir, model, auth and the agents to serve "

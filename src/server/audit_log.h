@@ -12,8 +12,9 @@
 //   cancelled  the run was cancelled
 //   lost       the server stopped before the run decided (marked when it starts again)
 // Nothing else in a row ever changes, and rows are never deleted — also not with their thread.
-// The log lives in the server's database file (table server_audit_log; its schema version is
-// row "audit_log" of table tollgate_schema, see sql/migrations.h).
+// The log lives in the server's database, a SQLite file or PostgreSQL (table server_audit_log;
+// its schema version is row "audit_log" of table tollgate_schema, see sql/migrations.h); the
+// entries and their hashes are the same on both.
 //
 // Tamper-evident: every entry carries the SHA-256 of the previous entry (audit_entry_hash);
 // settling an outcome appends an "outcome" entry to the chain, so editing, deleting or
@@ -38,7 +39,7 @@
 #include "tollgate/json.h"
 
 namespace tollgate::sql {
-class SqliteConnection;
+class Connection;
 }
 
 namespace tollgate::server {
@@ -91,6 +92,8 @@ class AuditLog {
   // settled decision). Throws Error(kUnavailable) when the file cannot be opened and
   // Error(kConflict) when its log is of a newer schema than this build's.
   explicit AuditLog(const std::string& db_path);
+  // The log on `connection` (SQLite or PostgreSQL), with the same behaviour and errors.
+  explicit AuditLog(std::unique_ptr<sql::Connection> connection);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -104,9 +107,13 @@ class AuditLog {
   void settle(std::int64_t id, const std::string& outcome, const std::string& message = "");
   // Settles every pending entry as "lost" (call once at start-up, before runs resume); the
   // entries of the runs in `uncertain` (cut off while a tool call they authorized ran, whose
-  // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`.
+  // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`. Those of
+  // the runs in `continued` stay pending: their cut-off step runs again and they settle them.
   std::size_t settle_lost(const std::string& message, const std::set<std::string>& uncertain = {},
-                          const std::string& uncertain_message = "");
+                          const std::string& uncertain_message = "",
+                          const std::set<std::string>& continued = {});
+  // The newest pending entry of run `run_id` (the decision it carries), if any.
+  std::optional<std::int64_t> pending_decision_of(const std::string& run_id) const;
   std::vector<AuditEntry> list(const AuditQuery& query) const;
   // Checks the whole chain: each entry's hash, its link to the previous one, and that each
   // decision shows the outcome its outcome entry says.
@@ -119,7 +126,7 @@ class AuditLog {
   bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
 
   mutable std::mutex mutex_;
-  std::unique_ptr<sql::SqliteConnection> db_;
+  std::unique_ptr<sql::Connection> db_;
 };
 
 // The reviewer an entry names for `identity`: its id, or "" for the local user of a server

@@ -52,10 +52,18 @@ std::string entry_equals(const std::string& key, const Json& value, std::vector<
 }
 
 // Each top-level key of `subset` equal in the JSON object of `column` (json_contains).
-void add_containment(const char* column, const Json& subset, std::vector<std::string>& terms,
-                     std::vector<SqlValue>& args) {
+// PostgreSQL compares as jsonb does: numbers by value, objects and arrays by their contents.
+void add_containment(sql::Dialect dialect, const char* column, const Json& subset,
+                     std::vector<std::string>& terms, std::vector<SqlValue>& args) {
   if (!subset.is_object()) return;
   for (auto it = subset.begin(); it != subset.end(); ++it) {
+    if (dialect == sql::Dialect::kPostgres) {
+      terms.push_back(std::string("(jsonb_typeof(") + column + "::jsonb) = 'object' AND (" +
+                      column + "::jsonb -> ?::text) = ?::jsonb)");
+      args.emplace_back(it.key());
+      args.emplace_back(it.value().dump());
+      continue;
+    }
     terms.push_back(std::string("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(") + column +
                     ") = 'object' THEN " + column + " END) WHERE " +
                     entry_equals(it.key(), it.value(), args) + ")");
@@ -64,20 +72,27 @@ void add_containment(const char* column, const Json& subset, std::vector<std::st
 
 // thread_access(): the owner's threads, and a reviewer's view of those waiting for a review
 // (read status interrupted, or interrupts still listed).
-std::string visibility_sql(const ThreadVisibility& visible, std::vector<SqlValue>& args) {
+std::string visibility_sql(sql::Dialect dialect, const ThreadVisibility& visible,
+                           std::vector<SqlValue>& args) {
+  const bool postgres = dialect == sql::Dialect::kPostgres;
   std::vector<std::string> any;
   if (!visible.owner.empty()) {
-    any.emplace_back("json_extract(metadata, '$.owner') = ?");
+    any.emplace_back(postgres ? "(metadata::jsonb ->> 'owner') = ?"
+                              : "json_extract(metadata, '$.owner') = ?");
     args.emplace_back(visible.owner);
   }
   if (visible.reviewer) {
     any.push_back(std::string("(server_threads.status = 'interrupted' AND NOT ") + kActiveRunSql +
                   ")");
     any.emplace_back(
-        "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(interrupts) = 'object' THEN "
-        "interrupts END) WHERE type = 'array' AND json_array_length(value) > 0)");
+        postgres ? "EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(interrupts::jsonb) = "
+                   "'object' THEN interrupts::jsonb END) e WHERE CASE WHEN "
+                   "jsonb_typeof(e.value) = 'array' THEN jsonb_array_length(e.value) > 0 ELSE "
+                   "FALSE END)"
+                 : "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(interrupts) = 'object' "
+                   "THEN interrupts END) WHERE type = 'array' AND json_array_length(value) > 0)");
   }
-  if (any.empty()) return "0";
+  if (any.empty()) return postgres ? "FALSE" : "0";
   std::string out = "(";
   for (std::size_t i = 0; i < any.size(); ++i) out += (i ? " OR " : "") + any[i];
   return out + ")";
@@ -85,7 +100,7 @@ std::string visibility_sql(const ThreadVisibility& visible, std::vector<SqlValue
 
 }  // namespace
 
-ThreadFilterSql thread_filter_sql(const ThreadFilter& filter) {
+ThreadFilterSql thread_filter_sql(const ThreadFilter& filter, sql::Dialect dialect) {
   ThreadFilterSql out;
   std::vector<std::string> terms;
   if (filter.status) {
@@ -104,9 +119,9 @@ ThreadFilterSql thread_filter_sql(const ThreadFilter& filter) {
     }
     terms.push_back(in + ")");
   }
-  add_containment("metadata", filter.metadata, terms, out.args);
-  add_containment("state_values", filter.values, terms, out.args);
-  if (!filter.visible.all) terms.push_back(visibility_sql(filter.visible, out.args));
+  add_containment(dialect, "metadata", filter.metadata, terms, out.args);
+  add_containment(dialect, "state_values", filter.values, terms, out.args);
+  if (!filter.visible.all) terms.push_back(visibility_sql(dialect, filter.visible, out.args));
   for (std::size_t i = 0; i < terms.size(); ++i) out.where += (i ? " AND " : "WHERE ") + terms[i];
   return out;
 }

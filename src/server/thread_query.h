@@ -1,6 +1,7 @@
 // The SQL of a thread search (ServerStore::search_threads / count_threads): a WHERE clause over
-// server_threads with the values it binds, and an ORDER BY. Shared by the SQL stores; the
-// clause uses SQLite's JSON functions (json_each, json_extract, json_type).
+// server_threads with the values it binds, and an ORDER BY, in portable text (placeholders ?,
+// sql/statement_cache.h). Shared by the SQL stores; the JSON tests are the dialect's (SQLite:
+// json_each, json_extract, json_type; PostgreSQL: jsonb operators over the text columns).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "server/store.h"
+#include "sql/connection.h"
 
 namespace tollgate::server {
 
@@ -25,7 +27,8 @@ struct ThreadFilterSql {
   std::vector<SqlValue> args;   // bound to the clause's ? in order, from index 1
 };
 
-ThreadFilterSql thread_filter_sql(const ThreadFilter& filter);
+ThreadFilterSql thread_filter_sql(const ThreadFilter& filter,
+                                  sql::Dialect dialect = sql::Dialect::kSqlite);
 // "ORDER BY ... LIMIT ? OFFSET ?" is not included: the page's limit and offset are bound by the
 // caller after the filter's arguments.
 std::string thread_order_sql(const ThreadPage& page);

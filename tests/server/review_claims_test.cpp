@@ -12,7 +12,7 @@
 #include "server/notifications.h"
 #include "server/review_claims.h"
 #include "server/review_records.h"
-#include "server/sqlite_review_store.h"
+#include "server/sql_review_store.h"
 #include "tollgate/error.h"
 #include "tollgate/iso_time.h"
 #include "tollgate/memory_saver.h"

@@ -1,10 +1,11 @@
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <filesystem>
 
+#include "server/store_backend.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -13,20 +14,12 @@ namespace {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tollgate_store_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    std::filesystem::remove(path_);
-    store_ = std::make_unique<SqliteStore>(path_.string());
+    TOLLGATE_REQUIRE_STORE_BACKEND();
+    store_ = std::make_unique<SqlStore>(db_.connect());
   }
-  void TearDown() override {
-    store_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::filesystem::remove(path_.string() + suffix);
-    }
-  }
-  std::filesystem::path path_;
-  std::unique_ptr<SqliteStore> store_;
+  void TearDown() override { store_.reset(); }
+  testing::StoreBackend db_{"store"};
+  std::unique_ptr<SqlStore> store_;
 };
 
 ThreadRecord thread(std::string id) {
@@ -45,22 +38,16 @@ TEST_F(SqliteStoreTest, NewFileHasTheCurrentSchemaVersion) {
 TEST_F(SqliteStoreTest, ReopeningKeepsDataAndVersion) {
   ASSERT_TRUE(store_->create_thread(thread("t1")));
   store_.reset();
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  store_ = std::make_unique<SqlStore>(db_.connect());
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_TRUE(store_->get_thread("t1").has_value());
 }
 
 TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
   store_.reset();
-  sqlite3* db = nullptr;
-  sqlite3_open(path_.string().c_str(), &db);
-  ASSERT_EQ(
-      sqlite3_exec(db, "UPDATE tollgate_schema SET version = 99 WHERE component = 'server_store'",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(db);
+  db_.exec("UPDATE tollgate_schema SET version = 99 WHERE component = 'server_store'");
   try {
-    SqliteStore store(path_.string());
+    SqlStore store(db_.connect());
     FAIL() << "opened a newer schema";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kConflict);
@@ -267,9 +254,10 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
 }
 
 TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
   store_.reset();
   sqlite3* db = nullptr;
-  sqlite3_open(path_.string().c_str(), &db);
+  sqlite3_open(db_.path().c_str(), &db);
   ASSERT_EQ(sqlite3_exec(db,
                          "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
                          "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
@@ -285,7 +273,7 @@ TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  store_ = std::make_unique<SqliteStore>(db_.path());
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_EQ(store_->get_run("r1")->attempts, 0);
 }
@@ -296,20 +284,6 @@ TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {
   store_->create_thread(t);
   store_->create_thread(thread("t2"));
   EXPECT_EQ(store_->thread_ids_with_stored_status("busy"), std::vector<std::string>{"t1"});
-}
-
-// Rows in the file as another connection sees them (not through the store's own reads).
-std::int64_t rows_in_file(const std::filesystem::path& path, const char* table) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* statement = nullptr;
-  sqlite3_prepare_v2(db, (std::string("SELECT count(*) FROM ") + table).c_str(), -1, &statement,
-                     nullptr);
-  std::int64_t count =
-      sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1;
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
-  return count;
 }
 
 LogEntry values_event() {
@@ -324,22 +298,22 @@ TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
   LogEntry e = values_event();
   store_->append_run_event("r1", e);
   store_->append_thread_event("t1", e);
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 0);
+  EXPECT_EQ(db_.rows("server_thread_events"), 0);
   RunRecord run;
   run.run_id = "r1";
   run.thread_id = "t1";
   run.assistant_id = "a";
   store_->put_run(run);
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
-  EXPECT_EQ(rows_in_file(path_, "server_run_events"), 1);
+  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  EXPECT_EQ(db_.rows("server_run_events"), 1);
 }
 
 TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
   LogEntry e = values_event();
   store_->append_thread_event("t1", e);
   store_.reset();
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  store_ = std::make_unique<SqlStore>(db_.connect());
   EXPECT_EQ(store_->thread_events("t1").size(), 1u);
 }
 
