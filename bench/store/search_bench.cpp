@@ -8,8 +8,8 @@
 // migrates an older schema: the time is printed as open_s).
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <string>

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <initializer_list>
 
 #include "tollgate/error.h"
 
@@ -24,6 +25,16 @@ class SqliteStoreTest : public ::testing::Test {
     for (const char* suffix : {"", "-wal", "-shm"}) {
       std::filesystem::remove(path_.string() + suffix);
     }
+  }
+  // Closes the store and runs each statement list on its file, as an older version left it.
+  void rewrite_closed_file(std::initializer_list<const char*> statements) {
+    store_.reset();
+    sqlite3* db = nullptr;
+    sqlite3_open(path_.string().c_str(), &db);
+    for (const char* sql : statements) {
+      EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    }
+    sqlite3_close(db);
   }
   std::filesystem::path path_;
   std::unique_ptr<SqliteStore> store_;
@@ -277,25 +288,18 @@ constexpr const char* kBackToVersion3 =
     "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
 
 TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
-  store_.reset();
-  sqlite3* db = nullptr;
-  sqlite3_open(path_.string().c_str(), &db);
-  ASSERT_EQ(sqlite3_exec(db, kBackToVersion3, nullptr, nullptr, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
-                         "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
-                         "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
-                         "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
-                         "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
-                         "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
-                         "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
-                         "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
-                         "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
-                         "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
-                         "'{}', 'running', '{}', 'reject', 1, 1)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  rewrite_closed_file({kBackToVersion3,
+                       "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
+                       "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
+                       "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
+                       "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
+                       "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
+                       "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
+                       "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
+                       "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
+                       "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
+                       "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
+                       "'{}', 'running', '{}', 'reject', 1, 1)"});
   store_ = std::make_unique<SqliteStore>(path_.string());
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_EQ(store_->get_run("r1")->attempts, 0);
@@ -308,20 +312,13 @@ TEST_F(SqliteStoreTest, AVersion3FileGainsTheBusyAndAwaitingReviewColumnsOfItsTh
   store_->create_thread(paused);
   store_->create_thread(thread("running"));
   store_->create_thread(thread("idle"));
-  store_.reset();
-  sqlite3* db = nullptr;
-  sqlite3_open(path_.string().c_str(), &db);
-  ASSERT_EQ(sqlite3_exec(db, kBackToVersion3, nullptr, nullptr, nullptr), SQLITE_OK);
   // A run a version-3 server was executing, and a paused thread whose resume is queued.
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
-                         "status, kwargs, multitask_strategy, created_at, updated_at) VALUES "
-                         "('r1', 'running', 'a', '{}', 'running', '{}', 'reject', 1, 1), "
-                         "('r2', 'paused', 'a', '{}', 'pending', '{}', 'reject', 1, 1), "
-                         "('r3', 'idle', 'a', '{}', 'success', '{}', 'reject', 1, 1)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  rewrite_closed_file({kBackToVersion3,
+                       "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
+                       "status, kwargs, multitask_strategy, created_at, updated_at) VALUES "
+                       "('r1', 'running', 'a', '{}', 'running', '{}', 'reject', 1, 1), "
+                       "('r2', 'paused', 'a', '{}', 'pending', '{}', 'reject', 1, 1), "
+                       "('r3', 'idle', 'a', '{}', 'success', '{}', 'reject', 1, 1)"});
   store_ = std::make_unique<SqliteStore>(path_.string());
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   ThreadFilter busy;
