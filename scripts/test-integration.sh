@@ -3,6 +3,8 @@
 # (pinned in tests/integration/package-lock.json) drives a real `tollgate serve`.
 #   scripts/test-integration.sh [path/to/tollgate]     (default: build/src/main/tollgate)
 #   TOLLGATE_IT_FILES="a.test.mjs b.test.mjs" runs only those files (default: every *.test.mjs)
+#   TOLLGATE_IT_POSTGRES=1 serves each test file from a fresh database on the PostgreSQL server
+#   of TOLLGATE_TEST_PG_URL (scripts/pg.sh run) instead of a SQLite file
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 binary="${1:-${TOLLGATE_BIN:-$root/build/src/main/tollgate}}"
@@ -11,6 +13,10 @@ if [ ! -x "$binary" ]; then
   exit 2
 fi
 binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+if [ "${TOLLGATE_IT_POSTGRES:-0}" = 1 ]; then
+  [ -n "${TOLLGATE_TEST_PG_URL:-}" ] || { echo "test-integration: TOLLGATE_IT_POSTGRES=1 needs TOLLGATE_TEST_PG_URL (scripts/pg.sh run)" >&2; exit 2; }
+  export TOLLGATE_TEST_DB_URL="$TOLLGATE_TEST_PG_URL"
+fi
 cd "$root/tests/integration"
 if [ ! -d node_modules/@langchain/langgraph-sdk ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error

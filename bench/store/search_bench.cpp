@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 using namespace tollgate;
 using namespace tollgate::server;

@@ -141,8 +141,8 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 2024;  // 0: pick a free port (see Server::port())
-  // SQLite file of the server's tables (assistants, threads, runs, stream events). The
-  // checkpointer normally uses the same file; ":memory:" keeps everything in memory.
+  // The database of the server's tables: a SQLite file (or sqlite:FILE; ":memory:" keeps
+  // nothing) or postgres://user@host:port/db (docs/deploy.md). The saver normally shares it.
   std::string db_path = "./tollgate.db";
   // Where the graphs keep their checkpoints. Required.
   std::shared_ptr<Saver> checkpointer;

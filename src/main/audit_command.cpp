@@ -11,6 +11,7 @@
 #include "main/subcommands.h"
 #include "server/audit_export.h"
 #include "server/audit_log.h"
+#include "server/storage.h"
 #include "tollgate/error.h"
 
 namespace tollgate::cli {
@@ -70,10 +71,8 @@ std::string describe_decided(const Json& decided) {
 }
 
 int print_audit(const AuditArguments& args) {
-  if (!std::filesystem::exists(args.db)) {
-    throw Error::NotFound("--db: no database at " + args.db);
-  }
-  server::AuditLog log(args.db);
+  const std::unique_ptr<server::AuditLog> opened = server::open_audit_log(args.db, "--db");
+  server::AuditLog& log = *opened;
   server::AuditQuery query;
   if (!args.thread.empty()) query.thread_id = args.thread;
   query.limit = args.limit;
@@ -102,8 +101,8 @@ int print_audit(const AuditArguments& args) {
 }
 
 int verify_audit(const std::string& db) {
-  if (!std::filesystem::exists(db)) throw Error::NotFound("--db: no database at " + db);
-  server::AuditLog log(db);
+  const std::unique_ptr<server::AuditLog> opened = server::open_audit_log(db, "--db");
+  server::AuditLog& log = *opened;
   const server::AuditVerification result = log.verify();
   if (result.intact) {
     std::cout << "The audit chain of " << db << " is intact (" << result.entries

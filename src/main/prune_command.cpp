@@ -11,11 +11,10 @@
 #include "main/subcommands.h"
 #include "server/retention.h"
 #include "server/run_manager.h"
-#include "server/sqlite_store.h"
+#include "server/storage.h"
 #include "server/thread_streams.h"
 #include "tollgate/clock.h"
 #include "tollgate/server.h"
-#include "tollgate/sqlite_saver.h"
 
 namespace tollgate::cli {
 namespace {
@@ -32,8 +31,9 @@ int prune(const PruneArguments& args) {
   RetentionOptions options;
   if (!args.events.empty()) options.events = parse_duration(args.events, "--events");
   options.latest_checkpoint_only = args.checkpoints == "latest";
-  server::SqliteStore store(args.db);
-  std::shared_ptr<Saver> saver = open_sqlite_saver(args.db);
+  server::Storage storage = server::open_storage(args.db);
+  server::ServerStore& store = *storage.store;
+  std::shared_ptr<Saver> saver = server::open_checkpointer(args.db);
   server::ThreadStreams streams(store);
   // Never started: it only guards the threads it prunes against runs of this process (none)
   // and, through the store, of a server running on the file.
@@ -61,7 +61,7 @@ void add_prune_command(CLI::App& app) {
   auto args = std::make_shared<PruneArguments>();
   CLI::App* command = app.add_subcommand(
       "prune", "Delete what a retention policy would in a server database (docs/config.md)");
-  command->add_option("--db", args->db, "SQLite file the server uses")->capture_default_str();
+  command->add_option("--db", args->db, "Database the server uses: a SQLite file or postgres://...")->capture_default_str();
   command->add_option("--events", args->events,
                       "Delete the stream events of runs that ended longer ago than this (e.g. 7d)");
   command->add_option("--checkpoints", args->checkpoints,

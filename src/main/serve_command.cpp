@@ -1,5 +1,5 @@
-// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db] [--config FILE]
-//  [--insecure-no-auth]`
+// `tollgate serve [--host 127.0.0.1] [--port 2024] [--db ./tollgate.db | postgres://...]
+//  [--config FILE] [--insecure-no-auth]`
 // Serves the agents of the config file (or the demo agent) and the example graphs.
 #include <pthread.h>
 
@@ -14,18 +14,14 @@
 #include "demo/demo_tools.h"
 #include "main/example_graphs.h"
 #include "main/subcommands.h"
+#include "server/storage.h"
 #include "tollgate/agent.h"
 #include "tollgate/agent_config.h"
 #include "tollgate/chat_model.h"
 #include "tollgate/deep_agent.h"
 #include "tollgate/error.h"
-#include "tollgate/memory_saver.h"
 #include "tollgate/middleware.h"
 #include "tollgate/server.h"
-#if __has_include("tollgate/sqlite_saver.h")
-#include "tollgate/sqlite_saver.h"
-#define TOLLGATE_HAVE_SQLITE_SAVER 1
-#endif
 
 namespace tollgate::cli {
 namespace {
@@ -90,7 +86,8 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
     if (!config[key].is_string())
       throw Error::InvalidArgument(args.config + ": " + key + ": must be a string");
     target = config[key].get<std::string>();
-    if (path && target != ":memory:" && std::filesystem::path(target).is_relative())
+    if (path && target != ":memory:" && target.find("://") == std::string::npos &&
+        target.rfind("sqlite:", 0) != 0 && std::filesystem::path(target).is_relative())
       target = (base / target).lexically_normal().string();
   };
   read_string("host", "--host", args.host, false);
@@ -110,21 +107,23 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   return config.contains("agents") ? config["agents"] : Json(nullptr);
 }
 
-std::shared_ptr<Saver> open_saver(const std::string& db) {
-#ifdef TOLLGATE_HAVE_SQLITE_SAVER
-  return open_sqlite_saver(db);
-#else
-  std::cerr << "tollgate: warning: checkpoints are kept in memory (no SQLite saver in this build); "
-               "paused threads will not survive a restart of "
-            << db << "\n";
-  return make_memory_saver();
-#endif
+// The database as printed: a PostgreSQL URL without its password.
+std::string database_for_display(const std::string& db) {
+  const std::size_t scheme = db.find("://");
+  const std::size_t at = db.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return db;
+  const std::size_t colon = db.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return db;
+  return db.substr(0, colon) + ":***" + db.substr(at);
 }
 
-// The demo tools keep their sandbox, demo database and outbox next to the database file.
+// The demo tools keep their sandbox, demo database and outbox next to the database file (in
+// the working folder when the database is PostgreSQL).
 std::string demo_workdir(const ServeArguments& args) {
   if (!args.workdir.empty()) return args.workdir;
-  std::filesystem::path db(args.db);
+  const server::StorageLocation where = server::parse_storage_url(args.db, "--db");
+  if (where.kind == server::StorageLocation::Kind::kPostgres) return "tollgate-demo";
+  std::filesystem::path db(where.target);
   return (db.has_parent_path() ? db.parent_path() : std::filesystem::path(".")) / "tollgate-demo";
 }
 
@@ -224,7 +223,8 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.host = args.host;
   options.port = static_cast<std::uint16_t>(args.port);
   options.db_path = args.db;
-  options.checkpointer = open_saver(args.db);
+  // An unreachable database stops here, before anything listens.
+  options.checkpointer = server::open_checkpointer(args.db);
   options.console_dir = args.console_dir;
   options.auth = args.auth;
   options.webhooks = args.webhooks;
@@ -238,7 +238,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   Server server(options, std::move(graphs));
   server.start();
   std::cout << "tollgate serve: listening on http://" << args.host << ":" << server.port()
-            << " (db " << args.db << ")" << std::endl;
+            << " (db " << database_for_display(args.db) << ")" << std::endl;
 
   std::thread waiter([&] {
     int received = 0;
@@ -259,7 +259,9 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--host", args->host, "Address to listen on")->capture_default_str();
   command->add_option("--port", args->port, "Port to listen on (0: any free port)")
       ->capture_default_str();
-  command->add_option("--db", args->db, "SQLite file for threads, runs and checkpoints")
+  command->add_option("--db", args->db,
+                      "Database of threads, runs and checkpoints: a SQLite file (or sqlite:PATH) "
+                      "or postgres://user@host:port/db")
       ->capture_default_str();
   command->add_option("--config", args->config,
                       "JSON config file: host, port, db, workdir, model, auth and the agents to serve "

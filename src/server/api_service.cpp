@@ -1,5 +1,7 @@
 #include "server/api_service.h"
 
+#include <cassert>
+
 #include "server/api.h"
 #include "server/audit_log.h"
 #include "server/auth.h"
@@ -8,9 +10,6 @@
 #include "server/retention.h"
 #include "server/review_timer.h"
 #include "server/run_manager.h"
-#include "server/sqlite_review_store.h"
-#include "server/sqlite_store.h"
-#include "server/sqlite_webhook_queue.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
 #include "server/uncertain_effects.h"
@@ -20,10 +19,10 @@
 namespace tollgate::server {
 
 struct ApiService::Parts {
-  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<ServerStore> store;
   std::unique_ptr<AuditLog> audit;
-  std::unique_ptr<SqliteReviewStore> reviews;
-  std::unique_ptr<SqliteWebhookQueue> webhook_queue;
+  std::unique_ptr<ReviewStore> reviews;
+  std::unique_ptr<WebhookQueue> webhook_queue;
   std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<RunManager> runs;
@@ -36,7 +35,7 @@ struct ApiService::Parts {
 
 namespace {
 
-void register_system_assistants(SqliteStore& store, const GraphRegistry& registry) {
+void register_system_assistants(ServerStore& store, const GraphRegistry& registry) {
   for (const auto& [graph_id, entry] : registry.entries()) {
     std::string id = system_assistant_id(graph_id);
     auto existing = store.get_assistant(id);
@@ -56,6 +55,18 @@ void register_system_assistants(SqliteStore& store, const GraphRegistry& registr
 
 ApiService::ApiService(const ServerOptions& options, const GraphRegistry& registry)
     : parts_(std::make_unique<Parts>()) {
+  set_up_auth(options);  // bad options are refused before anything is opened
+  build(options, registry, open_storage(options.db_path));
+}
+
+ApiService::ApiService(const ServerOptions& options, const GraphRegistry& registry,
+                       Storage storage)
+    : parts_(std::make_unique<Parts>()) {
+  set_up_auth(options);
+  build(options, registry, std::move(storage));
+}
+
+void ApiService::set_up_auth(const ServerOptions& options) {
   Parts& p = *parts_;
   if (!options.checkpointer) throw Error::InvalidArgument("checkpointer: required");
   if (options.auth.enabled()) {
@@ -67,18 +78,24 @@ ApiService::ApiService(const ServerOptions& options, const GraphRegistry& regist
   } else {
     validate_auth_options(options.auth);
   }
-  p.webhook_queue = std::make_unique<SqliteWebhookQueue>(options.db_path);
+}
+
+void ApiService::build(const ServerOptions& options, const GraphRegistry& registry,
+                       Storage storage) {
+  Parts& p = *parts_;
+  assert(storage.store && storage.reviews && storage.webhooks && storage.audit);
+  p.webhook_queue = std::move(storage.webhooks);
   // A webhook whose secret is missing stops the server before the graphs are built.
   p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get());
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
-  p.store = std::make_unique<SqliteStore>(options.db_path);
+  p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
-  p.audit = std::make_unique<AuditLog>(options.db_path);
+  p.audit = std::move(storage.audit);
   p.audit->settle_lost("the server stopped before the run carrying this decision ended",
                        runs_cut_off_in_an_effect(*p.store, *options.checkpointer),
                        "the server stopped while a tool call this decision let run was running; "
                        "it may have run, and the thread waits for a review of that call");
-  p.reviews = std::make_unique<SqliteReviewStore>(options.db_path);
+  p.reviews = std::move(storage.reviews);
   GraphMap graphs;
   for (const auto& [graph_id, entry] : registry.entries()) {
     auto graph = entry.factory(options.checkpointer);

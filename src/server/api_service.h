@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "server/router.h"
+#include "server/storage.h"
 #include "tollgate/server.h"
 
 namespace tollgate::server {
@@ -16,8 +17,11 @@ class ApiService {
  public:
   // Opens the database (creating or migrating its tables), settles what a previous process
   // left unfinished, builds the graphs, registers their system assistants and the routes.
-  // Runs are accepted but none executes before start_runs(). Throws Error on failure.
+  // Runs are accepted but none executes before start_runs(). Throws Error on failure. The
+  // database is options.db_path, a path or URL (storage.h).
   ApiService(const ServerOptions& options, const GraphRegistry& registry);
+  // The same on storage opened by the caller (every part set).
+  ApiService(const ServerOptions& options, const GraphRegistry& registry, Storage storage);
   ~ApiService();
   ApiService(const ApiService&) = delete;
   ApiService& operator=(const ApiService&) = delete;
@@ -33,6 +37,10 @@ class ApiService {
   struct Parts;
 
  private:
+  // The authenticator (or the check that no auth is acceptable) and the checkpointer's check.
+  void set_up_auth(const ServerOptions& options);
+  void build(const ServerOptions& options, const GraphRegistry& registry, Storage storage);
+
   std::unique_ptr<Parts> parts_;
 };
 

@@ -7,13 +7,14 @@
 #include "server/ids.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
+#include "sql/statement_cache.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
 
+using sql::prepare_once;
 using sql::SqliteConnection;
-using sql::SqliteStatement;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -28,12 +29,28 @@ CREATE TABLE server_audit_log (
   shown TEXT NOT NULL, decided TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
   settled_at INTEGER NOT NULL);
 CREATE INDEX server_audit_log_by_thread ON server_audit_log(thread_id, audit_id);
+)sql",
+     // PostgreSQL: ids are given by append (the previous greatest plus one).
+     R"sql(
+CREATE TABLE server_audit_log (
+  audit_id BIGINT PRIMARY KEY, received_at BIGINT NOT NULL,
+  thread_id TEXT NOT NULL, run_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
+  graph_id TEXT NOT NULL, reviewer TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  shown TEXT NOT NULL, decided TEXT NOT NULL, outcome TEXT NOT NULL, message TEXT NOT NULL,
+  settled_at BIGINT NOT NULL);
+CREATE INDEX server_audit_log_by_thread ON server_audit_log(thread_id, audit_id);
 )sql"},
     // 2: the hash chain. Rows written at version 1 are chained when the log is opened
     // (AuditLog::chain_unchained).
     {R"sql(
 ALTER TABLE server_audit_log ADD COLUMN kind TEXT NOT NULL DEFAULT 'decision';
 ALTER TABLE server_audit_log ADD COLUMN refers_to INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_audit_log ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_audit_log ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+)sql",
+     R"sql(
+ALTER TABLE server_audit_log ADD COLUMN kind TEXT NOT NULL DEFAULT 'decision';
+ALTER TABLE server_audit_log ADD COLUMN refers_to BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE server_audit_log ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE server_audit_log ADD COLUMN hash TEXT NOT NULL DEFAULT '';
 )sql"},
@@ -55,7 +72,7 @@ Json parse_stored(const std::string& text) {
   return value.is_discarded() ? Json(text) : value;
 }
 
-AuditEntry read_entry(const SqliteStatement& s) {
+AuditEntry read_entry(const sql::Statement& s) {
   AuditEntry e;
   e.id = s.integer(0);
   e.received_at = s.integer(1);
@@ -83,9 +100,9 @@ bool settled_later(const std::string& kind) {
   return kind == "decision" || kind == "state_write";
 }
 
-std::string last_hash_locked(SqliteConnection& db) {
-  SqliteStatement s(db, "SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
-  return s.step() ? s.text(0) : std::string();
+std::string last_hash_locked(sql::Connection& db) {
+  auto s = prepare_once(db, "SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
+  return s->step() ? s->text(0) : std::string();
 }
 
 }  // namespace
@@ -131,8 +148,10 @@ Json AuditEntry::to_json() const {
 }
 
 AuditLog::AuditLog(const std::string& db_path)
-    : db_(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+    : AuditLog(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
+
+AuditLog::AuditLog(std::unique_ptr<sql::Connection> connection) : db_(std::move(connection)) {
   sql::migrate(*db_, kSchema);
   chain_unchained();
 }
@@ -142,24 +161,24 @@ AuditLog::~AuditLog() = default;
 void AuditLog::chain_unchained() {
   std::lock_guard lock(mutex_);
   {
-    SqliteStatement unchained(*db_, "SELECT 1 FROM server_audit_log WHERE hash = '' LIMIT 1");
-    if (!unchained.step()) return;
+    auto unchained = prepare_once(*db_, "SELECT 1 FROM server_audit_log WHERE hash = '' LIMIT 1");
+    if (!unchained->step()) return;
   }
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::vector<AuditEntry> rows;
   {
-    SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+    auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
                                 " FROM server_audit_log WHERE hash = '' ORDER BY audit_id");
-    while (s.step()) rows.push_back(read_entry(s));
+    while (s->step()) rows.push_back(read_entry(*s));
   }
   // Only a log of version 1 has unchained rows, and then all of them are.
   std::string prev;
-  SqliteStatement link(*db_,
+  auto link = prepare_once(*db_,
                        "UPDATE server_audit_log SET prev_hash = ?, hash = ? WHERE audit_id = ?");
   for (const AuditEntry& row : rows) {
     const std::string hash = audit_entry_hash(row, prev);
-    link.bind(1, prev).bind(2, hash).bind(3, row.id).run();
-    link.reset();
+    link->bind(1, prev).bind(2, hash).bind(3, row.id).run();
+    link->reset();
     prev = hash;
   }
   for (const AuditEntry& row : rows) {
@@ -182,24 +201,24 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
   entry.prev_hash = last_hash_locked(*db_);
   if (entry.received_at == 0) entry.received_at = now_millis();
   {
-    SqliteStatement next(*db_, "SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
-    next.step();
-    entry.id = next.integer(0);
+    auto next = prepare_once(*db_, "SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
+    next->step();
+    entry.id = next->integer(0);
   }
-  {
+  if (db_->dialect() == sql::Dialect::kSqlite) {
     // AUTOINCREMENT never reuses an id: the next id is past any deleted row too.
-    SqliteStatement seq(*db_, "SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
-    if (seq.step() && seq.integer(0) >= entry.id) entry.id = seq.integer(0) + 1;
+    auto seq = prepare_once(*db_, "SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
+    if (seq->step() && seq->integer(0) >= entry.id) entry.id = seq->integer(0) + 1;
   }
   entry.hash = audit_entry_hash(entry, entry.prev_hash);
-  SqliteStatement s(*db_, std::string("INSERT INTO server_audit_log (") + kColumns +
+  auto s = prepare_once(*db_, std::string("INSERT INTO server_audit_log (") + kColumns +
                               ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  s.bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
-  s.bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
-  s.bind(8, entry.checkpoint_id).bind(9, entry.shown.dump()).bind(10, entry.decided.dump());
-  s.bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
-  s.bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
-  s.run();
+  s->bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
+  s->bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
+  s->bind(8, entry.checkpoint_id).bind(9, entry.shown.dump()).bind(10, entry.decided.dump());
+  s->bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
+  s->bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
+  s->run();
   return entry.id;
 }
 
@@ -224,17 +243,17 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   const std::int64_t now = now_millis();
   std::string thread_id, run_id;
   {
-    SqliteStatement s(*db_,
+    auto s = prepare_once(*db_,
                       "SELECT thread_id, run_id FROM server_audit_log WHERE audit_id = ? AND "
                       "outcome = 'pending'");
-    if (!s.bind(1, id).step()) return false;
-    thread_id = s.text(0);
-    run_id = s.text(1);
+    if (!s->bind(1, id).step()) return false;
+    thread_id = s->text(0);
+    run_id = s->text(1);
   }
-  SqliteStatement update(*db_,
+  auto update = prepare_once(*db_,
                          "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
                          "WHERE audit_id = ? AND outcome = 'pending'");
-  update.bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).run();
+  update->bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).run();
   AuditEntry settled;
   settled.kind = "outcome";
   settled.refers_to = id;
@@ -260,10 +279,10 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
   {
-    SqliteStatement s(*db_,
+    auto s = prepare_once(*db_,
                       "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
                       "ORDER BY audit_id");
-    while (s.step()) pending.emplace_back(s.integer(0), uncertain.count(s.text(1)) != 0);
+    while (s->step()) pending.emplace_back(s->integer(0), uncertain.count(s->text(1)) != 0);
   }
   std::size_t count = 0;
   for (const auto& [id, effect_uncertain] : pending) {
@@ -283,13 +302,13 @@ std::vector<AuditEntry> AuditLog::list(const AuditQuery& query) const {
   if (query.thread_id) sql += " AND thread_id = ?";
   if (query.before_id) sql += " AND audit_id < ?";
   sql += query.chain ? " ORDER BY audit_id ASC LIMIT ?" : " ORDER BY audit_id DESC LIMIT ?";
-  SqliteStatement s(*db_, sql);
+  auto s = prepare_once(*db_, sql);
   int index = 1;
-  if (query.thread_id) s.bind(index++, *query.thread_id);
-  if (query.before_id) s.bind(index++, *query.before_id);
-  s.bind(index, static_cast<std::int64_t>(query.limit));
+  if (query.thread_id) s->bind(index++, *query.thread_id);
+  if (query.before_id) s->bind(index++, *query.before_id);
+  s->bind(index, static_cast<std::int64_t>(query.limit));
   std::vector<AuditEntry> entries;
-  while (s.step()) entries.push_back(read_entry(s));
+  while (s->step()) entries.push_back(read_entry(*s));
   return entries;
 }
 
@@ -305,10 +324,10 @@ AuditVerification AuditLog::verify() const {
   std::map<std::int64_t, AuditEntry> settled_by;  // decision id -> its outcome entry
   std::map<std::int64_t, AuditEntry> settled_later_entries;
   std::string prev;
-  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
                               " FROM server_audit_log ORDER BY audit_id");
-  while (s.step()) {
-    AuditEntry e = read_entry(s);
+  while (s->step()) {
+    AuditEntry e = read_entry(*s);
     ++result.entries;
     if (e.prev_hash != prev) {
       return broken(e.id, "its prev_hash is not the hash of the entry before it (an entry was "

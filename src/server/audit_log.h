@@ -12,8 +12,9 @@
 //   cancelled  the run was cancelled
 //   lost       the server stopped before the run decided (marked when it starts again)
 // Nothing else in a row ever changes, and rows are never deleted — also not with their thread.
-// The log lives in the server's database file (table server_audit_log; its schema version is
-// row "audit_log" of table tollgate_schema, see sql/migrations.h).
+// The log lives in the server's database, a SQLite file or PostgreSQL (table server_audit_log;
+// its schema version is row "audit_log" of table tollgate_schema, see sql/migrations.h); the
+// entries and their hashes are the same on both.
 //
 // Tamper-evident: every entry carries the SHA-256 of the previous entry (audit_entry_hash);
 // settling an outcome appends an "outcome" entry to the chain, so editing, deleting or
@@ -38,7 +39,7 @@
 #include "tollgate/json.h"
 
 namespace tollgate::sql {
-class SqliteConnection;
+class Connection;
 }
 
 namespace tollgate::server {
@@ -91,6 +92,8 @@ class AuditLog {
   // settled decision). Throws Error(kUnavailable) when the file cannot be opened and
   // Error(kConflict) when its log is of a newer schema than this build's.
   explicit AuditLog(const std::string& db_path);
+  // The log on `connection` (SQLite or PostgreSQL), with the same behaviour and errors.
+  explicit AuditLog(std::unique_ptr<sql::Connection> connection);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -119,7 +122,7 @@ class AuditLog {
   bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
 
   mutable std::mutex mutex_;
-  std::unique_ptr<sql::SqliteConnection> db_;
+  std::unique_ptr<sql::Connection> db_;
 };
 
 // The reviewer an entry names for `identity`: its id, or "" for the local user of a server

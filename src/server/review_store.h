@@ -18,8 +18,8 @@
 // An action whose policy requires N > 1 approvals collects them here one by one (who, when);
 // the decision of the Nth distinct reviewer is the one that claims the records and runs.
 //
-// The interface knows no SQL: SqliteReviewStore keeps the records in the server's database;
-// a PostgreSQL implementation slots in behind the same interface.
+// The interface knows no SQL: SqlReviewStore keeps the records in the server's database,
+// SQLite or PostgreSQL (sql_review_store.h).
 // Thread-safety: every method may be called from any thread; each call is atomic.
 // Storage failures throw Error(kUnavailable).
 #pragma once

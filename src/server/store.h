@@ -1,5 +1,5 @@
-// ServerStore: where the server keeps assistants, threads, runs and stream events. SQLite
-// now (sqlite_store.h); a PostgreSQL implementation slots in behind the same interface.
+// ServerStore: where the server keeps assistants, threads, runs and stream events. SqlStore
+// (sql_store.h) keeps them in SQLite or PostgreSQL, the same C++ over sql::Connection.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@ namespace {
 
 bool interrupt_pending(const StateSnapshot& snapshot) {
   for (const TaskInfo& task : snapshot.tasks) {
-    if (!task.interrupts.empty()) return true;
+    if (waits_on_interrupt(task)) return true;
   }
   return false;
 }

@@ -55,13 +55,22 @@ std::string entry_equals(const std::string& key, const Json& value, std::vector<
 }
 
 // Each top-level key of `subset` equal in the JSON object of `column` (json_contains).
-void add_containment(const char* column, const Json& subset, std::vector<Clause>& terms) {
+// PostgreSQL compares as jsonb does: numbers by value, objects and arrays by their contents.
+void add_containment(sql::Dialect dialect, const char* column, const Json& subset,
+                     std::vector<Clause>& terms) {
   if (!subset.is_object()) return;
   for (auto it = subset.begin(); it != subset.end(); ++it) {
     Clause term;
-    term.text = std::string("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(") + column +
-                ") = 'object' THEN " + column + " END) WHERE " +
-                entry_equals(it.key(), it.value(), term.args) + ")";
+    if (dialect == sql::Dialect::kPostgres) {
+      term.text = std::string("(jsonb_typeof(") + column + "::jsonb) = 'object' AND (" + column +
+                  "::jsonb -> ?::text) = ?::jsonb)";
+      term.args.emplace_back(it.key());
+      term.args.emplace_back(it.value().dump());
+    } else {
+      term.text = std::string("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(") + column +
+                  ") = 'object' THEN " + column + " END) WHERE " +
+                  entry_equals(it.key(), it.value(), term.args) + ")";
+    }
     terms.push_back(std::move(term));
   }
 }
@@ -75,7 +84,7 @@ struct FilterTerms {
   bool nothing_visible = false;
 };
 
-FilterTerms filter_terms(const ThreadFilter& filter) {
+FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
   FilterTerms out;
   if (filter.status) {
     out.all.push_back({"read_status = ?", {*filter.status}});
@@ -89,18 +98,24 @@ FilterTerms filter_terms(const ThreadFilter& filter) {
     in.text += ")";
     out.all.push_back(std::move(in));
   }
-  add_containment("metadata", filter.metadata, out.all);
-  add_containment("state_values", filter.values, out.all);
+  add_containment(dialect, "metadata", filter.metadata, out.all);
+  add_containment(dialect, "state_values", filter.values, out.all);
   const ThreadVisibility& visible = filter.visible;
   // A reviewer sees every interrupted thread: the status filter then implies visibility.
   if (visible.all || (visible.reviewer && filter.status == "interrupted")) return out;
   if (!visible.owner.empty()) {
-    out.any.push_back({"json_extract(metadata, '$.owner') = ?", {visible.owner}});
+    // The expression of index server_threads_by_owner in each dialect.
+    out.any.push_back({dialect == sql::Dialect::kPostgres ? "(metadata::jsonb ->> 'owner') = ?"
+                                                          : "json_extract(metadata, '$.owner') = ?",
+                       {visible.owner}});
   }
   if (visible.reviewer) out.any.push_back({"awaiting_review = 1", {}});
   out.nothing_visible = out.any.empty();
   return out;
 }
+
+// A WHERE clause no row meets, in both dialects.
+constexpr const char* kNoRow = "WHERE 1 = 0";
 
 // "WHERE a AND b AND (c OR d)": every term of `all` and one of `any`; "" when there is none.
 std::string where_of(const std::vector<Clause>& all, const std::vector<const Clause*>& any,
@@ -136,11 +151,11 @@ std::int64_t bounded(std::size_t n) {
 
 }  // namespace
 
-ThreadFilterSql thread_filter_sql(const ThreadFilter& filter) {
-  FilterTerms terms = filter_terms(filter);
+ThreadFilterSql thread_filter_sql(const ThreadFilter& filter, sql::Dialect dialect) {
+  FilterTerms terms = filter_terms(filter, dialect);
   ThreadFilterSql out;
   if (terms.nothing_visible) {
-    out.where = "WHERE 0";
+    out.where = kNoRow;
     return out;
   }
   out.where = where_of(terms.all, pointers(terms.any), out.args);
@@ -161,13 +176,13 @@ std::string thread_order_sql(const ThreadPage& page) {
 }
 
 ThreadSearchSql thread_search_sql(const ThreadFilter& filter, const ThreadPage& page,
-                                  const std::string& columns) {
-  FilterTerms terms = filter_terms(filter);
+                                  const std::string& columns, sql::Dialect dialect) {
+  FilterTerms terms = filter_terms(filter, dialect);
   const std::string order = thread_order_sql(page);
   ThreadSearchSql out;
   out.text = "SELECT " + columns + " FROM server_threads ";
   if (terms.nothing_visible) {
-    out.text += "WHERE 0 ";
+    out.text += std::string(kNoRow) + " ";
   } else if (terms.any.size() < 2) {
     out.text += where_of(terms.all, pointers(terms.any), out.args) + " ";
   } else {
@@ -175,14 +190,17 @@ ThreadSearchSql thread_search_sql(const ThreadFilter& filter, const ThreadPage& 
     const std::size_t most = std::numeric_limits<std::size_t>::max();
     const std::int64_t enough =
         bounded(page.offset > most - page.limit ? most : page.offset + page.limit);
+    // A row's key: SQLite's rowid (no second lookup by thread id); PostgreSQL has none.
+    const std::string key = dialect == sql::Dialect::kPostgres ? "thread_id" : "rowid";
     std::string arms;
-    for (const Clause& alternative : terms.any) {
+    for (std::size_t i = 0; i < terms.any.size(); ++i) {
       if (!arms.empty()) arms += " UNION ALL ";
-      arms += "SELECT rowid FROM (SELECT rowid FROM server_threads " +
-              where_of(terms.all, {&alternative}, out.args) + " " + order + " LIMIT ?)";
+      arms += "SELECT " + key + " FROM (SELECT " + key + " FROM server_threads " +
+              where_of(terms.all, {&terms.any[i]}, out.args) + " " + order + " LIMIT ?) AS arm" +
+              std::to_string(i);
       out.args.emplace_back(enough);
     }
-    out.text += "WHERE rowid IN (" + arms + ") ";
+    out.text += "WHERE " + key + " IN (" + arms + ") ";
   }
   out.text += order + " LIMIT ? OFFSET ?";
   out.args.emplace_back(bounded(page.limit));

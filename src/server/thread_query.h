@@ -1,12 +1,14 @@
 // The SQL of a thread search (ServerStore::search_threads / count_threads) over server_threads:
-// a WHERE clause with the values it binds, the ORDER BY of a page, and the SELECT of one page.
-// Shared by the SQL stores. The clauses use the table's derived columns, which a store keeps
-// true in the transaction of every write that changes them (schema 4 of sqlite_store.cpp):
+// a WHERE clause with the values it binds, the ORDER BY of a page, and the SELECT of one page,
+// in portable text (placeholders ?, sql/statement_cache.h). Shared by the SQL stores. The
+// clauses use the table's derived columns, which a store keeps true in the transaction of every
+// write that changes them (schema 4 of sql_store.cpp):
 //   read_status      the status as read: 'busy' while one of the thread's runs is pending or
 //                    running (active_runs > 0), else the stored status;
 //   awaiting_review  1 when a reviewer sees the thread: read_status 'interrupted', or
 //                    interrupts still listed (pending_interrupts);
-// and SQLite's JSON functions (json_each, json_extract, json_type) for metadata and values.
+// and the dialect's JSON tests for metadata and values (SQLite: json_each, json_extract,
+// json_type; PostgreSQL: jsonb operators over the text columns).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "server/store.h"
+#include "sql/connection.h"
 
 namespace tollgate::server {
 
@@ -26,7 +29,8 @@ struct ThreadFilterSql {
 };
 
 // The WHERE clause of `filter` (a count).
-ThreadFilterSql thread_filter_sql(const ThreadFilter& filter);
+ThreadFilterSql thread_filter_sql(const ThreadFilter& filter,
+                                  sql::Dialect dialect = sql::Dialect::kSqlite);
 // "ORDER BY ..." of the page, without its LIMIT and OFFSET.
 std::string thread_order_sql(const ThreadPage& page);
 
@@ -40,6 +44,7 @@ struct ThreadSearchSql {
   std::vector<SqlValue> args;  // bound to the statement's ? in order, from index 1
 };
 ThreadSearchSql thread_search_sql(const ThreadFilter& filter, const ThreadPage& page,
-                                  const std::string& columns);
+                                  const std::string& columns,
+                                  sql::Dialect dialect = sql::Dialect::kSqlite);
 
 }  // namespace tollgate::server

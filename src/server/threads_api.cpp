@@ -4,6 +4,7 @@
 #include "server/audit_log.h"
 #include "server/ids.h"
 #include "server/retention.h"
+#include "server/thread_timeline.h"
 #include "server/wire_format.h"
 
 namespace tollgate::server {
@@ -145,6 +146,32 @@ Json history(ApiContext& context, const ThreadRecord& thread, const Json& body) 
     out.push_back(state_to_json(snapshot));
   }
   return out;
+}
+
+// The sources of a thread's timeline: its runs (with their stored error events), its root
+// checkpoints and its audit entries.
+Json timeline_of(ApiContext& context, const ThreadRecord& thread) {
+  TimelineSources sources;
+  sources.thread = &thread;
+  sources.runs = context.store.list_runs(thread.thread_id);
+  for (const RunRecord& run : sources.runs) {
+    if (run.status != "error" && run.status != "timeout") continue;
+    for (const LogEntry& entry : context.store.run_events(run.run_id)) {
+      if (entry.event == "error") sources.run_errors.emplace_back(run.run_id, Json::parse(entry.data, nullptr, false));
+    }
+  }
+  if (const CompiledGraph* graph = thread_graph(context, thread)) {
+    RunConfig config;
+    config.thread_id = thread.thread_id;
+    sources.checkpoints = graph->get_state_history(config, ListQuery{});
+  }
+  if (context.audit != nullptr) {
+    AuditQuery query;
+    query.thread_id = thread.thread_id;
+    query.limit = 1000000;  // every entry of the thread
+    sources.audit = context.audit->list(query);
+  }
+  return thread_timeline(sources);
 }
 
 }  // namespace
@@ -333,6 +360,16 @@ void add_thread_routes(Router& router, ApiContext& context) {
                                 {{"thread_id", result.thread_id},
                                  {"checkpoint_ns", result.checkpoint_ns},
                                  {"checkpoint_id", result.checkpoint_id}}}});
+  });
+
+  // A Tollgate extension: what happened on the thread, run by run (docs/timeline.md).
+  router.add("GET", "/threads/:thread_id/timeline", [ctx](HttpRequest& request) {
+    ThreadRecord thread = require_thread(*ctx, request.params[0], request.identity);
+    const std::string format = request.query_value("format").value_or("json");
+    if (format != "json" && format != "otel")
+      throw Error::InvalidArgument("format: invalid value \"" + format + "\"; expected json or otel");
+    Json timeline = timeline_of(*ctx, thread);
+    return HttpResponse::json(format == "otel" ? timeline_to_otel(timeline) : timeline);
   });
 
   router.add("POST", "/threads/:thread_id/history", [ctx](HttpRequest& request) {

@@ -12,8 +12,8 @@
 // pending delivery is tried (see heads()), so review.requested reaches a receiver before the
 // review.decided that answers it, even across retries.
 //
-// The interface knows no SQL: SqliteWebhookQueue keeps it in the server's SQLite file; a
-// PostgreSQL implementation slots in behind the same interface.
+// The interface knows no SQL: SqlWebhookQueue keeps it in the server's database, SQLite or
+// PostgreSQL (sql_webhook_queue.h).
 // Thread-safety: every method may be called from any thread; each call is atomic.
 // Storage failures throw Error(kUnavailable).
 #pragma once

@@ -104,11 +104,17 @@ Json state_to_json(const StateSnapshot& s) {
               {"parent_checkpoint", s.parent_config ? checkpoint_json(*s.parent_config) : Json()}};
 }
 
+bool waits_on_interrupt(const TaskInfo& task) {
+  // A task that finished after its resume keeps its interrupt writes next to its result; it
+  // waits for nothing (a process that died before the step's next checkpoint leaves it so).
+  return !task.interrupts.empty() && task.result.is_null();
+}
+
 Json interrupts_by_task(const StateSnapshot& snapshot) {
   Json out = Json::object();
   bool any = false;
   for (const TaskInfo& task : snapshot.tasks) {
-    if (!task.interrupts.empty()) {
+    if (waits_on_interrupt(task)) {
       out[task.id] = interrupts_to_json(task.interrupts);
       any = true;
     }

@@ -21,6 +21,8 @@ Json empty_state_json();
 Json interrupt_to_json(const Interrupt& interrupt);
 Json interrupts_to_json(const std::vector<Interrupt>& interrupts);
 // task id -> [Interrupt] of a snapshot, as stored in the thread's "interrupts".
+// Whether the task waits for a resume: it has interrupts and no result yet.
+bool waits_on_interrupt(const TaskInfo& task);
 Json interrupts_by_task(const StateSnapshot& snapshot);
 
 // The input's "messages" (a list, one message or a string) in the stored form, by

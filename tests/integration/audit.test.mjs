@@ -126,7 +126,7 @@ test("`tollgate audit verify` passes on the server's log and names the row edite
   assert.match(intact.out, /intact/);
   const [entry] = await audit();
   await server.kill("SIGTERM");
-  execFileSync("sqlite3", [server.db, `UPDATE server_audit_log SET decided = '"forged"' WHERE audit_id = ${entry.audit_id}`]);
+  server.sql(`UPDATE server_audit_log SET decided = '"forged"' WHERE audit_id = ${entry.audit_id}`);
   const broken = verify();
   assert.equal(broken.code, 1);
   assert.match(broken.out, new RegExp(`broken at entry #${entry.audit_id}: its hash does not match`));

@@ -1,5 +1,5 @@
 // Starts `tollgate serve` on a free port with a fresh database and hands out SDK clients.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,23 @@ import { Client } from "@langchain/langgraph-sdk";
 
 const BINARY = process.env.TOLLGATE_BIN;
 if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
+
+// TOLLGATE_TEST_DB_URL (postgres://user@host:port/db): each ServerProcess serves a fresh
+// PostgreSQL database of its own on that server (created with psql, dropped at stop) instead of
+// a SQLite file.
+const PG_URL = process.env.TOLLGATE_TEST_DB_URL || "";
+let databasesMade = 0;
+
+function psql(sql) {
+  execFileSync("psql", [PG_URL, "-v", "ON_ERROR_STOP=1", "-qc", sql], { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+// A new database on the PG_URL server; returns its URL.
+function freshDatabase() {
+  const name = `tollgate_it_${process.pid}_${++databasesMade}`;
+  psql(`CREATE DATABASE ${name}`);
+  return { name, url: PG_URL.slice(0, PG_URL.lastIndexOf("/") + 1) + name };
+}
 
 // What a sanitizer build prints when it finds a defect (ASan, UBSan, LSan).
 const SANITIZER_REPORT = /ERROR: AddressSanitizer|runtime error:|LeakSanitizer/;
@@ -34,6 +51,12 @@ export class ServerProcess {
     this.db = join(this.dir, "tollgate.db");
     this.port = 0;
     this.args = [...args];
+    if (PG_URL) {
+      this.database = freshDatabase();
+      this.db = this.database.url;
+      // The demo tools' folder is next to a SQLite file; with PostgreSQL, where a file would be.
+      this.args.push("--workdir", join(this.dir, "tollgate-demo"));
+    }
     this.output = ""; // the stderr of every process started, kept across restarts
     this.ends = []; // why a process ended badly (checked at stop)
     if (config) {
@@ -84,6 +107,15 @@ export class ServerProcess {
     return this;
   }
 
+  // Runs `statement` on the server's database behind its back (sqlite3, or psql on PostgreSQL).
+  sql(statement) {
+    if (this.database) {
+      execFileSync("psql", [this.db, "-v", "ON_ERROR_STOP=1", "-qc", statement], { stdio: ["ignore", "ignore", "pipe"] });
+    } else {
+      execFileSync("sqlite3", [this.db, statement]);
+    }
+  }
+
   client(apiKey = null) {
     return new Client({ apiUrl: this.url, apiKey, callerOptions: { maxRetries: 0 } });
   }
@@ -109,6 +141,7 @@ export class ServerProcess {
   async stop() {
     await this.kill("SIGTERM");
     rmSync(this.dir, { recursive: true, force: true });
+    if (this.database) psql(`DROP DATABASE IF EXISTS ${this.database.name} WITH (FORCE)`);
     const report = this.output.match(SANITIZER_REPORT);
     if (this.ends.length === 0 && report) this.ends.push(badEnd({ code: 0, signal: null, stopped: true, output: this.output }));
     if (this.ends.length > 0) throw new Error(this.ends.join("\n\n"));

@@ -1,15 +1,14 @@
-// The review audit log on a real SQLite file.
+// The review audit log on a real database (SQLite; PostgreSQL in server_postgres_test).
 #include "server/audit_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include "server/audit_export.h"
+#include "server/store_backend.h"
 
 namespace tollgate::server {
 namespace {
@@ -17,19 +16,13 @@ namespace {
 class AuditLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tollgate_audit_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    remove();
-    log_ = std::make_unique<AuditLog>(path_.string());
+    TOLLGATE_REQUIRE_STORE_BACKEND();
+    log_ = std::make_unique<AuditLog>(db_.connect());
   }
-  void TearDown() override {
+  void TearDown() override { log_.reset(); }
+  void reopen() {
     log_.reset();
-    remove();
-  }
-  void remove() {
-    for (const char* suffix : {"", "-wal", "-shm"})
-      std::filesystem::remove(path_.string() + suffix);
+    log_ = std::make_unique<AuditLog>(db_.connect());
   }
   std::int64_t append(const std::string& thread_id, const Json& decided = Json("yes")) {
     AuditEntry entry;
@@ -42,7 +35,7 @@ class AuditLogTest : public ::testing::Test {
     return log_->append(entry);
   }
 
-  std::filesystem::path path_;
+  testing::StoreBackend db_{"audit"};
   std::unique_ptr<AuditLog> log_;
 };
 
@@ -96,7 +89,7 @@ TEST_F(AuditLogTest, ListsNewestFirstFilteredByThreadAndPaged) {
 TEST_F(AuditLogTest, EntriesSurviveReopening) {
   const std::int64_t id = append("t1");
   log_->settle(id, "applied");
-  log_ = std::make_unique<AuditLog>(path_.string());
+  reopen();
   auto entries = log_->list({});
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].outcome, "applied");
@@ -106,7 +99,7 @@ TEST_F(AuditLogTest, PendingEntriesAreMarkedLostAtStartUpAndSettledOnesKept) {
   const std::int64_t settled = append("t1");
   log_->settle(settled, "applied");
   const std::int64_t pending = append("t2");
-  log_ = std::make_unique<AuditLog>(path_.string());
+  reopen();
   EXPECT_EQ(log_->settle_lost("the server stopped"), 1u);
   for (const AuditEntry& e : log_->list({})) {
     if (e.id == pending) {
@@ -130,13 +123,8 @@ TEST_F(AuditLogTest, JsonNamesEveryFieldWithIsoTimesAndNullsForEmptyText) {
   EXPECT_EQ(j["graph_id"], "agent");
 }
 
-// Runs `sql` on the log's file behind its back, as someone editing the database would.
-void tamper(const std::filesystem::path& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.string().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
-}
+// Runs `sql` on the log's database behind its back, as someone editing the database would.
+void tamper(const testing::StoreBackend& db, const std::string& sql) { db.exec(sql); }
 
 TEST_F(AuditLogTest, EachEntryCarriesTheHashOfThePreviousOne) {
   append("t1");
@@ -173,7 +161,7 @@ TEST_F(AuditLogTest, EditingOneRowBreaksTheChainAtThatRow) {
   append("t1");
   const std::int64_t edited = append("t2", Json{{"decisions", {{{"type", "reject"}}}}});
   append("t3");
-  tamper(path_, "UPDATE server_audit_log SET decided = '{\"decisions\":[{\"type\":\"approve\"}]}' "
+  tamper(db_, "UPDATE server_audit_log SET decided = '{\"decisions\":[{\"type\":\"approve\"}]}' "
                 "WHERE audit_id = " + std::to_string(edited));
   const AuditVerification result = log_->verify();
   EXPECT_FALSE(result.intact);
@@ -184,7 +172,7 @@ TEST_F(AuditLogTest, EditingOneRowBreaksTheChainAtThatRow) {
 TEST_F(AuditLogTest, EditingAnOutcomeIsDetected) {
   const std::int64_t id = append("t1");
   log_->settle(id, "refused", "not allowed");
-  tamper(path_, "UPDATE server_audit_log SET outcome = 'applied' WHERE audit_id = " +
+  tamper(db_, "UPDATE server_audit_log SET outcome = 'applied' WHERE audit_id = " +
                     std::to_string(id));
   const AuditVerification result = log_->verify();
   EXPECT_FALSE(result.intact);
@@ -195,16 +183,17 @@ TEST_F(AuditLogTest, DeletingARowBreaksTheChainAtTheNextOne) {
   append("t1");
   const std::int64_t removed = append("t2");
   const std::int64_t next = append("t3");
-  tamper(path_, "DELETE FROM server_audit_log WHERE audit_id = " + std::to_string(removed));
+  tamper(db_, "DELETE FROM server_audit_log WHERE audit_id = " + std::to_string(removed));
   const AuditVerification result = log_->verify();
   EXPECT_FALSE(result.intact);
   EXPECT_EQ(result.broken_id, next);
 }
 
 TEST_F(AuditLogTest, ALogWrittenBeforeTheChainIsChainedWhenOpened) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
   log_.reset();
-  remove();
-  tamper(path_, R"sql(
+  testing::StoreBackend old_file("audit-v1");
+  tamper(old_file, R"sql(
 CREATE TABLE server_audit_log (
   audit_id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL,
   thread_id TEXT NOT NULL, run_id TEXT NOT NULL, assistant_id TEXT NOT NULL,
@@ -216,7 +205,7 @@ INSERT INTO server_audit_log VALUES (NULL, 10, 't1', 'r1', 'a', 'agent', '', 'cp
 INSERT INTO server_audit_log VALUES (NULL, 30, 't2', 'r2', 'a', 'agent', '', 'cp', '{}', '"no"',
   'pending', '', 0);
 )sql");
-  log_ = std::make_unique<AuditLog>(path_.string());
+  log_ = std::make_unique<AuditLog>(old_file.connect());
   EXPECT_TRUE(log_->verify().intact) << log_->verify().reason;
   AuditQuery chain;
   chain.chain = true;

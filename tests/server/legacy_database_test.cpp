@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "server/audit_log.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 #include "sql/migrations.h"
 #include "sql/sql_test_util.h"
 #include "sql/sqlite_connection.h"

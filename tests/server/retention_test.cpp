@@ -8,7 +8,7 @@
 #include <string>
 
 #include "checkpoint/saver_test_util.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 #include "server/thread_streams.h"
 #include "support/test_folder.h"
 #include "tollgate/error.h"

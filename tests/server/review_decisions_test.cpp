@@ -9,8 +9,8 @@
 
 #include "server/audit_log.h"
 #include "server/run_manager.h"
-#include "server/sqlite_review_store.h"
-#include "server/sqlite_store.h"
+#include "server/sql_review_store.h"
+#include "server/sql_store.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"

@@ -1,6 +1,6 @@
-// Review records on a real SQLite file: one decision wins, a refused one gives the review back,
+// Review records on a real database (SQLite; PostgreSQL in server_postgres_test): one decision wins, a refused one gives the review back,
 // what is no longer pending is superseded.
-#include "server/sqlite_review_store.h"
+#include "server/sql_review_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 
 #include "core/sha256.h"
 #include "server/review_records.h"
+#include "server/store_backend.h"
 #include "sql/sqlite_connection.h"
 #include "tollgate/iso_time.h"
 
@@ -36,24 +37,14 @@ Json values_with_calls() {
 class ReviewStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tollgate_reviews_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    remove();
-    store_ = std::make_unique<SqliteReviewStore>(path_.string());
+    TOLLGATE_REQUIRE_STORE_BACKEND();
+    store_ = std::make_unique<SqlReviewStore>(db_.connect());
     store_->add_pending(review_records_for("t1", "cp-1", shown_two_actions(), values_with_calls()));
   }
-  void TearDown() override {
-    store_.reset();
-    remove();
-  }
-  void remove() {
-    for (const char* suffix : {"", "-wal", "-shm"})
-      std::filesystem::remove(path_.string() + suffix);
-  }
+  void TearDown() override { store_.reset(); }
 
-  std::filesystem::path path_;
-  std::unique_ptr<SqliteReviewStore> store_;
+  testing::StoreBackend db_{"reviews"};
+  std::unique_ptr<SqlReviewStore> store_;
 };
 
 TEST_F(ReviewStoreTest, EachActionGetsARecordWithItsToolCallAndDigest) {
@@ -179,6 +170,7 @@ TEST_F(ReviewStoreTest, ARefusedExpiryThatIsDisarmedWaitsForAPersonWithoutADeadl
   EXPECT_FALSE(store_->next_expiry());
 }
 
+#ifndef TOLLGATE_TEST_POSTGRES_STORES  // a SQLite file of an older layout
 TEST(ReviewStoreSchema, ADatabaseFromBeforeDeadlinesOpensAndItsRecordsHaveNone) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("tollgate_reviews_v2_" + std::to_string(::getpid()) + ".db"))
@@ -214,6 +206,7 @@ INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000,
   }
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
+#endif
 
 }  // namespace
 }  // namespace tollgate::server

@@ -8,7 +8,7 @@
 
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 namespace tollgate::server {
 namespace {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "server/server_fixture.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 namespace tollgate::server {
 namespace {

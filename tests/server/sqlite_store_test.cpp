@@ -1,11 +1,10 @@
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
-#include <filesystem>
 #include <initializer_list>
 
+#include "server/store_backend.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -14,30 +13,19 @@ namespace {
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tollgate_store_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    std::filesystem::remove(path_);
-    store_ = std::make_unique<SqliteStore>(path_.string());
+    TOLLGATE_REQUIRE_STORE_BACKEND();
+    store_ = std::make_unique<SqlStore>(db_.connect());
   }
-  void TearDown() override {
+  void TearDown() override { store_.reset(); }
+  // Closes the store and runs each statement list on its database, as an older version left it.
+  void rewrite_closed_database(std::initializer_list<const char*> statements) {
     store_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::filesystem::remove(path_.string() + suffix);
-    }
+    for (const char* sql : statements) db_.exec(sql);
   }
-  // Closes the store and runs each statement list on its file, as an older version left it.
-  void rewrite_closed_file(std::initializer_list<const char*> statements) {
-    store_.reset();
-    sqlite3* db = nullptr;
-    sqlite3_open(path_.string().c_str(), &db);
-    for (const char* sql : statements) {
-      EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-    }
-    sqlite3_close(db);
-  }
-  std::filesystem::path path_;
-  std::unique_ptr<SqliteStore> store_;
+  // Opens the store again on the rewritten database.
+  void reopen() { store_ = std::make_unique<SqlStore>(db_.connect()); }
+  testing::StoreBackend db_{"store"};
+  std::unique_ptr<SqlStore> store_;
 };
 
 ThreadRecord thread(std::string id) {
@@ -56,22 +44,16 @@ TEST_F(SqliteStoreTest, NewFileHasTheCurrentSchemaVersion) {
 TEST_F(SqliteStoreTest, ReopeningKeepsDataAndVersion) {
   ASSERT_TRUE(store_->create_thread(thread("t1")));
   store_.reset();
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  store_ = std::make_unique<SqlStore>(db_.connect());
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_TRUE(store_->get_thread("t1").has_value());
 }
 
 TEST_F(SqliteStoreTest, NewerSchemaIsRefused) {
   store_.reset();
-  sqlite3* db = nullptr;
-  sqlite3_open(path_.string().c_str(), &db);
-  ASSERT_EQ(
-      sqlite3_exec(db, "UPDATE tollgate_schema SET version = 99 WHERE component = 'server_store'",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(db);
+  db_.exec("UPDATE tollgate_schema SET version = 99 WHERE component = 'server_store'");
   try {
-    SqliteStore store(path_.string());
+    SqlStore store(db_.connect());
     FAIL() << "opened a newer schema";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kConflict);
@@ -277,7 +259,7 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a file of the current schema back to version 3 (what schema 4 added, removed).
+// Takes a database of the current schema back to version 3 (what schema 4 added, removed).
 constexpr const char* kBackToVersion3 =
     "DROP INDEX server_threads_by_read_status; DROP INDEX server_threads_awaiting_review; "
     "ALTER TABLE server_threads DROP COLUMN awaiting_review; "
@@ -288,24 +270,25 @@ constexpr const char* kBackToVersion3 =
     "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
 
 TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
-  rewrite_closed_file({kBackToVersion3,
-                       "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
-                       "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
-                       "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
-                       "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
-                       "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
-                       "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
-                       "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
-                       "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
-                       "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
-                       "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
-                       "'{}', 'running', '{}', 'reject', 1, 1)"});
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
+  rewrite_closed_database({kBackToVersion3,
+                           "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
+                           "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
+                           "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
+                           "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
+                           "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
+                           "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
+                           "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
+                           "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
+                           "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
+                           "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
+                           "'{}', 'running', '{}', 'reject', 1, 1)"});
+  reopen();
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_EQ(store_->get_run("r1")->attempts, 0);
 }
 
-TEST_F(SqliteStoreTest, AVersion3FileGainsTheBusyAndAwaitingReviewColumnsOfItsThreads) {
+TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfItsThreads) {
   ThreadRecord paused = thread("paused");
   paused.status = "interrupted";
   paused.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
@@ -313,13 +296,13 @@ TEST_F(SqliteStoreTest, AVersion3FileGainsTheBusyAndAwaitingReviewColumnsOfItsTh
   store_->create_thread(thread("running"));
   store_->create_thread(thread("idle"));
   // A run a version-3 server was executing, and a paused thread whose resume is queued.
-  rewrite_closed_file({kBackToVersion3,
-                       "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
-                       "status, kwargs, multitask_strategy, created_at, updated_at) VALUES "
-                       "('r1', 'running', 'a', '{}', 'running', '{}', 'reject', 1, 1), "
-                       "('r2', 'paused', 'a', '{}', 'pending', '{}', 'reject', 1, 1), "
-                       "('r3', 'idle', 'a', '{}', 'success', '{}', 'reject', 1, 1)"});
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  rewrite_closed_database({kBackToVersion3,
+                           "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
+                           "status, kwargs, multitask_strategy, created_at, updated_at) VALUES "
+                           "('r1', 'running', 'a', '{}', 'running', '{}', 'reject', 1, 1), "
+                           "('r2', 'paused', 'a', '{}', 'pending', '{}', 'reject', 1, 1), "
+                           "('r3', 'idle', 'a', '{}', 'success', '{}', 'reject', 1, 1)"});
+  reopen();
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   ThreadFilter busy;
   busy.status = "busy";
@@ -385,20 +368,6 @@ TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {
   EXPECT_EQ(store_->thread_ids_with_stored_status("busy"), std::vector<std::string>{"t1"});
 }
 
-// Rows in the file as another connection sees them (not through the store's own reads).
-std::int64_t rows_in_file(const std::filesystem::path& path, const char* table) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  sqlite3_stmt* statement = nullptr;
-  sqlite3_prepare_v2(db, (std::string("SELECT count(*) FROM ") + table).c_str(), -1, &statement,
-                     nullptr);
-  std::int64_t count =
-      sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1;
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
-  return count;
-}
-
 LogEntry values_event() {
   LogEntry e;
   e.seq = 1;
@@ -411,22 +380,22 @@ TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
   LogEntry e = values_event();
   store_->append_run_event("r1", e);
   store_->append_thread_event("t1", e);
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 0);
+  EXPECT_EQ(db_.rows("server_thread_events"), 0);
   RunRecord run;
   run.run_id = "r1";
   run.thread_id = "t1";
   run.assistant_id = "a";
   store_->put_run(run);
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
-  EXPECT_EQ(rows_in_file(path_, "server_run_events"), 1);
+  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  EXPECT_EQ(db_.rows("server_run_events"), 1);
 }
 
 TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
   LogEntry e = values_event();
   store_->append_thread_event("t1", e);
   store_.reset();
-  EXPECT_EQ(rows_in_file(path_, "server_thread_events"), 1);
-  store_ = std::make_unique<SqliteStore>(path_.string());
+  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  store_ = std::make_unique<SqlStore>(db_.connect());
   EXPECT_EQ(store_->thread_events("t1").size(), 1u);
 }
 

@@ -17,7 +17,7 @@
 #include "server/ids.h"
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"

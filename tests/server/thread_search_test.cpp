@@ -1,20 +1,24 @@
-// ServerStore::search_threads / count_threads on a real SQLite file: each filter, sort key and
-// page of POST /threads/search, done by the store.
+// ServerStore::search_threads / count_threads on a real database (SQLite; PostgreSQL in
+// server_postgres_test, store_backend.h): each filter, sort key and page of POST
+// /threads/search, done by the store.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "server/sqlite_store.h"
-#include "support/test_folder.h"
+#include "server/sql_store.h"
+#include "server/store_backend.h"
 
 namespace tollgate::server {
 namespace {
 
 class ThreadSearchTest : public ::testing::Test {
  protected:
-  void SetUp() override { store_ = std::make_unique<SqliteStore>((folder_.path() / "s.db").string()); }
+  void SetUp() override {
+    TOLLGATE_REQUIRE_STORE_BACKEND();
+    store_ = std::make_unique<SqlStore>(db_.connect());
+  }
 
   // A thread created at `at` (and updated at 100 - at: the reverse order).
   void add(const std::string& id, std::int64_t at, Json metadata = Json::object(),
@@ -42,8 +46,8 @@ class ThreadSearchTest : public ::testing::Test {
     return out;
   }
 
-  testing::TestFolder folder_{"thread-search"};
-  std::unique_ptr<SqliteStore> store_;
+  testing::StoreBackend db_{"thread-search"};
+  std::unique_ptr<SqlStore> store_;
 };
 
 using Ids = std::vector<std::string>;

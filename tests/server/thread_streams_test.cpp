@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "server/run_manager.h"
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 namespace tollgate::server {
 namespace {

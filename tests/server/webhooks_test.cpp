@@ -13,7 +13,7 @@
 #include "server/http_test_client.h"
 #include "server/router.h"
 #include "core/sha256.h"
-#include "server/sqlite_webhook_queue.h"
+#include "server/sql_webhook_queue.h"
 #include "server/webhook_sender.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"

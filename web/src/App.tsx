@@ -7,15 +7,16 @@ import { displayName, type Identity } from "./session";
 import { Chat } from "./components/Chat";
 import { Inbox } from "./components/Inbox";
 import { AuditLog } from "./components/AuditLog";
+import { Timeline } from "./components/Timeline";
 
-type Route = { view: "inbox" } | { view: "audit" } | { view: "thread"; threadId: string | null };
+type Route = { view: "inbox" } | { view: "audit" } | { view: "thread"; threadId: string | null; timeline?: boolean };
 
 function parseHash(): Route {
   const h = window.location.hash.replace(/^#\/?/, "");
   if (h === "inbox") return { view: "inbox" };
   if (h === "audit") return { view: "audit" };
-  const m = h.match(/^t\/(.+)$/);
-  return { view: "thread", threadId: m ? decodeURIComponent(m[1]) : null };
+  const m = h.match(/^t\/([^/]+)(\/timeline)?$/);
+  return { view: "thread", threadId: m ? decodeURIComponent(m[1]) : null, timeline: Boolean(m?.[2]) };
 }
 
 function useNow(intervalMs: number): number {
@@ -108,6 +109,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
   };
 
   const currentThreadId = route.view === "thread" ? route.threadId : null;
+  const showTimeline = route.view === "thread" && Boolean(route.timeline) && currentThreadId !== null;
   const current = threads.find((t) => t.thread_id === currentThreadId);
   const threadAssistant = current ? String((current.metadata as Record<string, unknown> | null)?.assistant_id ?? (current.metadata as Record<string, unknown> | null)?.graph_id ?? "") : "";
   const assistantId = threadAssistant || picked || assistants[0]?.graph_id || assistants[0]?.assistant_id || "agent";
@@ -213,6 +215,19 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
                 <span className="muted">{assistantName(assistantId)}</span>
               )}
             </div>
+            {currentThreadId && (
+              <nav className="thread-tabs" aria-label="Thread views">
+                <a href={`#/t/${encodeURIComponent(currentThreadId)}`} aria-current={showTimeline ? undefined : "page"}>
+                  Conversation
+                </a>
+                <a href={`#/t/${encodeURIComponent(currentThreadId)}/timeline`} aria-current={showTimeline ? "page" : undefined} data-testid="timeline-link">
+                  Timeline
+                </a>
+              </nav>
+            )}
+            {showTimeline && currentThreadId ? (
+              <Timeline key={`${currentThreadId}-${chatSession}`} apiUrl={apiUrl} apiKey={apiKey} threadId={currentThreadId} />
+            ) : (
             <Chat
               key={chatSession}
               apiUrl={apiUrl}
@@ -227,6 +242,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
               onChanged={() => void refresh()}
               now={now}
             />
+            )}
           </>
         )}
       </main>

@@ -1,4 +1,4 @@
-#include "server/sqlite_store.h"
+#include "server/sql_store.h"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,8 @@
 
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
-#include "server/sqlite_store_rows.h"
+#include "sql/statement_cache.h"
+#include "server/sql_store_rows.h"
 #include "tollgate/clock.h"
 #include "tollgate/error.h"
 
@@ -41,10 +42,39 @@ CREATE TABLE server_thread_events (
   thread_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL, data TEXT NOT NULL,
   event_id TEXT NOT NULL, channel TEXT NOT NULL, namespace TEXT NOT NULL,
   PRIMARY KEY (thread_id, seq));
+)sql",
+     // PostgreSQL: JSON as text (written by nlohmann, read as jsonb where a search looks
+     // inside); ids and statuses sort bytewise (COLLATE "C") as SQLite sorts them.
+     R"sql(
+CREATE TABLE server_assistants (
+  assistant_id TEXT COLLATE "C" PRIMARY KEY, graph_id TEXT NOT NULL, name TEXT NOT NULL,
+  description TEXT, config TEXT NOT NULL, context TEXT NOT NULL, metadata TEXT NOT NULL,
+  version BIGINT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);
+CREATE TABLE server_threads (
+  thread_id TEXT COLLATE "C" PRIMARY KEY, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
+  metadata TEXT NOT NULL, status TEXT COLLATE "C" NOT NULL, config TEXT NOT NULL,
+  state_values TEXT, interrupts TEXT, error TEXT);
+CREATE TABLE server_runs (
+  run_id TEXT COLLATE "C" PRIMARY KEY, thread_id TEXT COLLATE "C" NOT NULL,
+  assistant_id TEXT NOT NULL, metadata TEXT NOT NULL, status TEXT COLLATE "C" NOT NULL,
+  kwargs TEXT NOT NULL, multitask_strategy TEXT NOT NULL, created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX server_runs_by_thread ON server_runs(thread_id, created_at);
+CREATE INDEX server_runs_by_status ON server_runs(status);
+CREATE TABLE server_run_events (
+  run_id TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL, data TEXT NOT NULL,
+  event_id TEXT NOT NULL, PRIMARY KEY (run_id, seq));
+CREATE TABLE server_thread_events (
+  thread_id TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, event TEXT NOT NULL,
+  data TEXT NOT NULL, event_id TEXT NOT NULL, channel TEXT NOT NULL, namespace TEXT NOT NULL,
+  PRIMARY KEY (thread_id, seq));
 )sql"},
     // 2: runs count the attempts a process made at them (start-up recovery stops at a limit).
     {R"sql(
 ALTER TABLE server_runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+)sql",
+     R"sql(
+ALTER TABLE server_runs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
 )sql"},
     // 3: thread searches filter, sort and page by index (the inbox: status by updated_at;
     // a user's own threads: owner), and a thread's busy status is read from its active runs;
@@ -59,6 +89,18 @@ CREATE INDEX server_runs_by_thread_status ON server_runs(thread_id, status);
 ALTER TABLE server_threads ADD COLUMN ttl_ms INTEGER;
 CREATE INDEX server_threads_by_ttl ON server_threads(updated_at) WHERE ttl_ms IS NOT NULL;
 ALTER TABLE server_thread_events ADD COLUMN appended_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX server_thread_events_by_time ON server_thread_events(appended_at);
+CREATE INDEX server_runs_by_update ON server_runs(updated_at);
+)sql",
+     R"sql(
+CREATE INDEX server_threads_by_created ON server_threads(created_at, thread_id);
+CREATE INDEX server_threads_by_updated ON server_threads(updated_at, thread_id);
+CREATE INDEX server_threads_by_status ON server_threads(status, updated_at);
+CREATE INDEX server_threads_by_owner ON server_threads(((metadata::jsonb ->> 'owner')), updated_at);
+CREATE INDEX server_runs_by_thread_status ON server_runs(thread_id, status);
+ALTER TABLE server_threads ADD COLUMN ttl_ms BIGINT;
+CREATE INDEX server_threads_by_ttl ON server_threads(updated_at) WHERE ttl_ms IS NOT NULL;
+ALTER TABLE server_thread_events ADD COLUMN appended_at BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX server_thread_events_by_time ON server_thread_events(appended_at);
 CREATE INDEX server_runs_by_update ON server_runs(updated_at);
 )sql"},
@@ -82,6 +124,26 @@ ALTER TABLE server_threads ADD COLUMN awaiting_review INTEGER
 DROP INDEX server_threads_by_status;
 CREATE INDEX server_threads_by_read_status ON server_threads(read_status, updated_at);
 CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at);
+)sql",
+     // PostgreSQL: the derived columns are stored, and a generated column cannot read another,
+     // so awaiting_review spells out read_status = 'interrupted'.
+     R"sql(
+ALTER TABLE server_threads ADD COLUMN active_runs BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE server_threads ADD COLUMN pending_interrupts BIGINT NOT NULL DEFAULT 0;
+UPDATE server_threads SET active_runs = (SELECT count(*) FROM server_runs r
+  WHERE r.thread_id = server_threads.thread_id AND r.status IN ('pending', 'running'));
+UPDATE server_threads SET pending_interrupts = CASE WHEN EXISTS (SELECT 1 FROM jsonb_each(
+  CASE WHEN jsonb_typeof(interrupts::jsonb) = 'object' THEN interrupts::jsonb END) e
+  WHERE CASE WHEN jsonb_typeof(e.value) = 'array' THEN jsonb_array_length(e.value) > 0
+  ELSE FALSE END) THEN 1 ELSE 0 END;
+ALTER TABLE server_threads ADD COLUMN read_status TEXT COLLATE "C"
+  GENERATED ALWAYS AS (CASE WHEN active_runs > 0 THEN 'busy' ELSE status END) STORED;
+ALTER TABLE server_threads ADD COLUMN awaiting_review BIGINT
+  GENERATED ALWAYS AS (CASE WHEN (active_runs <= 0 AND status = 'interrupted')
+  OR pending_interrupts <> 0 THEN 1 ELSE 0 END) STORED;
+DROP INDEX server_threads_by_status;
+CREATE INDEX server_threads_by_read_status ON server_threads(read_status, updated_at);
+CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at);
 )sql"},
 }};
 
@@ -94,17 +156,47 @@ constexpr sql::Schema kSchema{"server_store", kMigrations, adopt_legacy_version}
 
 }  // namespace
 
-using namespace sqlite_rows;
+using namespace sql_rows;
 
-SqliteStore::SqliteStore(const std::string& path)
-    : connection_(std::make_unique<sql::SqliteConnection>(
-          path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true,
-                                       sql::SqliteSync::kNormal})) {
+std::string sql_rows::upsert_sql(const char* table, const char* columns, const char* key) {
+  std::string placeholders, updates;
+  std::string_view rest(columns);
+  const std::string_view keys(key);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view column = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!column.empty() && column.front() == ' ') column.remove_prefix(1);
+    placeholders += placeholders.empty() ? "?" : ",?";
+    bool is_key = false;
+    for (std::string_view k = keys; !k.empty();) {
+      const std::size_t c = k.find(',');
+      std::string_view one = k.substr(0, c);
+      k = c == std::string_view::npos ? std::string_view() : k.substr(c + 1);
+      while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+      is_key = is_key || one == column;
+    }
+    if (is_key) continue;
+    updates += (updates.empty() ? "" : ", ") + std::string(column) + " = excluded." +
+               std::string(column);
+  }
+  return std::string("INSERT INTO ") + table + " (" + columns + ") VALUES (" + placeholders +
+         ") ON CONFLICT (" + key + ") DO UPDATE SET " + updates;
+}
+
+SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection)
+    : connection_(std::move(connection)),
+      statements_(std::make_unique<sql::StatementCache>(*connection_)) {
   std::lock_guard lock(mutex_);
   sql::migrate(*connection_, kSchema);
 }
 
-SqliteStore::~SqliteStore() {
+SqliteStore::SqliteStore(const std::string& path)
+    : SqlStore(std::make_unique<sql::SqliteConnection>(
+          path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true,
+                                       sql::SqliteSync::kNormal})) {}
+
+SqlStore::~SqlStore() {
   std::lock_guard lock(mutex_);
   try {
     flush_events_locked();
@@ -113,14 +205,11 @@ SqliteStore::~SqliteStore() {
   }
 }
 
-sql::SqliteStatement& SqliteStore::prepared_locked(const std::string& text) {
-  auto it = statements_.find(text);
-  if (it != statements_.end()) return *it->second;
-  auto statement = std::make_unique<sql::SqliteStatement>(*connection_, text);
-  return *statements_.emplace(text, std::move(statement)).first->second;
+sql::Statement& SqlStore::prepared_locked(const std::string& text) {
+  return statements_->get(text);
 }
 
-void SqliteStore::write_locked(const std::function<void()>& body) {
+void SqlStore::write_locked(const std::function<void()>& body) {
   sql::Transaction transaction(*connection_, sql::TransactionKind::kWrite);
   write_events_locked();
   body();
@@ -128,43 +217,45 @@ void SqliteStore::write_locked(const std::function<void()>& body) {
   pending_events_.clear();
 }
 
-void SqliteStore::write_events_locked() {
+void SqlStore::write_events_locked() {
   for (const PendingEvent& pending : pending_events_) {
     const LogEntry& e = pending.entry;
-    Statement s(prepared_locked(pending.of_thread
-                                    ? "INSERT OR REPLACE INTO server_thread_events (thread_id, "
-                                      "seq, event, data, event_id, channel, namespace, "
-                                      "appended_at) VALUES (?,?,?,?,?,?,?,?)"
-                                    : "INSERT OR REPLACE INTO server_run_events (run_id, seq, "
-                                      "event, data, event_id) VALUES (?,?,?,?,?)"));
+    static const std::string kThreadEvent = upsert_sql(
+        "server_thread_events",
+        "thread_id, seq, event, data, event_id, channel, namespace, appended_at",
+        "thread_id, seq");
+    static const std::string kRunEvent =
+        upsert_sql("server_run_events", "run_id, seq, event, data, event_id", "run_id, seq");
+    Statement s(prepared_locked(pending.of_thread ? kThreadEvent : kRunEvent));
     s.bind(1, pending.owner_id).bind(2, e.seq).bind(3, e.event).bind(4, e.data).bind(5, e.id);
     if (pending.of_thread) s.bind(6, e.channel).bind(7, Json(e.ns).dump()).bind(8, pending.appended_at);
     s.run();
   }
 }
 
-void SqliteStore::flush_events_locked() {
+void SqlStore::flush_events_locked() {
   if (!pending_events_.empty()) write_locked([] {});
 }
 
-int SqliteStore::schema_version() {
+int SqlStore::schema_version() {
   std::lock_guard lock(mutex_);
   return sql::schema_version(*connection_, kSchema.component);
 }
 
-void SqliteStore::put_assistant(const AssistantRecord& a) {
+void SqlStore::put_assistant(const AssistantRecord& a) {
   std::lock_guard lock(mutex_);
   assistants_.erase(a.assistant_id);
   write_locked([&] {
-    Statement s(prepared_locked(sql("INSERT OR REPLACE INTO server_assistants (", kAssistantColumns,
-                                    ") VALUES (?,?,?,?,?,?,?,?,?,?)")));
+    static const std::string kPut =
+        upsert_sql("server_assistants", kAssistantColumns, "assistant_id");
+    Statement s(prepared_locked(kPut));
     s.bind(1, a.assistant_id).bind(2, a.graph_id).bind(3, a.name).bind_optional(4, a.description);
     s.bind(5, a.config.dump()).bind(6, a.context.dump()).bind(7, a.metadata.dump());
     s.bind(8, std::int64_t{a.version}).bind(9, a.created_at).bind(10, a.updated_at).run();
   });
 }
 
-std::optional<AssistantRecord> SqliteStore::get_assistant(const std::string& assistant_id) {
+std::optional<AssistantRecord> SqlStore::get_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
   auto cached = assistants_.find(assistant_id);
   if (cached != assistants_.end()) return cached->second;
@@ -174,7 +265,7 @@ std::optional<AssistantRecord> SqliteStore::get_assistant(const std::string& ass
   return found;
 }
 
-std::optional<AssistantRecord> SqliteStore::read_assistant_locked(const std::string& assistant_id) {
+std::optional<AssistantRecord> SqlStore::read_assistant_locked(const std::string& assistant_id) {
   Statement s(prepared_locked(
       sql("SELECT ", kAssistantColumns, " FROM server_assistants WHERE assistant_id = ?")));
   s.bind(1, assistant_id);
@@ -182,7 +273,7 @@ std::optional<AssistantRecord> SqliteStore::read_assistant_locked(const std::str
   return read_assistant(s);
 }
 
-std::vector<AssistantRecord> SqliteStore::list_assistants() {
+std::vector<AssistantRecord> SqlStore::list_assistants() {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
       sql("SELECT ", kAssistantColumns, " FROM server_assistants ORDER BY created_at DESC")));
@@ -191,7 +282,7 @@ std::vector<AssistantRecord> SqliteStore::list_assistants() {
   return out;
 }
 
-void SqliteStore::delete_assistant(const std::string& assistant_id) {
+void SqlStore::delete_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
   assistants_.erase(assistant_id);
   write_locked([&] {
@@ -201,12 +292,13 @@ void SqliteStore::delete_assistant(const std::string& assistant_id) {
   });
 }
 
-bool SqliteStore::create_thread(const ThreadRecord& t) {
+bool SqlStore::create_thread(const ThreadRecord& t) {
   std::lock_guard lock(mutex_);
   bool created = false;
   write_locked([&] {
-    Statement s(prepared_locked(sql("INSERT OR IGNORE INTO server_threads (", kThreadColumns,
-                                    ", pending_interrupts) VALUES (?,?,?,?,?,?,?,?,?,?)")));
+    Statement s(prepared_locked(sql("INSERT INTO server_threads (", kThreadColumns,
+                                    ", pending_interrupts) VALUES (?,?,?,?,?,?,?,?,?,?) "
+                                    "ON CONFLICT DO NOTHING")));
     s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
     s.bind(5, t.status).bind(6, t.config.dump()).bind_json(7, t.values).bind_json(8, t.interrupts);
     s.bind_json(9, t.error).bind(10, std::int64_t{has_pending_interrupts(t.interrupts)});
@@ -215,12 +307,12 @@ bool SqliteStore::create_thread(const ThreadRecord& t) {
   return created;
 }
 
-std::optional<ThreadRecord> SqliteStore::get_thread(const std::string& thread_id) {
+std::optional<ThreadRecord> SqlStore::get_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   return read_thread_locked(thread_id);
 }
 
-std::optional<ThreadRecord> SqliteStore::read_thread_locked(const std::string& thread_id) {
+std::optional<ThreadRecord> SqlStore::read_thread_locked(const std::string& thread_id) {
   Statement s(prepared_locked(
       sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
   s.bind(1, thread_id);
@@ -228,7 +320,7 @@ std::optional<ThreadRecord> SqliteStore::read_thread_locked(const std::string& t
   return read_thread(s);
 }
 
-void SqliteStore::update_thread(const ThreadRecord& t) {
+void SqlStore::update_thread(const ThreadRecord& t) {
   std::lock_guard lock(mutex_);
   write_locked([&] {
     Statement s(
@@ -241,7 +333,7 @@ void SqliteStore::update_thread(const ThreadRecord& t) {
   });
 }
 
-std::optional<ThreadRecord> SqliteStore::merge_thread_metadata(const std::string& thread_id,
+std::optional<ThreadRecord> SqlStore::merge_thread_metadata(const std::string& thread_id,
                                                                const Json& metadata,
                                                                std::int64_t updated_at) {
   std::lock_guard lock(mutex_);
@@ -251,7 +343,7 @@ std::optional<ThreadRecord> SqliteStore::merge_thread_metadata(const std::string
   return read_thread_locked(thread_id);
 }
 
-bool SqliteStore::merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
+bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
                                                std::int64_t updated_at) {
   Json merged;
   {
@@ -271,14 +363,14 @@ bool SqliteStore::merge_thread_metadata_locked(const std::string& thread_id, con
   return true;
 }
 
-bool SqliteStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
+bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] { found = set_thread_outcome_locked(thread_id, outcome); });
   return found;
 }
 
-bool SqliteStore::set_thread_outcome_locked(const std::string& thread_id,
+bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
                                             const ThreadOutcome& outcome) {
   if (outcome.values.is_null()) {
     return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
@@ -298,7 +390,7 @@ bool SqliteStore::set_thread_outcome_locked(const std::string& thread_id,
   return s.bind(7, thread_id).run() == 1;
 }
 
-std::vector<std::string> SqliteStore::thread_ids_with_stored_status(const std::string& status) {
+std::vector<std::string> SqlStore::thread_ids_with_stored_status(const std::string& status) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked("SELECT thread_id FROM server_threads WHERE status = ?"));
   s.bind(1, status);
@@ -307,7 +399,7 @@ std::vector<std::string> SqliteStore::thread_ids_with_stored_status(const std::s
   return out;
 }
 
-std::vector<ThreadRecord> SqliteStore::list_threads() {
+std::vector<ThreadRecord> SqlStore::list_threads() {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
       sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads ORDER BY created_at DESC")));
@@ -318,7 +410,7 @@ std::vector<ThreadRecord> SqliteStore::list_threads() {
 
 namespace {
 
-void bind_values(sql::SqliteStatement& statement, const std::vector<SqlValue>& args) {
+void bind_values(sql::Statement& statement, const std::vector<SqlValue>& args) {
   int index = 1;
   for (const SqlValue& value : args) {
     std::visit([&](const auto& v) { statement.bind(index++, v); }, value);
@@ -327,12 +419,14 @@ void bind_values(sql::SqliteStatement& statement, const std::vector<SqlValue>& a
 
 }  // namespace
 
-std::vector<ThreadRecord> SqliteStore::search_threads(const ThreadFilter& filter,
+std::vector<ThreadRecord> SqlStore::search_threads(const ThreadFilter& filter,
                                                       const ThreadPage& page) {
-  ThreadSearchSql search = thread_search_sql(filter, page, kThreadReadColumns);
+  ThreadSearchSql search =
+      thread_search_sql(filter, page, kThreadReadColumns, connection_->dialect());
   // Not kept prepared: the text varies with the filter's keys and ids.
   std::lock_guard lock(mutex_);
-  sql::SqliteStatement statement(*connection_, search.text);
+  auto prepared = sql::prepare_once(*connection_, search.text);
+  sql::Statement& statement = *prepared;
   bind_values(statement, search.args);
   Statement s(statement);
   std::vector<ThreadRecord> out;
@@ -340,16 +434,18 @@ std::vector<ThreadRecord> SqliteStore::search_threads(const ThreadFilter& filter
   return out;
 }
 
-std::size_t SqliteStore::count_threads(const ThreadFilter& filter) {
-  ThreadFilterSql where = thread_filter_sql(filter);
+std::size_t SqlStore::count_threads(const ThreadFilter& filter) {
+  ThreadFilterSql where = thread_filter_sql(filter, connection_->dialect());
   std::lock_guard lock(mutex_);
-  sql::SqliteStatement statement(*connection_, "SELECT count(*) FROM server_threads " + where.where);
+  auto prepared =
+      sql::prepare_once(*connection_, "SELECT count(*) FROM server_threads " + where.where);
+  sql::Statement& statement = *prepared;
   bind_values(statement, where.args);
   Statement s(statement);
   return s.step() ? static_cast<std::size_t>(s.integer(0)) : 0;
 }
 
-void SqliteStore::delete_thread(const std::string& thread_id) {
+void SqlStore::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   write_locked([&] {
     Statement(prepared_locked("DELETE FROM server_run_events WHERE run_id IN "
@@ -364,21 +460,21 @@ void SqliteStore::delete_thread(const std::string& thread_id) {
   });
 }
 
-void SqliteStore::put_run(const RunRecord& r) {
+void SqlStore::put_run(const RunRecord& r) {
   std::lock_guard lock(mutex_);
   write_locked([&] { put_run_locked(r); });
 }
 
-void SqliteStore::put_run_locked(const RunRecord& r) {
-  Statement s(prepared_locked(
-      sql("INSERT OR REPLACE INTO server_runs (", kRunColumns, ") VALUES (?,?,?,?,?,?,?,?,?,?)")));
+void SqlStore::put_run_locked(const RunRecord& r) {
+  static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
+  Statement s(prepared_locked(kPut));
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
   s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts}).run();
   count_active_runs_locked(r.thread_id);
 }
 
-void SqliteStore::count_active_runs_locked(const std::string& thread_id) {
+void SqlStore::count_active_runs_locked(const std::string& thread_id) {
   Statement(prepared_locked("UPDATE server_threads SET active_runs = (SELECT count(*) FROM "
                             "server_runs WHERE thread_id = ?1 AND status IN ('pending', "
                             "'running')) WHERE thread_id = ?1"))
@@ -386,14 +482,14 @@ void SqliteStore::count_active_runs_locked(const std::string& thread_id) {
       .run();
 }
 
-std::optional<std::string> SqliteStore::thread_of_run_locked(const std::string& run_id) {
+std::optional<std::string> SqlStore::thread_of_run_locked(const std::string& run_id) {
   Statement s(prepared_locked("SELECT thread_id FROM server_runs WHERE run_id = ?"));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return s.text(0);
 }
 
-bool SqliteStore::insert_run(const RunRecord& run, const Json& thread_metadata) {
+bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata) {
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
@@ -403,7 +499,7 @@ bool SqliteStore::insert_run(const RunRecord& run, const Json& thread_metadata) 
   return found;
 }
 
-std::optional<RunRecord> SqliteStore::begin_attempt(const std::string& run_id,
+std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
                                                     const std::string& status,
                                                     std::int64_t updated_at) {
   std::lock_guard lock(mutex_);
@@ -419,7 +515,7 @@ std::optional<RunRecord> SqliteStore::begin_attempt(const std::string& run_id,
   return read_run_locked(run_id);
 }
 
-bool SqliteStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) {
+bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) {
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
@@ -439,19 +535,19 @@ bool SqliteStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutco
   return found;
 }
 
-std::optional<RunRecord> SqliteStore::get_run(const std::string& run_id) {
+std::optional<RunRecord> SqlStore::get_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   return read_run_locked(run_id);
 }
 
-std::optional<RunRecord> SqliteStore::read_run_locked(const std::string& run_id) {
+std::optional<RunRecord> SqlStore::read_run_locked(const std::string& run_id) {
   Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE run_id = ?")));
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
   return read_run(s);
 }
 
-std::vector<RunRecord> SqliteStore::list_runs(const std::string& thread_id) {
+std::vector<RunRecord> SqlStore::list_runs(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
       sql("SELECT ", kRunColumns,
@@ -462,7 +558,7 @@ std::vector<RunRecord> SqliteStore::list_runs(const std::string& thread_id) {
   return out;
 }
 
-std::vector<RunRecord> SqliteStore::list_runs_with_status(const std::string& status) {
+std::vector<RunRecord> SqlStore::list_runs_with_status(const std::string& status) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(sql("SELECT ", kRunColumns,
                                   " FROM server_runs WHERE status = ? ORDER BY created_at, "
@@ -473,12 +569,12 @@ std::vector<RunRecord> SqliteStore::list_runs_with_status(const std::string& sta
   return out;
 }
 
-void SqliteStore::delete_run(const std::string& run_id) {
+void SqlStore::delete_run(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   write_locked([&] { delete_run_locked(run_id); });
 }
 
-void SqliteStore::delete_run_locked(const std::string& run_id) {
+void SqlStore::delete_run_locked(const std::string& run_id) {
   const std::optional<std::string> thread_id = thread_of_run_locked(run_id);
   for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
                            "DELETE FROM server_runs WHERE run_id = ?"}) {
@@ -487,14 +583,14 @@ void SqliteStore::delete_run_locked(const std::string& run_id) {
   if (thread_id) count_active_runs_locked(*thread_id);
 }
 
-void SqliteStore::append_run_event(const std::string& run_id, const LogEntry& e) {
+void SqlStore::append_run_event(const std::string& run_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
   pending_events_.push_back(PendingEvent{false, run_id, e, now_millis()});
   // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
-std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
+std::vector<LogEntry> SqlStore::run_events(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
@@ -509,14 +605,14 @@ std::vector<LogEntry> SqliteStore::run_events(const std::string& run_id) {
   return out;
 }
 
-void SqliteStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
+void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
   pending_events_.push_back(PendingEvent{true, thread_id, e, now_millis()});
   // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
-std::vector<LogEntry> SqliteStore::thread_events(const std::string& thread_id) {
+std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
@@ -536,7 +632,7 @@ std::vector<LogEntry> SqliteStore::thread_events(const std::string& thread_id) {
   return out;
 }
 
-bool SqliteStore::try_flush_events_locked() {
+bool SqlStore::try_flush_events_locked() {
   try {
     flush_events_locked();
     return true;
@@ -545,7 +641,7 @@ bool SqliteStore::try_flush_events_locked() {
   }
 }
 
-void SqliteStore::append_queued_locked(bool of_thread, const std::string& owner_id,
+void SqlStore::append_queued_locked(bool of_thread, const std::string& owner_id,
                                        std::vector<LogEntry>& out) const {
   for (const PendingEvent& pending : pending_events_) {
     if (pending.of_thread == of_thread && pending.owner_id == owner_id)

@@ -1,4 +1,4 @@
-#include "server/sqlite_review_store.h"
+#include "server/sql_review_store.h"
 
 #include <algorithm>
 #include <array>
@@ -7,12 +7,13 @@
 #include "server/ids.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
+#include "sql/statement_cache.h"
 
 namespace tollgate::server {
 namespace {
 
+using sql::prepare_once;
 using sql::SqliteConnection;
-using sql::SqliteStatement;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -28,6 +29,18 @@ CREATE TABLE server_reviews (
   UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
 CREATE INDEX server_reviews_by_run ON server_reviews(run_id);
 CREATE INDEX server_reviews_pending ON server_reviews(thread_id, status);
+)sql",
+     // PostgreSQL: rowid keeps the insertion order SQLite's rowid gives (ORDER BY rowid).
+     R"sql(
+CREATE TABLE server_reviews (
+  rowid BIGSERIAL UNIQUE, review_id TEXT COLLATE "C" PRIMARY KEY,
+  thread_id TEXT COLLATE "C" NOT NULL, checkpoint_id TEXT COLLATE "C" NOT NULL,
+  interrupt_id TEXT COLLATE "C" NOT NULL, action_index BIGINT NOT NULL,
+  tool_call_id TEXT NOT NULL, digest TEXT NOT NULL, created_at BIGINT NOT NULL,
+  status TEXT NOT NULL, decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at BIGINT NOT NULL,
+  UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
+CREATE INDEX server_reviews_by_run ON server_reviews(run_id);
+CREATE INDEX server_reviews_pending ON server_reviews(thread_id, status);
 )sql"},
     // 2: approvals collected one by one (approvals_required > 1).
     {R"sql(
@@ -35,10 +48,22 @@ CREATE TABLE server_review_approvals (
   thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL, interrupt_id TEXT NOT NULL,
   action_index INTEGER NOT NULL, approved_by TEXT NOT NULL, approved_at INTEGER NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
+)sql",
+     R"sql(
+CREATE TABLE server_review_approvals (
+  rowid BIGSERIAL UNIQUE, thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  interrupt_id TEXT NOT NULL, action_index BIGINT NOT NULL, approved_by TEXT NOT NULL,
+  approved_at BIGINT NOT NULL,
+  PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
 )sql"},
     // 3: review deadlines (0: none) and what answers them (JSON text; '': none given).
     {R"sql(
 ALTER TABLE server_reviews ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_reviews ADD COLUMN on_timeout TEXT NOT NULL DEFAULT '';
+CREATE INDEX server_reviews_expiry ON server_reviews(status, expires_at);
+)sql",
+     R"sql(
+ALTER TABLE server_reviews ADD COLUMN expires_at BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE server_reviews ADD COLUMN on_timeout TEXT NOT NULL DEFAULT '';
 CREATE INDEX server_reviews_expiry ON server_reviews(status, expires_at);
 )sql"},
@@ -50,7 +75,7 @@ constexpr const char* kColumns =
     "review_id, thread_id, checkpoint_id, interrupt_id, action_index, tool_call_id, digest, "
     "created_at, status, decided_by, run_id, decided_at, expires_at, on_timeout";
 
-ReviewRecord read_record(const SqliteStatement& s) {
+ReviewRecord read_record(const sql::Statement& s) {
   ReviewRecord r;
   r.review_id = s.text(0);
   r.thread_id = s.text(1);
@@ -91,42 +116,46 @@ Json ReviewRecord::to_json() const {
               {"on_timeout", on_timeout}};
 }
 
-SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
-    : db_(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+SqlReviewStore::SqlReviewStore(std::unique_ptr<sql::Connection> connection)
+    : db_(std::move(connection)) {
   sql::migrate(*db_, kSchema);
 }
 
-SqliteReviewStore::~SqliteReviewStore() = default;
+SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
+    : SqlReviewStore(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
 
-void SqliteReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
+SqlReviewStore::~SqlReviewStore() = default;
+
+void SqlReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
   if (records.empty()) return;
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  SqliteStatement s(*db_, std::string("INSERT OR IGNORE INTO server_reviews (") + kColumns +
-                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?)");
+  auto s = prepare_once(*db_, std::string("INSERT INTO server_reviews (") + kColumns +
+                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?) ON CONFLICT DO "
+                              "NOTHING");
   for (const ReviewRecord& r : records) {
-    s.bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
-    s.bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
-    s.bind(8, r.created_at != 0 ? r.created_at : now_millis());
-    s.bind(9, r.expires_at).bind(10, r.on_timeout.is_null() ? std::string() : r.on_timeout.dump());
-    s.run();
-    s.reset();
+    s->bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
+    s->bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
+    s->bind(8, r.created_at != 0 ? r.created_at : now_millis());
+    s->bind(9, r.expires_at).bind(10, r.on_timeout.is_null() ? std::string() : r.on_timeout.dump());
+    s->run();
+    s->reset();
   }
   transaction.commit();
 }
 
-std::vector<ReviewRecord> SqliteReviewStore::list(const std::string& thread_id) {
+std::vector<ReviewRecord> SqlReviewStore::list(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
                               " FROM server_reviews WHERE thread_id = ? ORDER BY rowid");
-  s.bind(1, thread_id);
+  s->bind(1, thread_id);
   std::vector<ReviewRecord> records;
-  while (s.step()) records.push_back(read_record(s));
+  while (s->step()) records.push_back(read_record(*s));
   return records;
 }
 
-std::size_t SqliteReviewStore::decide(const std::string& thread_id,
+std::size_t SqlReviewStore::decide(const std::string& thread_id,
                                       const std::string& checkpoint_id,
                                       const std::string& interrupt_id,
                                       const std::string& decided_by, const std::string& run_id,
@@ -134,7 +163,7 @@ std::size_t SqliteReviewStore::decide(const std::string& thread_id,
   return claim("decided", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
 }
 
-std::size_t SqliteReviewStore::expire(const std::string& thread_id,
+std::size_t SqlReviewStore::expire(const std::string& thread_id,
                                       const std::string& checkpoint_id,
                                       const std::string& interrupt_id,
                                       const std::string& decided_by, const std::string& run_id,
@@ -142,69 +171,69 @@ std::size_t SqliteReviewStore::expire(const std::string& thread_id,
   return claim("expired", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
 }
 
-std::size_t SqliteReviewStore::claim(const char* status, const std::string& thread_id,
+std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_id,
                                      const std::string& checkpoint_id,
                                      const std::string& interrupt_id,
                                      const std::string& decided_by, const std::string& run_id,
                                      std::int64_t at) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "UPDATE server_reviews SET status = ?, decided_by = ?, run_id = ?, "
                     "decided_at = ? WHERE thread_id = ? AND checkpoint_id = ? AND "
                     "interrupt_id = ? AND status = 'pending'");
-  s.bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
-  s.bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
-  return static_cast<std::size_t>(s.run());
+  s->bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
+  s->bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
+  return static_cast<std::size_t>(s->run());
 }
 
-void SqliteReviewStore::reopen(const std::string& run_id) {
+void SqlReviewStore::reopen(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "UPDATE server_reviews SET status = 'pending', decided_by = '', run_id = '', "
                     "decided_at = 0 WHERE run_id = ? AND status IN ('decided', 'expired')");
-  s.bind(1, run_id).run();
+  s->bind(1, run_id).run();
 }
 
-void SqliteReviewStore::disarm(const std::string& run_id) {
+void SqlReviewStore::disarm(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, "UPDATE server_reviews SET expires_at = 0 WHERE run_id = ?");
-  s.bind(1, run_id).run();
+  auto s = prepare_once(*db_, "UPDATE server_reviews SET expires_at = 0 WHERE run_id = ?");
+  s->bind(1, run_id).run();
 }
 
-std::vector<ReviewRecord> SqliteReviewStore::at_checkpoint(const std::string& thread_id,
+std::vector<ReviewRecord> SqlReviewStore::at_checkpoint(const std::string& thread_id,
                                                            const std::string& checkpoint_id) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
                               " FROM server_reviews WHERE thread_id = ? AND checkpoint_id = ? "
                               "ORDER BY interrupt_id, action_index");
-  s.bind(1, thread_id).bind(2, checkpoint_id);
+  s->bind(1, thread_id).bind(2, checkpoint_id);
   std::vector<ReviewRecord> records;
-  while (s.step()) records.push_back(read_record(s));
+  while (s->step()) records.push_back(read_record(*s));
   return records;
 }
 
-std::optional<std::int64_t> SqliteReviewStore::next_expiry() {
+std::optional<std::int64_t> SqlReviewStore::next_expiry() {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "SELECT expires_at FROM server_reviews WHERE status = 'pending' AND "
                     "expires_at > 0 ORDER BY expires_at LIMIT 1");
-  if (!s.step()) return std::nullopt;
-  return s.integer(0);
+  if (!s->step()) return std::nullopt;
+  return s->integer(0);
 }
 
-std::vector<ReviewRecord> SqliteReviewStore::due(std::int64_t now) {
+std::vector<ReviewRecord> SqlReviewStore::due(std::int64_t now) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string("SELECT ") + kColumns +
+  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
                               " FROM server_reviews WHERE status = 'pending' AND expires_at > 0 "
                               "AND expires_at <= ? ORDER BY expires_at, rowid");
-  s.bind(1, now);
+  s->bind(1, now);
   std::vector<ReviewRecord> records;
-  while (s.step()) records.push_back(read_record(s));
+  while (s->step()) records.push_back(read_record(*s));
   return records;
 }
 
 
-void SqliteReviewStore::supersede_others(const std::string& thread_id,
+void SqlReviewStore::supersede_others(const std::string& thread_id,
                                          const std::string& checkpoint_id,
                                          const std::vector<std::string>& interrupt_ids) {
   std::lock_guard lock(mutex_);
@@ -212,54 +241,55 @@ void SqliteReviewStore::supersede_others(const std::string& thread_id,
   // update is conditional, so nothing decided meanwhile is overwritten.
   std::vector<std::string> stale;
   {
-    SqliteStatement s(*db_,
+    auto s = prepare_once(*db_,
                       "SELECT review_id, checkpoint_id, interrupt_id FROM server_reviews WHERE "
                       "thread_id = ? AND status = 'pending'");
-    s.bind(1, thread_id);
-    while (s.step()) {
-      const bool current = s.text(1) == checkpoint_id &&
-                           std::find(interrupt_ids.begin(), interrupt_ids.end(), s.text(2)) !=
+    s->bind(1, thread_id);
+    while (s->step()) {
+      const bool current = s->text(1) == checkpoint_id &&
+                           std::find(interrupt_ids.begin(), interrupt_ids.end(), s->text(2)) !=
                                interrupt_ids.end();
-      if (!current) stale.push_back(s.text(0));
+      if (!current) stale.push_back(s->text(0));
     }
   }
   if (stale.empty()) return;
   Transaction transaction(*db_, TransactionKind::kWrite);
-  SqliteStatement update(*db_,
+  auto update = prepare_once(*db_,
                          "UPDATE server_reviews SET status = 'superseded' WHERE review_id = ? AND "
                          "status = 'pending'");
   for (const std::string& id : stale) {
-    update.bind(1, id).run();
-    update.reset();
+    update->bind(1, id).run();
+    update->reset();
   }
   transaction.commit();
 }
 
-bool SqliteReviewStore::add_approval(const std::string& thread_id,
+bool SqlReviewStore::add_approval(const std::string& thread_id,
                                      const std::string& checkpoint_id,
                                      const ReviewApproval& approval) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
-                    "INSERT OR IGNORE INTO server_review_approvals (thread_id, checkpoint_id, "
-                    "interrupt_id, action_index, approved_by, approved_at) VALUES (?,?,?,?,?,?)");
-  s.bind(1, thread_id).bind(2, checkpoint_id).bind(3, approval.interrupt_id);
-  s.bind(4, std::int64_t{approval.action_index}).bind(5, approval.approved_by);
-  s.bind(6, approval.approved_at != 0 ? approval.approved_at : now_millis());
-  return s.run() == 1;
+  auto s = prepare_once(*db_,
+                    "INSERT INTO server_review_approvals (thread_id, checkpoint_id, interrupt_id, "
+                    "action_index, approved_by, approved_at) VALUES (?,?,?,?,?,?) ON CONFLICT DO "
+                    "NOTHING");
+  s->bind(1, thread_id).bind(2, checkpoint_id).bind(3, approval.interrupt_id);
+  s->bind(4, std::int64_t{approval.action_index}).bind(5, approval.approved_by);
+  s->bind(6, approval.approved_at != 0 ? approval.approved_at : now_millis());
+  return s->run() == 1;
 }
 
-std::vector<ReviewApproval> SqliteReviewStore::approvals(const std::string& thread_id,
+std::vector<ReviewApproval> SqlReviewStore::approvals(const std::string& thread_id,
                                                          const std::string& checkpoint_id) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "SELECT interrupt_id, action_index, approved_by, approved_at FROM "
                     "server_review_approvals WHERE thread_id = ? AND checkpoint_id = ? ORDER BY "
                     "approved_at, rowid");
-  s.bind(1, thread_id).bind(2, checkpoint_id);
+  s->bind(1, thread_id).bind(2, checkpoint_id);
   std::vector<ReviewApproval> out;
-  while (s.step()) {
-    out.push_back(ReviewApproval{s.text(0), static_cast<int>(s.integer(1)), s.text(2),
-                                 s.integer(3)});
+  while (s->step()) {
+    out.push_back(ReviewApproval{s->text(0), static_cast<int>(s->integer(1)), s->text(2),
+                                 s->integer(3)});
   }
   return out;
 }

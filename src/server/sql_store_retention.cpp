@@ -1,10 +1,10 @@
-// SqliteStore: what retention (retention.h) reads and deletes.
-#include "server/sqlite_store.h"
-#include "server/sqlite_store_rows.h"
+// SqlStore: what retention (retention.h) reads and deletes.
+#include "server/sql_store.h"
+#include "server/sql_store_rows.h"
 
 namespace tollgate::server {
 
-using namespace sqlite_rows;
+using namespace sql_rows;
 
 namespace {
 
@@ -12,7 +12,7 @@ constexpr const char* kNoActiveRun = "active_runs = 0";
 
 }  // namespace
 
-bool SqliteStore::set_thread_ttl(const std::string& thread_id,
+bool SqlStore::set_thread_ttl(const std::string& thread_id,
                                  std::optional<std::int64_t> ttl_ms) {
   std::lock_guard lock(mutex_);
   bool found = false;
@@ -28,7 +28,7 @@ bool SqliteStore::set_thread_ttl(const std::string& thread_id,
   return found;
 }
 
-std::vector<std::string> SqliteStore::expired_threads(std::int64_t now, std::size_t limit) {
+std::vector<std::string> SqlStore::expired_threads(std::int64_t now, std::size_t limit) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
       std::string("SELECT thread_id FROM server_threads WHERE ttl_ms IS NOT NULL AND "
@@ -40,7 +40,7 @@ std::vector<std::string> SqliteStore::expired_threads(std::int64_t now, std::siz
   return out;
 }
 
-std::vector<std::string> SqliteStore::idle_threads_updated_since(std::int64_t since) {
+std::vector<std::string> SqlStore::idle_threads_updated_since(std::int64_t since) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(std::string("SELECT thread_id FROM server_threads WHERE "
                                           "updated_at >= ? AND ") +
@@ -51,7 +51,7 @@ std::vector<std::string> SqliteStore::idle_threads_updated_since(std::int64_t si
   return out;
 }
 
-std::size_t SqliteStore::prune_events(std::int64_t before) {
+std::size_t SqlStore::prune_events(std::int64_t before) {
   std::lock_guard lock(mutex_);
   std::size_t deleted = 0;
   write_locked([&] {

@@ -1,5 +1,8 @@
-// SqliteReviewStore: ReviewStore in the server's SQLite file (table server_reviews; its schema
-// version is row "reviews" of table tollgate_schema, see sql/migrations.h).
+// SqlReviewStore: ReviewStore in the server's database through sql::Connection, SQLite or
+// PostgreSQL (tables server_reviews and server_review_approvals; its schema version is row
+// "reviews" of table tollgate_schema, see sql/migrations.h). The decisions' conditional
+// updates (pending -> decided) are single statements on both, so a second decision moves
+// nothing.
 // Thread-safety: one connection under a mutex; every method may be called from any thread.
 #pragma once
 
@@ -10,16 +13,17 @@
 #include "server/review_store.h"
 
 namespace tollgate::sql {
-class SqliteConnection;
+class Connection;
 }
 
 namespace tollgate::server {
 
-class SqliteReviewStore final : public ReviewStore {
+class SqlReviewStore : public ReviewStore {
  public:
-  // Throws Error(kUnavailable) when the file cannot be opened.
-  explicit SqliteReviewStore(const std::string& db_path);
-  ~SqliteReviewStore() override;
+  // Creates or migrates the tables. Throws Error(kUnavailable) when the database cannot be
+  // reached.
+  explicit SqlReviewStore(std::unique_ptr<sql::Connection> connection);
+  ~SqlReviewStore() override;
 
   void add_pending(const std::vector<ReviewRecord>& records) override;
   std::vector<ReviewRecord> list(const std::string& thread_id) override;
@@ -49,7 +53,14 @@ class SqliteReviewStore final : public ReviewStore {
                     const std::string& decided_by, const std::string& run_id, std::int64_t at);
 
   std::mutex mutex_;  // guards db_
-  std::unique_ptr<sql::SqliteConnection> db_;
+  std::unique_ptr<sql::Connection> db_;
+};
+
+// The records in the SQLite file `db_path`. Throws Error(kUnavailable) when the file cannot be
+// opened.
+class SqliteReviewStore final : public SqlReviewStore {
+ public:
+  explicit SqliteReviewStore(const std::string& db_path);
 };
 
 }  // namespace tollgate::server

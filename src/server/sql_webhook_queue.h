@@ -1,5 +1,6 @@
-// SqliteWebhookQueue: WebhookQueue in the server's SQLite file (tables server_webhook_events and
-// server_webhook_deliveries; schema version in row "webhooks" of tollgate_schema).
+// SqlWebhookQueue: WebhookQueue in the server's database through sql::Connection, SQLite or
+// PostgreSQL (tables server_webhook_events and server_webhook_deliveries; schema version in
+// row "webhooks" of tollgate_schema).
 // Thread-safety: one connection under a mutex; every method may be called from any thread.
 #pragma once
 
@@ -10,16 +11,17 @@
 #include "server/webhook_queue.h"
 
 namespace tollgate::sql {
-class SqliteConnection;
+class Connection;
 }
 
 namespace tollgate::server {
 
-class SqliteWebhookQueue final : public WebhookQueue {
+class SqlWebhookQueue : public WebhookQueue {
  public:
-  // Throws Error(kUnavailable) when the file cannot be opened.
-  explicit SqliteWebhookQueue(const std::string& db_path);
-  ~SqliteWebhookQueue() override;
+  // Creates or migrates the tables. Throws Error(kUnavailable) when the database cannot be
+  // reached.
+  explicit SqlWebhookQueue(std::unique_ptr<sql::Connection> connection);
+  ~SqlWebhookQueue() override;
 
   bool add(const NotificationEvent& event, const std::vector<std::string>& urls) override;
   std::vector<WebhookDelivery> heads() override;
@@ -31,7 +33,14 @@ class SqliteWebhookQueue final : public WebhookQueue {
 
  private:
   std::mutex mutex_;  // guards db_
-  std::unique_ptr<sql::SqliteConnection> db_;
+  std::unique_ptr<sql::Connection> db_;
+};
+
+// The queue in the SQLite file `db_path`. Throws Error(kUnavailable) when the file cannot be
+// opened.
+class SqliteWebhookQueue final : public SqlWebhookQueue {
+ public:
+  explicit SqliteWebhookQueue(const std::string& db_path);
 };
 
 }  // namespace tollgate::server

@@ -1,7 +1,9 @@
-// SqliteStore: ServerStore in a SQLite file (WAL), in tables prefixed "server_" so that the
-// checkpointer can share the file. The schema carries a version (row "server_store" of table
-// tollgate_schema, see sql/migrations.h); opening an older file applies the missing
-// migrations in one transaction.
+// SqlStore: ServerStore in a SQL database through sql::Connection, in tables prefixed
+// "server_" so that the checkpointer can share the database: a SQLite file (WAL; SqliteStore)
+// or a PostgreSQL database (open_storage in storage.h). The same C++ runs on both; the few
+// clauses that differ are picked by the connection's dialect. The schema carries a version
+// (row "server_store" of table tollgate_schema, see sql/migrations.h); opening an older
+// database applies the missing migrations in one transaction.
 //
 // Stream events are written in groups: append_run_event/append_thread_event queue the row,
 // and the queue is committed in the same transaction as the store's next other write (a run
@@ -13,7 +15,7 @@
 // stored rows.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
-// times); it assumes this store is the only writer of the file's assistants.
+// times); it assumes this store is the only writer of the database's assistants.
 #pragma once
 
 #include <functional>
@@ -26,8 +28,9 @@
 #include "server/store.h"
 
 namespace tollgate::sql {
-class SqliteConnection;
-class SqliteStatement;
+class Connection;
+class Statement;
+class StatementCache;
 }  // namespace tollgate::sql
 
 namespace tollgate::server {
@@ -36,12 +39,13 @@ inline constexpr int kServerSchemaVersion = 4;
 
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
-class SqliteStore : public ServerStore {
+class SqlStore : public ServerStore {
  public:
-  // Opens (creating if needed) and migrates. Throws Error(kUnavailable) when the file cannot be
-  // opened and Error(kConflict) when its schema is newer than kServerSchemaVersion.
-  explicit SqliteStore(const std::string& path);
-  ~SqliteStore() override;
+  // Creates or migrates the tables on `connection`. Throws Error(kUnavailable) when the
+  // database cannot be reached and Error(kConflict) when its schema is newer than
+  // kServerSchemaVersion.
+  explicit SqlStore(std::unique_ptr<sql::Connection> connection);
+  ~SqlStore() override;
 
   int schema_version();
 
@@ -64,7 +68,7 @@ class SqliteStore : public ServerStore {
   std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override;
   void delete_thread(const std::string& thread_id) override;
 
-  // sqlite_store_retention.cpp
+  // sql_store_retention.cpp
   bool set_thread_ttl(const std::string& thread_id, std::optional<std::int64_t> ttl_ms) override;
   std::vector<std::string> expired_threads(std::int64_t now, std::size_t limit) override;
   std::vector<std::string> idle_threads_updated_since(std::int64_t since) override;
@@ -109,7 +113,7 @@ class SqliteStore : public ServerStore {
   bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
                                     std::int64_t updated_at);
   // The statement for `sql`, prepared once and kept for the connection's life.
-  sql::SqliteStatement& prepared_locked(const std::string& sql);
+  sql::Statement& prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.
   void write_locked(const std::function<void()>& body);
   void write_events_locked();
@@ -121,12 +125,20 @@ class SqliteStore : public ServerStore {
                             std::vector<LogEntry>& out) const;
 
   std::mutex mutex_;
-  std::unique_ptr<sql::SqliteConnection> connection_;
+  std::unique_ptr<sql::Connection> connection_;
   // Destroyed before the connection (declared after it).
-  std::map<std::string, std::unique_ptr<sql::SqliteStatement>, std::less<>> statements_;
+  std::unique_ptr<sql::StatementCache> statements_;
   std::vector<PendingEvent> pending_events_;
   // Assistant id -> the record, or nullopt for an id known to be absent.
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
+};
+
+// The store in the SQLite file `path` (created if needed). Throws Error(kUnavailable) when the
+// file cannot be opened and Error(kConflict) when its schema is newer than
+// kServerSchemaVersion.
+class SqliteStore : public SqlStore {
+ public:
+  explicit SqliteStore(const std::string& path);
 };
 
 }  // namespace tollgate::server

@@ -1,4 +1,4 @@
-#include "server/sqlite_webhook_queue.h"
+#include "server/sql_webhook_queue.h"
 
 #include <array>
 #include <chrono>
@@ -6,12 +6,13 @@
 #include "server/ids.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
+#include "sql/statement_cache.h"
 
 namespace tollgate::server {
 namespace {
 
+using sql::prepare_once;
 using sql::SqliteConnection;
-using sql::SqliteStatement;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -27,6 +28,16 @@ CREATE TABLE server_webhook_deliveries (
   last_error TEXT NOT NULL, last_status INTEGER NOT NULL, created_at INTEGER NOT NULL,
   delivered_at INTEGER NOT NULL, UNIQUE (event_id, url));
 CREATE INDEX server_webhook_deliveries_pending ON server_webhook_deliveries(status, url, delivery_id);
+)sql",
+     R"sql(
+CREATE TABLE server_webhook_events (
+  event_id TEXT PRIMARY KEY, type TEXT NOT NULL, body TEXT NOT NULL, created_at BIGINT NOT NULL);
+CREATE TABLE server_webhook_deliveries (
+  delivery_id BIGSERIAL PRIMARY KEY, event_id TEXT NOT NULL, url TEXT NOT NULL,
+  status TEXT NOT NULL, attempts BIGINT NOT NULL, next_attempt_at BIGINT NOT NULL,
+  last_error TEXT NOT NULL, last_status BIGINT NOT NULL, created_at BIGINT NOT NULL,
+  delivered_at BIGINT NOT NULL, UNIQUE (event_id, url));
+CREATE INDEX server_webhook_deliveries_pending ON server_webhook_deliveries(status, url, delivery_id);
 )sql"},
 }};
 
@@ -37,7 +48,7 @@ constexpr const char* kSelect =
     "d.next_attempt_at, d.last_error, d.last_status, d.created_at, d.delivered_at FROM "
     "server_webhook_deliveries d JOIN server_webhook_events e ON e.event_id = d.event_id ";
 
-WebhookDelivery read_delivery(const SqliteStatement& s) {
+WebhookDelivery read_delivery(const sql::Statement& s) {
   WebhookDelivery d;
   d.delivery_id = s.integer(0);
   d.event_id = s.text(1);
@@ -56,76 +67,79 @@ WebhookDelivery read_delivery(const SqliteStatement& s) {
 
 }  // namespace
 
-SqliteWebhookQueue::SqliteWebhookQueue(const std::string& db_path)
-    : db_(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {
+SqlWebhookQueue::SqlWebhookQueue(std::unique_ptr<sql::Connection> connection)
+    : db_(std::move(connection)) {
   sql::migrate(*db_, kSchema);
 }
 
-SqliteWebhookQueue::~SqliteWebhookQueue() = default;
+SqliteWebhookQueue::SqliteWebhookQueue(const std::string& db_path)
+    : SqlWebhookQueue(std::make_unique<SqliteConnection>(
+          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
 
-bool SqliteWebhookQueue::add(const NotificationEvent& event, const std::vector<std::string>& urls) {
+SqlWebhookQueue::~SqlWebhookQueue() = default;
+
+bool SqlWebhookQueue::add(const NotificationEvent& event, const std::vector<std::string>& urls) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  SqliteStatement insert(*db_,
-                         "INSERT OR IGNORE INTO server_webhook_events (event_id, type, body, "
-                         "created_at) VALUES (?,?,?,?)");
-  insert.bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
-  if (insert.bind(4, event.created_at).run() == 0) return false;  // rolled back: nothing new
-  SqliteStatement queue(*db_,
-                        "INSERT OR IGNORE INTO server_webhook_deliveries (event_id, url, status, "
-                        "attempts, next_attempt_at, last_error, last_status, created_at, "
-                        "delivered_at) VALUES (?,?,'pending',0,?,'',0,?,0)");
+  auto insert = prepare_once(*db_,
+                         "INSERT INTO server_webhook_events (event_id, type, body, created_at) "
+                         "VALUES (?,?,?,?) ON CONFLICT DO NOTHING");
+  insert->bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
+  if (insert->bind(4, event.created_at).run() == 0) return false;  // rolled back: nothing new
+  auto queue = prepare_once(*db_,
+                        "INSERT INTO server_webhook_deliveries (event_id, url, status, attempts, "
+                        "next_attempt_at, last_error, last_status, created_at, delivered_at) "
+                        "VALUES (?,?,'pending',0,?,'',0,?,0) ON CONFLICT DO NOTHING");
   for (const std::string& url : urls) {
-    queue.bind(1, event.id).bind(2, url).bind(3, event.created_at).bind(4, event.created_at);
-    queue.run();
-    queue.reset();
+    queue->bind(1, event.id).bind(2, url).bind(3, event.created_at).bind(4, event.created_at);
+    queue->run();
+    queue->reset();
   }
   transaction.commit();
   return true;
 }
 
-std::vector<WebhookDelivery> SqliteWebhookQueue::heads() {
+std::vector<WebhookDelivery> SqlWebhookQueue::heads() {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string(kSelect) +
+  auto s = prepare_once(*db_, std::string(kSelect) +
                               "WHERE d.delivery_id IN (SELECT MIN(delivery_id) FROM "
                               "server_webhook_deliveries WHERE status = 'pending' GROUP BY url) "
                               "ORDER BY d.delivery_id");
   std::vector<WebhookDelivery> out;
-  while (s.step()) out.push_back(read_delivery(s));
+  while (s->step()) out.push_back(read_delivery(*s));
   return out;
 }
 
-void SqliteWebhookQueue::delivered(std::int64_t delivery_id, int status, std::int64_t at) {
+void SqlWebhookQueue::delivered(std::int64_t delivery_id, int status, std::int64_t at) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "UPDATE server_webhook_deliveries SET status = 'delivered', attempts = "
                     "attempts + 1, next_attempt_at = 0, last_error = '', last_status = ?, "
                     "delivered_at = ? WHERE delivery_id = ? AND status = 'pending'");
-  s.bind(1, std::int64_t{status}).bind(2, at).bind(3, delivery_id).run();
+  s->bind(1, std::int64_t{status}).bind(2, at).bind(3, delivery_id).run();
 }
 
-void SqliteWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string& error,
+void SqlWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string& error,
                                         int status, std::int64_t next_attempt_at, bool give_up) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_,
+  auto s = prepare_once(*db_,
                     "UPDATE server_webhook_deliveries SET status = ?, attempts = attempts + 1, "
                     "next_attempt_at = ?, last_error = ?, last_status = ? WHERE delivery_id = ? "
                     "AND status = 'pending'");
-  s.bind(1, give_up ? "failed" : "pending").bind(2, give_up ? std::int64_t{0} : next_attempt_at);
-  s.bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).run();
+  s->bind(1, give_up ? "failed" : "pending").bind(2, give_up ? std::int64_t{0} : next_attempt_at);
+  s->bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).run();
 }
 
-std::vector<WebhookDelivery> SqliteWebhookQueue::list(const std::optional<std::string>& status,
+std::vector<WebhookDelivery> SqlWebhookQueue::list(const std::optional<std::string>& status,
                                                       std::size_t limit) {
   std::lock_guard lock(mutex_);
-  SqliteStatement s(*db_, std::string(kSelect) + (status ? "WHERE d.status = ? " : "") +
+  auto s = prepare_once(*db_, std::string(kSelect) + (status ? "WHERE d.status = ? " : "") +
                               "ORDER BY d.delivery_id DESC LIMIT ?");
   int at = 1;
-  if (status) s.bind(at++, *status);
-  s.bind(at, static_cast<std::int64_t>(limit));
+  if (status) s->bind(at++, *status);
+  s->bind(at, static_cast<std::int64_t>(limit));
   std::vector<WebhookDelivery> out;
-  while (s.step()) out.push_back(read_delivery(s));
+  while (s->step()) out.push_back(read_delivery(*s));
   return out;
 }
 

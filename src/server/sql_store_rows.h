@@ -1,5 +1,5 @@
-// The rows of SqliteStore's tables: a statement use with their JSON and optional columns, the
-// column lists and the readers of each record. Internal to the SQLite store's files.
+// The rows of SqlStore's tables: a statement use with their JSON and optional columns, the
+// column lists and the readers of each record. Internal to the SQL store's files.
 #pragma once
 
 #include <optional>
@@ -7,15 +7,15 @@
 
 #include "server/store.h"
 #include "server/thread_query.h"
-#include "sql/sqlite_connection.h"
+#include "sql/connection.h"
 
-namespace tollgate::server::sqlite_rows {
+namespace tollgate::server::sql_rows {
 
-// One use of a cached prepared statement (SqliteStore::prepared_locked), with the JSON and
+// One use of a cached prepared statement (SqlStore::prepared_locked), with the JSON and
 // optional-text columns of the store's tables; resets the statement when it goes out of scope.
 class Statement {
  public:
-  explicit Statement(sql::SqliteStatement& statement) : use_(statement), statement_(statement) {}
+  explicit Statement(sql::Statement& statement) : use_(statement), statement_(statement) {}
 
   Statement& bind(int index, const std::string& text) {
     statement_.bind(index, text);
@@ -56,8 +56,8 @@ class Statement {
   std::int64_t integer(int column) const { return statement_.integer(column); }
 
  private:
-  sql::StatementUse<sql::SqliteStatement> use_;
-  sql::SqliteStatement& statement_;
+  sql::StatementUse<sql::Statement> use_;
+  sql::Statement& statement_;
 };
 
 inline AssistantRecord read_assistant(const Statement& s) {
@@ -142,4 +142,8 @@ inline std::string sql(const char* prefix, const char* columns, const char* suff
   return std::string(prefix) + columns + suffix;
 }
 
-}  // namespace tollgate::server::sqlite_rows
+// "INSERT INTO table (columns) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET" every other
+// column: insert or replace, in SQL both dialects speak.
+std::string upsert_sql(const char* table, const char* columns, const char* key);
+
+}  // namespace tollgate::server::sql_rows

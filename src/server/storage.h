@@ -1,0 +1,58 @@
+// Storage: where a server keeps its tables, given to it as one bundle of interfaces — the
+// server store (assistants, threads, runs, stream events), the review records, the webhook
+// queue and the audit log — opened from one database URL:
+//
+//   ./tollgate.db, sqlite:./tollgate.db, :memory:   a SQLite file (today's layout)
+//   postgres://user@host:port/db, postgresql://...  a PostgreSQL database (libpq URI)
+//
+// Each part has its own connection (guarded by its own mutex) and its own row in
+// tollgate_schema; opening creates or migrates the tables. The checkpointer is not part of
+// the bundle (ServerOptions::checkpointer), but open_checkpointer opens the one of the same
+// URL (SqliteSaver or PostgresSaver).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/audit_log.h"
+#include "server/review_store.h"
+#include "server/store.h"
+#include "server/webhook_queue.h"
+#include "tollgate/checkpoint.h"
+
+namespace tollgate::server {
+
+struct Storage {
+  std::unique_ptr<ServerStore> store;
+  std::unique_ptr<ReviewStore> reviews;
+  std::unique_ptr<WebhookQueue> webhooks;
+  std::unique_ptr<AuditLog> audit;
+};
+
+// What a database URL names.
+struct StorageLocation {
+  enum class Kind { kSqlite, kPostgres };
+  Kind kind = Kind::kSqlite;
+  std::string target;  // the SQLite path, or the PostgreSQL URL as given
+};
+
+// Throws Error(kInvalidArgument) naming `field` for an empty URL or another scheme
+// ("mysql://..."); a string without "scheme://" is a SQLite path.
+StorageLocation parse_storage_url(const std::string& url, const std::string& field = "db");
+
+// Opens every part on the database `url`, in PostgreSQL schema `postgres_schema` when given
+// (created if missing; "": the connection's default). Throws Error(kUnavailable) when the
+// database cannot be reached ("postgres: cannot connect to 127.0.0.1:5432/tollgate: ..."),
+// Error(kConflict) when a schema is newer than this build, Error(kInvalidArgument) for a bad
+// URL.
+Storage open_storage(const std::string& url, const std::string& postgres_schema = "");
+
+// The audit log alone (`tollgate audit`); Error(kNotFound) naming `field` for a SQLite file
+// that does not exist.
+std::unique_ptr<AuditLog> open_audit_log(const std::string& url, const std::string& field = "db");
+
+// The checkpointer of the same database (same errors).
+std::shared_ptr<Saver> open_checkpointer(const std::string& url,
+                                         const std::string& postgres_schema = "");
+
+}  // namespace tollgate::server
