@@ -36,4 +36,10 @@ void forget_intent(Runtime& runtime, const std::string& key);
 // saved, so the effect may or may not have happened. Valid while the task runs.
 const Json* recorded_intent(const Runtime& runtime, const std::string& key);
 
+// The intent stored under `key` by a task the run's new input discarded unfinished, or nullptr:
+// the thread had a step left unfinished (paused in the review of an uncertain effect, or cut off)
+// and a new input started over instead of answering it, so that effect may have happened. For
+// the tasks of that run in the same graph (namespace); valid while the task runs.
+const Json* discarded_intent(const Runtime& runtime, const std::string& key);
+
 }  // namespace tollgate

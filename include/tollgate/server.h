@@ -29,21 +29,36 @@ namespace tollgate {
 // Builds a graph compiled with the server's checkpointer. Called once, at server start.
 using GraphFactory = std::function<std::shared_ptr<const CompiledGraph>(std::shared_ptr<Saver>)>;
 
+// What the server may do with a registered graph's runs by itself.
+struct ServedGraphOptions {
+  // Whether a step cut off by the server process ending (kill -9, a crash: some of the step's
+  // tasks have no saved result) may be run again without anyone asking. Set it only when every
+  // node either has no effect outside the graph or guards it — an agent from create_agent (or
+  // create_deep_agent): its model calls are simply made again and its tool calls go through the
+  // effect ledger (docs/effects.md). Then start-up recovery continues such a run from its last
+  // checkpoint by itself: the same run, the step's finished tasks kept, at most
+  // kMaxRunAttempts attempts in all. False (the default, for a graph of your own): the run is
+  // failed at restart (its progress kept) and a run with no input continues it when asked.
+  bool rerun_cut_off_steps = false;
+};
+
 // The graphs a server serves, by graph id. Each gets a system assistant whose id is
 // uuid5(graph_id) like the reference server's. Not thread-safe; fill it before the server
 // starts, the server then owns it.
 class GraphRegistry {
  public:
   // Registers a graph built from the server's checkpointer (the usual way).
-  void add(std::string graph_id, GraphFactory factory, std::string description = "");
+  void add(std::string graph_id, GraphFactory factory, std::string description = "",
+           ServedGraphOptions options = {});
   // Registers an already compiled graph; it must carry its own checkpointer, and that
   // checkpointer should be the server's so the server can read the thread's state.
   void add(std::string graph_id, std::shared_ptr<const CompiledGraph> graph,
-           std::string description = "");
+           std::string description = "", ServedGraphOptions options = {});
 
   struct Entry {
     GraphFactory factory;
     std::string description;
+    ServedGraphOptions options;
   };
   const std::map<std::string, Entry, std::less<>>& entries() const { return entries_; }
 

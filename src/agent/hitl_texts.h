@@ -94,6 +94,11 @@ inline constexpr std::string_view kEffectDecisionsNotOne =
 inline constexpr std::string_view kPatchCancelled =
     "Tool call {tool} with id {id} was cancelled - another message came in before it could be "
     "completed.";
+// A call whose intent was stored without a result (docs/effects.md): it may have run.
+inline constexpr std::string_view kPatchMayHaveRun =
+    "Tool call {tool} with id {id} started but its result was never recorded - the server "
+    "stopped while it ran, and another message came in before anyone confirmed whether it took "
+    "effect. It may or may not have run: do not assume either, and check before calling it again.";
 inline constexpr std::string_view kPatchMalformed =
     "Tool call {tool} with id {id} could not be executed - arguments were malformed or "
     "truncated.";

@@ -1,9 +1,11 @@
 // PatchToolCalls (HITL_SEMANTICS.md §6.3): before each run, every tool call of the history that
 // never got a ToolMessage is answered, so the model is never sent a dangling tool call (which
-// providers refuse with a 400).
+// providers refuse with a 400). A call the new input left unfinished with its effect intent
+// stored (docs/effects.md) is answered as one that may have run, not as cancelled.
 #include <set>
 
 #include "agent/hitl_texts.h"
+#include "tollgate/effect_intents.h"
 #include "tollgate/messages.h"
 #include "tollgate/middleware.h"
 
@@ -47,8 +49,12 @@ class PatchToolCallsMiddleware final : public AgentMiddleware {
           if (answered.count(call_id) != 0) continue;
           answered.insert(call_id);
           const std::string name = call_name(call);
+          // A call whose intent the discarded step stored may have run: "cancelled" would be
+          // untrue.
+          const std::string_view said =
+              discarded_intent(ctx.runtime, call_id) != nullptr ? hitl_texts::kPatchMayHaveRun : text;
           patched.push_back(tool_message(
-              hitl_texts::format_text(text, {{"tool", name}, {"id", call_id}}), call_id, name));
+              hitl_texts::format_text(said, {{"tool", name}, {"id", call_id}}), call_id, name));
           changed = true;
         }
       };

@@ -154,6 +154,14 @@ void LoopCheckpointer::restore(CheckpointTuple tuple, const LoopChannels::ValueM
   }
 }
 
+void LoopCheckpointer::discard_saved_tasks() {
+  for (const auto& [task_id, saved] : saved_tasks_) {
+    if (saved.finished || !saved.intents || !saved.intents->is_object()) continue;
+    for (const auto& [key, intent] : saved.intents->items()) discarded_intents_[key] = intent;
+  }
+  saved_tasks_.clear();
+}
+
 // ------------------------------------------------------------------------- checkpoints
 
 const Checkpoint& LoopCheckpointer::make_checkpoint() {

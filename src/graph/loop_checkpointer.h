@@ -76,6 +76,11 @@ class LoopCheckpointer {
   }
   // A new input or a replay: the unfinished step's saved writes no longer count.
   void forget_saved_tasks() { saved_tasks_.clear(); }
+  // A new input: as forget_saved_tasks(), keeping the intents of the tasks that had not finished
+  // (their effects may have happened) for discarded_intents().
+  void discard_saved_tasks();
+  // {key: intent} of the unfinished tasks the run's new input discarded; an empty object if none.
+  const Json& discarded_intents() const { return discarded_intents_; }
 
   // ---- saving
   // Advances to the next step and saves its checkpoint (`source`: "input", "loop", "update",
@@ -149,6 +154,7 @@ class LoopCheckpointer {
   std::string last_saved_id_;
 
   std::map<std::string, SavedTask, std::less<>> saved_tasks_;
+  Json discarded_intents_ = Json::object();
   SavedWrites held_null_writes_;
   bool skip_task_writes_ = false;
   std::unique_ptr<AsyncSaves> async_saves_;

@@ -98,16 +98,19 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     // A new run discards the unfinished step of the old one: its tasks' triggers are
     // consumed without running them.
-    checkpointer_.forget_saved_tasks();
+    checkpointer_.discard_saved_tasks();
     std::vector<Task> tasks;
+    // Pending Sends (push tasks) count too: bumping the step clears them, so that a tool call
+    // left unfinished is not run again by the new run.
+    bool discarded = false;
     if (checkpointer_.has_checkpoint()) {
       prepare_tasks();
+      discarded = !tasks_.empty();
       for (auto& task : tasks_) {
         if (task.kind != TaskKind::kPush) tasks.push_back(std::move(task));
       }
       tasks_.clear();
     }
-    const bool discarded = !tasks.empty();
     Task start;
     start.kind = TaskKind::kSynthetic;
     start.node = 0;

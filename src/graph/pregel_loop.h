@@ -63,6 +63,7 @@ class PregelLoop {
   const CompiledGraph::Impl& graph() const { return graph_; }
   const LoopContext& context() const { return context_; }
   const State& step_state() const { return step_state_; }
+  const Json& discarded_intents() const { return checkpointer_.discarded_intents(); }
   std::int64_t step() const { return checkpointer_.step() + 1; }
   StreamEmitter& emitter() { return *context_.emitter; }
 

@@ -145,6 +145,8 @@ class TaskRuntime final : public Runtime {
 
   void forget_intent(const std::string& key) { task_.intents.erase(key); }
 
+  const Json& discarded_intents() const { return loop_.discarded_intents(); }
+
   const Json* recorded_intent(const std::string& key) const {
     if (task_.saved_intents == nullptr) return nullptr;
     auto found = task_.saved_intents->find(key);
@@ -189,6 +191,14 @@ void forget_intent(Runtime& runtime, const std::string& key) {
 const Json* recorded_intent(const Runtime& runtime, const std::string& key) {
   const auto* task = dynamic_cast<const graph_internal::TaskRuntime*>(&runtime);
   return task != nullptr ? task->recorded_intent(key) : nullptr;
+}
+
+const Json* discarded_intent(const Runtime& runtime, const std::string& key) {
+  const auto* task = dynamic_cast<const graph_internal::TaskRuntime*>(&runtime);
+  if (task == nullptr) return nullptr;
+  const Json& intents = task->discarded_intents();
+  auto found = intents.find(key);
+  return found == intents.end() ? nullptr : &*found;
 }
 
 namespace graph_internal {

@@ -127,6 +127,10 @@ std::string demo_workdir(const ServeArguments& args) {
   return (db.has_parent_path() ? db.parent_path() : std::filesystem::path(".")) / "tollgate-demo";
 }
 
+// Agents (create_agent, create_deep_agent) re-run a step cut off by the process ending: model
+// calls are made again, tool calls are guarded by the effect ledger (docs/effects.md).
+constexpr ServedGraphOptions kAgentServing{.rerun_cut_off_steps = true};
+
 // The demo agents: the offline demo model (or --model) over the demo tools with real,
 // inspectable effects. `agent` has the demo review policy (send_email, write_file, delete_file
 // and SQL writes need a person's decision); `deep` is the demo deep agent over the same
@@ -152,7 +156,8 @@ void add_demo_agents(GraphRegistry& graphs, const std::string& model_spec,
         return create_agent(std::move(options));
       },
       "Demo agent: weather, email to an outbox, files in a sandbox, SQL on a demo database; "
-      "email, file writes/deletes and SQL writes wait for a person's decision.");
+      "email, file writes/deletes and SQL writes wait for a person's decision.",
+      kAgentServing);
   auto deep = std::make_shared<const DeepAgentOptions>(demo_deep_agent(*env, model));
   graphs.add(
       "deep",
@@ -163,7 +168,8 @@ void add_demo_agents(GraphRegistry& graphs, const std::string& model_spec,
       },
       "Demo deep agent: a plan, files in the sandbox, a general-purpose subagent; writes, "
       "edits, deletes and reads under /secrets/ wait for a person's decision, also inside the "
-      "subagent.");
+      "subagent.",
+      kAgentServing);
 }
 
 // The agents a config file declares, over the demo tools; errors name the file and the path.
@@ -190,7 +196,7 @@ void add_declared_agents(GraphRegistry& graphs, const Json& agents, const ServeA
         [shared, env](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
           return shared->build(std::move(saver));
         },
-        shared->description);
+        shared->description, kAgentServing);
   }
 }
 
@@ -209,7 +215,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   add_example_graphs(examples);
   for (const auto& [graph_id, entry] : examples.entries()) {
     if (graphs.entries().count(graph_id) == 0)
-      graphs.add(graph_id, entry.factory, entry.description);
+      graphs.add(graph_id, entry.factory, entry.description, entry.options);
   }
 
   // Signals are taken by a dedicated thread; every other thread has them blocked.

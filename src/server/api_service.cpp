@@ -12,7 +12,6 @@
 #include "server/run_manager.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
-#include "server/uncertain_effects.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
 
@@ -90,20 +89,20 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
+  // Decisions a stopped process left pending are settled by the runs' start-up recovery.
   p.audit = std::move(storage.audit);
-  p.audit->settle_lost("the server stopped before the run carrying this decision ended",
-                       runs_cut_off_in_an_effect(*p.store, *options.checkpointer),
-                       "the server stopped while a tool call this decision let run was running; "
-                       "it may have run, and the thread waits for a review of that call");
   p.reviews = std::move(storage.reviews);
   GraphMap graphs;
+  std::set<std::string, std::less<>> rerunning;
   for (const auto& [graph_id, entry] : registry.entries()) {
     auto graph = entry.factory(options.checkpointer);
     if (!graph) throw Error::InvalidArgument("graph " + graph_id + ": the factory returned no graph");
     graphs.emplace(graph_id, std::move(graph));
+    if (entry.options.rerun_cut_off_steps) rerunning.insert(graph_id);
   }
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
+  p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
                                             options.retention);
   p.api = std::make_unique<ApiContext>(

@@ -274,7 +274,8 @@ void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::st
 }
 
 std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
-                                  const std::string& uncertain_message) {
+                                  const std::string& uncertain_message,
+                                  const std::set<std::string>& continued) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
@@ -282,7 +283,11 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
     auto s = prepare_once(*db_,
                       "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
                       "ORDER BY audit_id");
-    while (s->step()) pending.emplace_back(s->integer(0), uncertain.count(s->text(1)) != 0);
+    while (s->step()) {
+      const std::string run_id = s->text(1);
+      if (continued.count(run_id) != 0) continue;
+      pending.emplace_back(s->integer(0), uncertain.count(run_id) != 0);
+    }
   }
   std::size_t count = 0;
   for (const auto& [id, effect_uncertain] : pending) {
@@ -293,6 +298,15 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
   }
   transaction.commit();
   return count;
+}
+
+std::optional<std::int64_t> AuditLog::pending_decision_of(const std::string& run_id) const {
+  std::lock_guard lock(mutex_);
+  auto s = prepare_once(*db_,
+                        "SELECT audit_id FROM server_audit_log WHERE outcome = 'pending' AND "
+                        "run_id = ? ORDER BY audit_id DESC LIMIT 1");
+  if (!s->bind(1, run_id).step()) return std::nullopt;
+  return s->integer(0);
 }
 
 std::vector<AuditEntry> AuditLog::list(const AuditQuery& query) const {

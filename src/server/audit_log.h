@@ -107,9 +107,13 @@ class AuditLog {
   void settle(std::int64_t id, const std::string& outcome, const std::string& message = "");
   // Settles every pending entry as "lost" (call once at start-up, before runs resume); the
   // entries of the runs in `uncertain` (cut off while a tool call they authorized ran, whose
-  // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`.
+  // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`. Those of
+  // the runs in `continued` stay pending: their cut-off step runs again and they settle them.
   std::size_t settle_lost(const std::string& message, const std::set<std::string>& uncertain = {},
-                          const std::string& uncertain_message = "");
+                          const std::string& uncertain_message = "",
+                          const std::set<std::string>& continued = {});
+  // The newest pending entry of run `run_id` (the decision it carries), if any.
+  std::optional<std::int64_t> pending_decision_of(const std::string& run_id) const;
   std::vector<AuditEntry> list(const AuditQuery& query) const;
   // Checks the whole chain: each entry's hash, its link to the previous one, and that each
   // decision shows the outcome its outcome entry says.

@@ -73,7 +73,14 @@ RunEvents::RunEvents(ServerStore& store, ThreadStreams& streams, std::shared_ptr
       request_(request),
       graph_id_(std::move(graph_id)),
       modes_(request.stream_modes.begin(), request.stream_modes.end()),
-      v2_enabled_(!request.temporary) {}
+      v2_enabled_(!request.temporary) {
+  // A run continued after a restart carries on the numbering of the events already sent.
+  if (const std::size_t sent = log_->size(); sent > 0) {
+    bool closed = false;
+    const std::vector<LogEntryPtr> last = log_->read(sent - 1, 1, &closed);
+    if (!last.empty()) next_id_ = last.front()->seq + 1;
+  }
+}
 
 std::vector<StreamMode> RunEvents::graph_modes() const {
   std::vector<StreamMode> out = {StreamMode::kValues, StreamMode::kUpdates};

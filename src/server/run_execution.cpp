@@ -66,7 +66,9 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.started_by = request.started_by.actor();
   config.decided_by = request.decided_by.actor();
   const Json& configurable = record.kwargs["config"]["configurable"];
-  if (config.checkpoint_id.empty() && configurable.contains("checkpoint_id") &&
+  // A continued step runs on from the thread's latest checkpoint, never the one first named.
+  if (config.checkpoint_id.empty() && !request.continues_cut_off_step &&
+      configurable.contains("checkpoint_id") &&
       configurable["checkpoint_id"].is_string()) {
     config.checkpoint_id = configurable["checkpoint_id"].get<std::string>();
   }
@@ -133,7 +135,10 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     log_error("the start of run " + record.run_id + " could not be audited: " + e.what());
   }
   try {
-    auto taken = store_.begin_attempt(record.run_id, "running", now_millis());
+    // A continued step's attempt was counted by the recovery that queued it.
+    auto taken = request.continues_cut_off_step
+                     ? store_.get_run(record.run_id)
+                     : store_.begin_attempt(record.run_id, "running", now_millis());
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
@@ -152,9 +157,13 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       }
     }
     base = progress_of(*g, record.thread_id);
-    audit_id = audit_decision(record, request, graph_id, base.checkpoint_id);
-    check_binding(request,
-                  config.checkpoint_id.empty() ? base.checkpoint_id : config.checkpoint_id);
+    if (request.continues_cut_off_step) {
+      audit_id = run->audit_id;  // the decision was bound and audited when it was accepted
+    } else {
+      audit_id = audit_decision(record, request, graph_id, base.checkpoint_id);
+      check_binding(request,
+                    config.checkpoint_id.empty() ? base.checkpoint_id : config.checkpoint_id);
+    }
 
     RunResult outcome;
     if (approval_only(request)) {
@@ -163,7 +172,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       outcome = paused_result(*g, record.thread_id);
     } else {
       Input input = Json();
-      if (request.command) {
+      if (request.continues_cut_off_step) {
+        // No input: the step's finished tasks are kept, the rest run again.
+      } else if (request.command) {
         input = Command::from_json(*request.command);
       } else {
         input = normalize_input(request.input);
@@ -205,7 +216,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         refused = true;
         // A refused expiry is not tried again: its review waits for a person.
         reopen_reviews(record.run_id, request.decided_by.id == kTimeoutIdentity);
-        store_end(record, !request.command, nullptr);
+        store_end(record, !request.command || request.continues_cut_off_step, nullptr);
         {
           // The client may start the next run as soon as it has the 409/422: this one must no
           // longer hold the thread by then (the next run would be refused as busy).
@@ -263,7 +274,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       }
     }
     notify_decisions(record, request);
-    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr);
+    // Storage failed before the graph took the run's decision: its review is open again.
+    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr,
+                                  storage_failed && !changed && carries_decision(request));
     notify_run_end(record, outcome, failure);
     if (!stored) {
       const std::string message =

@@ -280,22 +280,26 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
   ended_.notify_all();
 }
 
-bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given) {
+bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given,
+                           bool reopen) {
   // The review records come first, so that the thread record shows when each review began.
   std::optional<ThreadOutcome> annotated;
   if (given != nullptr) {
     annotated = *given;
+    reopen = reopen || claims_still_pending(record.run_id, record.thread_id, *annotated);
     record_reviews(record.thread_id, *annotated);
   }
   const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
   try {
+    // Before the run's end: once the thread no longer reads busy its pause can be answered.
+    if (reopen) reopen_claims(record.run_id);
     store_.end_run(record, keep_run, thread);
     if (thread != nullptr) notify_review_requested(record.thread_id, *thread);
     return true;
   } catch (const Error& e) {
     log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
               "); retrying");
-    UnsettledEnd end{record, keep_run, std::nullopt};
+    UnsettledEnd end{record, keep_run, std::nullopt, reopen};
     if (thread != nullptr) end.thread = *thread;
     std::lock_guard lock(unsettled_mutex_);
     unsettled_.push_back(std::move(end));
@@ -317,6 +321,7 @@ void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
   std::vector<UnsettledEnd> failed;
   for (UnsettledEnd& end : pending) {
     try {
+      if (end.reopen_reviews) reopen_claims(end.record.run_id);
       store_.end_run(end.record, end.keep_run, end.thread ? &*end.thread : nullptr);
       if (end.thread) notify_review_requested(end.record.thread_id, *end.thread);
     } catch (const Error&) {

@@ -62,11 +62,15 @@ class RunManager {
   RunManager(const RunManager&) = delete;
   RunManager& operator=(const RunManager&) = delete;
 
-  // Recovers what a previous process left (run_recovery.cpp): a run it was executing that was
-  // cut off during a tool call whose intent was stored is queued again to finish that step (the
-  // call pauses for review instead of running again, docs/effects.md); other runs it was executing are
-  // failed and their threads set by their latest checkpoint (a pending interrupt stays answerable);
-  // threads it left busy are reconciled; pending runs are queued again. Then starts the workers.
+  // Recovers what a previous process left (run_recovery.cpp): a run it was executing whose step
+  // was cut short is queued again to finish that step from the last checkpoint when the step
+  // was cut off during a tool call whose intent was stored (the call pauses for review instead
+  // of running again) or when its graph re-runs cut-off steps
+  // (set_graphs_rerunning_cut_off_steps; docs/effects.md); other runs it was executing are
+  // failed and their threads set by their latest checkpoint (a pending interrupt stays
+  // answerable). Decisions those runs carried are settled in the audit log ("lost",
+  // "effect_uncertain"), but those of re-run steps by their continued run as it ends. Threads it
+  // left busy are reconciled; pending runs are queued again. Then starts the workers.
   void start();
   void stop();
 
@@ -107,6 +111,11 @@ class RunManager {
   // Tells `notifications` of each pause (review.requested), applied decision (review.decided)
   // and run end (run.finished, run.failed). Call before start(); it must outlive the manager.
   void set_notifications(Notifications* notifications) { notifications_ = notifications; }
+  // The graphs whose cut-off steps recovery runs again by itself
+  // (ServedGraphOptions::rerun_cut_off_steps). Call before start().
+  void set_graphs_rerunning_cut_off_steps(std::set<std::string, std::less<>> graph_ids) {
+    rerunning_graphs_ = std::move(graph_ids);
+  }
   // Woken when review records with a deadline are added. Call before start().
   void set_review_timer(ReviewTimer* timer) { timer_ = timer; }
   // The clock review deadlines are read by (the system clock by default). Call before start();
@@ -147,12 +156,23 @@ class RunManager {
     // finishes its bookkeeping but no longer holds its thread.
     bool refused = false;
     std::int64_t not_before = 0;
+    // A run continued by start-up recovery: the audit entry of the decision it carries, still
+    // pending from the attempt that was cut off (settled as this one ends).
+    std::optional<std::int64_t> audit_id;
+  };
+  // What start-up recovery does with a run a dead process was executing (run_recovery.cpp).
+  struct CutOffRun {
+    RunRecord record;
+    enum Action { kFail, kContinue, kLeave } action = kFail;  // kLeave: it could not be read
+    bool effect_uncertain = false;  // cut off in a tool call whose intent was stored
+    ThreadOutcome outcome;          // the thread's, for a run that is failed
   };
   // A run's end not yet stored (storage failed); written again by the workers.
   struct UnsettledEnd {
     RunRecord record;
     bool keep_run = true;
     std::optional<ThreadOutcome> thread;
+    bool reopen_reviews = false;  // the run's decision was not taken (see store_end)
   };
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
@@ -164,12 +184,20 @@ class RunManager {
   bool any_run_of_locked(const std::string& thread_id) const;
   // The graph a run executes: its assistant's, else the one its metadata names.
   std::string graph_id_of(const RunRecord& record);
-  // Stores a run's end; false when storage failed (the end is then kept in unsettled_).
-  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread);
+  // Stores a run's end; false when storage failed (the end is then kept in unsettled_). The
+  // review records the run claimed are put back to pending first when its decision was not
+  // taken: `reopen_reviews` (a run that changed nothing), or `thread` still pending what it
+  // claimed (cut off by a crash, cancelled, failed before the graph took the decision).
+  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
+                 bool reopen_reviews = false);
   void retry_unsettled(std::unique_lock<std::mutex>& lock);
   // Start-up recovery (run_recovery.cpp).
   void recover();
-  void recover_cut_off_run(RunRecord run);
+  // Counts the attempt and decides: fail the run, or continue its step.
+  CutOffRun plan_recovery(RunRecord run);
+  // Settles the audit entries a dead process left pending (AuditLog::settle_lost).
+  void settle_cut_off_decisions(const std::vector<CutOffRun>& cut_off);
+  void carry_out(CutOffRun& cut);
   // Queues `run` again to finish the step it was cut off in (RunRequest::continues_cut_off_step).
   void continue_cut_off_step(const RunRecord& run);
   void reconcile_thread(const std::string& thread_id);
@@ -204,6 +232,12 @@ class RunManager {
   // Puts the records claimed by a run that changed nothing back to pending; `disarm` also
   // drops their deadline (an expiry that was refused is not tried again).
   void reopen_reviews(const std::string& run_id, bool disarm = false);
+  // The same, without the disarm; throws when storage fails (store_end retries it).
+  void reopen_claims(const std::string& run_id);
+  // Whether `outcome` (the thread's latest checkpoint, after `run_id` ended) still pends a
+  // review record `run_id` claimed: the run's decision was not taken.
+  bool claims_still_pending(const std::string& run_id, const std::string& thread_id,
+                            const ThreadOutcome& outcome);
   // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier
   // pending records are superseded. A failure is logged: a decision adds the records it
   // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
@@ -224,6 +258,7 @@ class RunManager {
   ServerStore& store_;
   ThreadStreams& streams_;
   GraphMap graphs_;
+  std::set<std::string, std::less<>> rerunning_graphs_;
   std::size_t worker_count_;
   AuditLog* audit_ = nullptr;
   ReviewStore* reviews_ = nullptr;

@@ -69,11 +69,28 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
   for (const auto& [interrupt_id, answer] : command.resume_map) {
     // An id that was not pending is refused by the graph when the run executes.
     if (std::find(pending.begin(), pending.end(), interrupt_id) == pending.end()) continue;
-    const std::size_t claimed =
-        expiry ? reviews_->expire(request.thread_id, checkpoint, interrupt_id,
-                                  request.decided_by.id, run_id, now)
-               : reviews_->decide(request.thread_id, checkpoint, interrupt_id,
-                                  request.decided_by.id, run_id, now);
+    const auto claim = [&] {
+      return expiry ? reviews_->expire(request.thread_id, checkpoint, interrupt_id,
+                                       request.decided_by.id, run_id, now)
+                    : reviews_->decide(request.thread_id, checkpoint, interrupt_id,
+                                       request.decided_by.id, run_id, now);
+    };
+    std::size_t claimed = claim();
+    if (claimed == 0) {
+      // A claim whose run was never stored (its insert failed and so did putting the claim
+      // back, e.g. on a full disk, or the process died in between) holds the review for
+      // nobody: it is put back. Claims and run inserts both happen under mutex_, held here.
+      bool orphaned = false;
+      for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
+        if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
+            (r.status == "decided" || r.status == "expired") && active_.count(r.run_id) == 0 &&
+            !store_.get_run(r.run_id)) {
+          reviews_->reopen(r.run_id);
+          orphaned = true;
+        }
+      }
+      if (orphaned) claimed = claim();
+    }
     if (claimed == 0) {
       reviews_->reopen(run_id);
       throw Error::Conflict("The review of interrupt " + interrupt_id +
@@ -167,6 +184,12 @@ void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& o
   }
 }
 
+void RunManager::reopen_claims(const std::string& run_id) {
+  if (reviews_ == nullptr) return;
+  reviews_->reopen(run_id);
+  if (timer_ != nullptr) timer_->rearm();  // a reopened deadline may be due already
+}
+
 void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   if (reviews_ == nullptr) return;
   try {
@@ -176,6 +199,23 @@ void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   } catch (const std::exception& e) {
     log_error("the review records of run " + run_id + " could not be reopened: " + e.what());
   }
+}
+
+bool RunManager::claims_still_pending(const std::string& run_id, const std::string& thread_id,
+                                      const ThreadOutcome& outcome) {
+  if (reviews_ == nullptr || outcome.status != "interrupted" || outcome.checkpoint_id.empty())
+    return false;
+  const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
+  try {
+    for (const ReviewRecord& r : reviews_->at_checkpoint(thread_id, outcome.checkpoint_id)) {
+      if (r.run_id == run_id && (r.status == "decided" || r.status == "expired") &&
+          std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
+        return true;
+    }
+  } catch (const std::exception& e) {
+    log_error("the review records of thread " + thread_id + " were not read: " + e.what());
+  }
+  return false;
 }
 
 void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& outcome) {

@@ -30,10 +30,10 @@ struct RunRequest {
   double after_seconds = 0;
   bool temporary = false;  // a stateless run: its thread is deleted afterwards
   bool protocol_v2 = false;
-  // Start-up recovery continues a run cut off mid-step (run_recovery.cpp): the same run record,
-  // no input and no command, so the step's finished tasks are kept and the rest run again —
-  // a tool call whose intent was stored pauses for review (docs/effects.md). Not audited as a
-  // new start: it is the same piece of work. Never stored in the kwargs.
+  // Start-up recovery continues a run cut off mid-step (run_recovery.cpp): the same run record
+  // run with no input (its command only tells which decision it applied), its step's finished
+  // tasks kept, the rest run again; a call whose intent was stored pauses for review
+  // (docs/effects.md). Not audited nor counted as a new attempt. Never stored in the kwargs.
   bool continues_cut_off_step = false;
   // Who asked for the work (for a resume: who started the run that paused) and who decided
   // the review this run resumes with (empty unless the run carries a resume command); see

@@ -10,15 +10,16 @@
 
 namespace tollgate {
 
-void GraphRegistry::add(std::string graph_id, GraphFactory factory, std::string description) {
-  entries_[std::move(graph_id)] = Entry{std::move(factory), std::move(description)};
+void GraphRegistry::add(std::string graph_id, GraphFactory factory, std::string description,
+                        ServedGraphOptions options) {
+  entries_[std::move(graph_id)] = Entry{std::move(factory), std::move(description), options};
 }
 
 void GraphRegistry::add(std::string graph_id, std::shared_ptr<const CompiledGraph> graph,
-                        std::string description) {
+                        std::string description, ServedGraphOptions options) {
   add(
       std::move(graph_id), [graph = std::move(graph)](std::shared_ptr<Saver>) { return graph; },
-      std::move(description));
+      std::move(description), options);
 }
 
 struct Server::Impl {

@@ -26,13 +26,4 @@ bool has_unfinished_intent(const CheckpointTuple& tuple) {
   return false;
 }
 
-std::set<std::string> runs_cut_off_in_an_effect(ServerStore& store, Saver& checkpoints) {
-  std::set<std::string> runs;
-  for (const RunRecord& run : store.list_runs_with_status("running")) {
-    auto tuple = checkpoints.get_tuple(CheckpointConfig{run.thread_id, "", ""});
-    if (tuple && has_unfinished_intent(*tuple)) runs.insert(run.run_id);
-  }
-  return runs;
-}
-
 }  // namespace tollgate::server

@@ -1,7 +1,10 @@
 // The effect ledger (docs/effects.md): a tool call's intent is stored before the tool runs; a
 // step re-run after the call's result was lost does not run the tool blindly but pauses with an
-// effect_uncertain review; approve, reject and respond; idempotent tools and their keys. On the
-// memory saver and the SQLite saver; the process-ending seam (TOLLGATE_FAULT) on SQLite.
+// effect_uncertain review; approve, reject and respond; idempotent tools and their keys; a new
+// message on a thread waiting on that review is not told the call was cancelled. On the memory
+// saver and the SQLite saver, the process-ending seam (TOLLGATE_FAULT) on SQLite; built again
+// for the postgres tier (TOLLGATE_LEDGER_ON_POSTGRES), where all of it runs on the PostgreSQL
+// saver, each test in a schema of its own.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,12 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "support/postgres_test_server.h"
 #include "support/test_folder.h"
 #include "tollgate/agent.h"
 #include "tollgate/effect_intents.h"
 #include "tollgate/error.h"
+#include "tollgate/human_in_the_loop.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/messages.h"
+#include "tollgate/middleware.h"
+#include "tollgate/postgres_saver.h"
 #include "tollgate/sqlite_saver.h"
 
 namespace tollgate {
@@ -127,22 +134,37 @@ Command decision(Json one) {
   return command;
 }
 
-enum class SaverKind { kMemory, kSqlite };
+enum class SaverKind { kMemory, kSqlite, kPostgres };
 
 class EffectLedger : public ::testing::TestWithParam<SaverKind> {
  protected:
   void SetUp() override {
-    inner_ = GetParam() == SaverKind::kMemory ? make_memory_saver()
-                                              : open_sqlite_saver((folder_.path() / "t.db").string());
+    switch (GetParam()) {
+      case SaverKind::kMemory:
+        inner_ = make_memory_saver();
+        break;
+      case SaverKind::kSqlite:
+        inner_ = open_sqlite_saver((folder_.path() / "t.db").string());
+        break;
+      case SaverKind::kPostgres:
+        TOLLGATE_REQUIRE_POSTGRES();
+        schema_ = std::make_unique<testing::ScratchSchema>();
+        inner_ = open_postgres_saver(testing::test_postgres_url(), {.schema = schema_->name()});
+        break;
+    }
     saver_ = std::make_shared<ResultLosingSaver>(inner_);
   }
 
-  std::shared_ptr<CompiledGraph> agent(bool idempotent = false, Durability durability = Durability::kSync) {
+  std::shared_ptr<CompiledGraph> agent(bool idempotent = false, Durability durability = Durability::kSync,
+                                       std::vector<Json> more_replies = {}) {
     durability_ = durability;
     AgentOptions options;
-    options.model = std::make_shared<ScriptedChatModel>(std::vector<Json>{script_call(), Json("done")});
+    std::vector<Json> replies{script_call(), Json("done")};
+    replies.insert(replies.end(), more_replies.begin(), more_replies.end());
+    options.model = std::make_shared<ScriptedChatModel>(std::move(replies));
     options.tools = {counting_tool(effects_, inner_, idempotent)};
     options.checkpointer = saver_;
+    options.middleware = {make_patch_tool_calls()};
     return create_agent(std::move(options));
   }
 
@@ -172,6 +194,7 @@ class EffectLedger : public ::testing::TestWithParam<SaverKind> {
   }
 
   testing::TestFolder folder_{"ledger"};
+  std::unique_ptr<testing::ScratchSchema> schema_;  // before the savers: dropped after them
   std::shared_ptr<Saver> inner_;
   std::shared_ptr<ResultLosingSaver> saver_;
   std::shared_ptr<Effects> effects_ = std::make_shared<Effects>();
@@ -285,11 +308,49 @@ TEST_P(EffectLedger, AFinishedCallIsNotReviewedAgain) {
   EXPECT_EQ(effects_->runs.load(), 1);
 }
 
+TEST_P(EffectLedger, ANewMessageOnAThreadWaitingOnTheReviewIsToldTheCallMayHaveRun) {
+  const auto graph = agent(false, Durability::kSync, {Json("noted")});
+  lose_result_and_rerun(*graph);
+  const RunResult done =
+      graph->invoke(Json{{"messages", {human_message("what happened?", "h2")}}}, config());
+  EXPECT_FALSE(done.paused);
+  EXPECT_EQ(effects_->runs.load(), 1);
+  const std::string text = tool_message_of(done)["content"].get<std::string>();
+  EXPECT_NE(text.find("may or may not have run"), std::string::npos) << text;
+  EXPECT_EQ(text.find("cancelled"), std::string::npos) << text;
+}
+
+TEST_P(EffectLedger, ANewMessageOnAThreadPausedBeforeTheCallStartedIsToldItWasCancelled) {
+  AgentOptions options;
+  options.model = std::make_shared<ScriptedChatModel>(std::vector<Json>{script_call(), Json("ok")});
+  options.tools = {counting_tool(effects_, nullptr)};
+  options.checkpointer = saver_;
+  options.middleware = {make_patch_tool_calls(),
+                        make_human_in_the_loop({.interrupt_on = parse_interrupt_on(
+                                                    Json{{"send_email", true}})})};
+  const auto graph = create_agent(std::move(options));
+  ASSERT_TRUE(graph->invoke(input(), config()).paused);
+  const RunResult done =
+      graph->invoke(Json{{"messages", {human_message("never mind", "h2")}}}, config());
+  EXPECT_EQ(effects_->runs.load(), 0);
+  EXPECT_NE(tool_message_of(done)["content"].get<std::string>().find("was cancelled"),
+            std::string::npos);
+}
+
+const char* saver_name(const ::testing::TestParamInfo<SaverKind>& info) {
+  switch (info.param) {
+    case SaverKind::kMemory: return "Memory";
+    case SaverKind::kSqlite: return "Sqlite";
+    case SaverKind::kPostgres: return "Postgres";
+  }
+  return "?";
+}
+
+#ifdef TOLLGATE_LEDGER_ON_POSTGRES
+INSTANTIATE_TEST_SUITE_P(Savers, EffectLedger, ::testing::Values(SaverKind::kPostgres), saver_name);
+#else
 INSTANTIATE_TEST_SUITE_P(Savers, EffectLedger,
-                         ::testing::Values(SaverKind::kMemory, SaverKind::kSqlite),
-                         [](const auto& info) {
-                           return info.param == SaverKind::kMemory ? "Memory" : "Sqlite";
-                         });
+                         ::testing::Values(SaverKind::kMemory, SaverKind::kSqlite), saver_name);
 
 TEST(IdempotencyKey, IsTheSameForTheSameCallAndDiffersByThreadCallAndArguments) {
   const std::string digest = tool_call_digest("send_email", Json{{"to", "bob"}});
@@ -310,30 +371,52 @@ TEST(IdempotencyKey, IsHandedToTheToolOutsideAGraphToo) {
   run_tool_call(Json{{"id", "c1"}, {"name", "echo"}, {"args", Json::object()}}, {tool}, {});
   EXPECT_EQ(seen, idempotency_key("", "c1", tool_call_digest("echo", Json::object())));
 }
+#endif
 
 // TEST SEAM: TOLLGATE_FAULT ends the process at the planned point. The death test re-runs this
 // binary (whose tool seam reads the variable afresh) and the child inherits, through
-// `variable`, the parent's database path.
+// `variable`, the parent's database path (the PostgreSQL schema in the postgres tier).
 class FaultSeam : public ::testing::Test {
  protected:
-  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+  void SetUp() override {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+#ifdef TOLLGATE_LEDGER_ON_POSTGRES
+    TOLLGATE_REQUIRE_POSTGRES();
+#endif
+  }
 
   std::string shared_db(const char* variable) {
+#ifdef TOLLGATE_LEDGER_ON_POSTGRES
+    if (std::getenv(variable) == nullptr) {  // the parent: the schema is made (and dropped) here
+      schema_ = std::make_unique<testing::ScratchSchema>();
+      setenv(variable, schema_->name().c_str(), /*overwrite=*/0);
+    }
+#else
     setenv(variable, (folder_.path() / "t.db").c_str(), /*overwrite=*/0);
+#endif
     return std::getenv(variable);
+  }
+
+  static std::shared_ptr<Saver> open_saver(const std::string& db) {
+#ifdef TOLLGATE_LEDGER_ON_POSTGRES
+    return open_postgres_saver(testing::test_postgres_url(), {.schema = db});
+#else
+    return open_sqlite_saver(db);
+#endif
   }
 
   RunResult run_agent(const std::string& db, Json model_reply, const Json& graph_input) {
     AgentOptions options;
     options.model = std::make_shared<ScriptedChatModel>(std::vector<Json>{std::move(model_reply), Json("done")});
     options.tools = {counting_tool(effects_, nullptr)};
-    options.checkpointer = open_sqlite_saver(db);
+    options.checkpointer = open_saver(db);
     RunConfig config;
     config.thread_id = "t1";
     return create_agent(std::move(options))->invoke(graph_input, config);
   }
 
   testing::TestFolder folder_{"seam"};
+  std::unique_ptr<testing::ScratchSchema> schema_;
   std::shared_ptr<Effects> effects_ = std::make_shared<Effects>();
 };
 

@@ -3,7 +3,8 @@
 // restart the outbox holds exactly one row and the thread waits with an effect_uncertain review
 // of the call; approve keeps one row (the idempotency key), reject tells the model the call did
 // not happen, respond makes the reviewer's text the result. crash_before_tool leaves nothing
-// uncertain: continuing the thread runs the call once, without a review.
+// uncertain: after the restart the run finishes by itself (the agent re-runs a cut-off step),
+// running the call once, without a review and without anyone continuing it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -104,10 +105,16 @@ withServer("respond to the effect_uncertain review makes the reviewer's text the
   assert.equal(done.messages.find((m) => m.type === "tool").content, "Sent at 10:02, message 1.");
 });
 
-withServer("kill -9 just before send_email started: nothing is uncertain and continuing runs it once", async (server) => {
+withServer("kill -9 just before send_email started: the run finishes by itself after the restart, with one outbox row", async (server) => {
   const { client, threadId } = await approveAndCrash(server, "crash_before_tool:send_email");
-  assert.equal(outboxRows(server), 0);
-  const done = await client.runs.wait(threadId, "mailer", { input: null });
+  const [approval] = await client.runs.list(threadId, { limit: 1 });
+  const done = await client.runs.join(threadId, approval.run_id);
   assert.match(done.messages.at(-1).content, /placed in the outbox/);
+  assert.equal((await client.runs.get(threadId, approval.run_id)).status, "success");
+  assert.equal((await client.threads.get(threadId)).status, "idle");
   assert.equal(outboxRows(server), 1);
+  assert.equal((await client.runs.list(threadId)).length, 2); // the first turn and the approval: no new run
+  const audit = await (await fetch(`${server.url}/audit?thread_id=${threadId}`)).json();
+  const decisions = audit.filter((e) => e.kind === "decision").map((e) => e.outcome);
+  assert.deepEqual(decisions, ["applied"]);
 });

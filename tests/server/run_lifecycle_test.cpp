@@ -8,6 +8,7 @@
 
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
+#include "server/sql_review_store.h"
 #include "server/sql_store.h"
 
 namespace tollgate::server {
@@ -198,6 +199,66 @@ TEST_F(RunLifecycleTest, AResumeCutOffByACrashLeavesThePausedThreadInterruptedAn
   wait_for_status(thread, "idle");
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"],
             "after the crash");
+}
+
+// The decision had been accepted (its review claimed by the run) but not yet taken when the
+// process died: the review is open again, so the pause is answered with 200, not 409.
+TEST_F(RunLifecycleTest, AResumeCutOffBeforeItsDecisionWasTakenLeavesTheReviewOpen) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const std::string id = interrupt_id(thread);
+  const std::string checkpoint =
+      call("GET", "/threads/" + thread + "/state").json()["checkpoint"]["checkpoint_id"];
+  crash_with_run_executing(thread, 1, {{"command", {{"resume", {{id, "approve"}}}}}});
+  ASSERT_EQ(SqliteReviewStore(db_.string())
+                .decide(thread, checkpoint, id, "local", "01a22a56-2955-72c0-878b-ce6bc760372b", 1),
+            1u);
+  start();
+  auto approved = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"}, {"command", {{"resume", "after the crash"}}}});
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(approved.json()["decision"], "after the crash");
+}
+
+// A decision's claim stayed behind without its run (the run's insert failed on a full disk and
+// putting the claim back failed too): the next decision takes the review over.
+TEST_F(RunLifecycleTest, AClaimWhoseRunWasNeverStoredDoesNotHoldTheReview) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const std::string id = interrupt_id(thread);
+  const std::string checkpoint =
+      call("GET", "/threads/" + thread + "/state").json()["checkpoint"]["checkpoint_id"];
+  ASSERT_EQ(SqliteReviewStore(db_.string())
+                .decide(thread, checkpoint, id, "local", "01a22a56-2955-72c0-878b-ce6bc7603999", 1),
+            1u);
+  auto approved = call("POST", "/threads/" + thread + "/runs/wait",
+                       {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  EXPECT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(approved.json()["decision"], "approve");
+}
+
+// The process died after the graph took the decision (the review task finished and its writes
+// were saved on the checkpoint) and before the step's next checkpoint. The finished task waits
+// for nothing, so the thread must not read as a pause (which every decision would refuse with
+// 409): it reads as its cut-off run ended, and a run with no input continues the step. (A graph
+// registered with rerun_cut_off_steps is continued by recovery itself: run_recovery_test.)
+TEST_F(RunLifecycleTest, AResumeCutOffAfterItsDecisionWasTakenLeavesNoPauseAndContinues) {
+  std::string thread = new_thread();
+  run_to_interrupt(thread);
+  const Json state = call("GET", "/threads/" + thread + "/state").json();
+  const std::string task = state["tasks"][0]["id"];
+  const std::string checkpoint = state["checkpoint"]["checkpoint_id"];
+  crash_with_run_executing(thread, 1, {{"command", {{"resume", "approve"}}}});
+  saver_->put_writes({thread, "", checkpoint}, {{"decision", "approve"}, {"branch:to:tool", nullptr}},
+                     task);
+  start();
+  const Json t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "error");
+  EXPECT_TRUE(t["interrupts"].empty()) << t.dump();
+  auto continued = call("POST", "/threads/" + thread + "/runs/wait",
+                        {{"assistant_id", "hitl"}, {"input", nullptr}});
+  EXPECT_EQ(continued.status, 200) << continued.body;
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
 }
 
 TEST_F(RunLifecycleTest, RecoveryCountsAnAttemptBeforeItReadsTheCheckpoint) {

@@ -17,6 +17,7 @@
 #include "server/ids.h"
 #include "server/run_manager.h"
 #include "server/server_fixture.h"
+#include "server/sql_review_store.h"
 #include "server/sql_store.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
@@ -150,6 +151,9 @@ class StorageFailureTest : public ::testing::Test {
     }
     // One worker: a gated run holds it, so a run queued behind it starts when the test says.
     runs_ = std::make_unique<RunManager>(*store_, *streams_, std::move(graphs), 1);
+    // As Server::start wires it: decisions claim their review records.
+    reviews_ = std::make_unique<SqliteReviewStore>(db_.string());
+    runs_->set_review_store(reviews_.get());
     api_ = std::make_unique<ApiContext>(ApiContext{*store_, *runs_, *streams_, saver_, nullptr, false, nullptr, nullptr, std::nullopt});
     add_assistant_routes(router_, *api_);
     add_thread_routes(router_, *api_);
@@ -166,6 +170,7 @@ class StorageFailureTest : public ::testing::Test {
     store_->full = false;
     http_.reset();
     runs_.reset();
+    reviews_.reset();
     api_.reset();
     streams_.reset();
     store_.reset();
@@ -188,6 +193,30 @@ class StorageFailureTest : public ::testing::Test {
     EXPECT_EQ(paused.status, 200) << paused.body;
     return thread;
   }
+  // Approves `paused` while a gated run (on a new thread, `busy`) holds the only worker, then
+  // lets the resume start with writes failing, so that its first write fails; answers what the
+  // client got. Writes succeed again once it returns.
+  testing::ClientResponse resume_whose_first_write_fails(const std::string& paused,
+                                                         std::string& busy) {
+    busy = new_thread();
+    EXPECT_EQ(call("POST", "/threads/" + busy + "/runs",
+                   {{"assistant_id", "gated"}, {"input", Json::object()}})
+                  .status,
+              200);
+    testing::ClientResponse resumed;
+    std::thread client([&] {
+      resumed = call("POST", "/threads/" + paused + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+    });
+    for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    store_->full = true;
+    gate_->open = true;  // the gated run ends, the resume starts: its first write fails
+    client.join();
+    store_->full = false;
+    return resumed;
+  }
   // Polls (no timing is asserted) until the thread reads `status`.
   bool eventually_status(const std::string& thread, const std::string& status) {
     for (int i = 0; i < 1000; ++i) {
@@ -203,6 +232,7 @@ class StorageFailureTest : public ::testing::Test {
   std::unique_ptr<DiskFullStore> store_;
   std::unique_ptr<ThreadStreams> streams_;
   std::unique_ptr<RunManager> runs_;
+  std::unique_ptr<SqliteReviewStore> reviews_;
   std::unique_ptr<ApiContext> api_;
   Router router_;
   std::unique_ptr<HttpServer> http_;
@@ -224,31 +254,27 @@ TEST_F(StorageFailureTest, WhileWritesFailAResumeIs503AndReadsAreStillAnswered) 
 
 TEST_F(StorageFailureTest, ARunWhoseFirstWriteFailsAnswers503AndLeavesItsPausedThreadAnswerable) {
   std::string paused = paused_thread();
-  // A gated run holds the only worker; the resume waits behind it.
-  std::string busy = new_thread();
-  ASSERT_EQ(call("POST", "/threads/" + busy + "/runs",
-                 {{"assistant_id", "gated"}, {"input", Json::object()}})
-                .status,
-            200);
-  testing::ClientResponse resumed;
-  std::thread client([&] {
-    resumed = call("POST", "/threads/" + paused + "/runs/wait",
-                   {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
-  });
-  for (int i = 0; i < 1000 && call("GET", "/threads/" + paused).json()["status"] != "busy"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  store_->full = true;
-  gate_->open = true;  // the gated run ends, the resume starts: its first write fails
-  client.join();
+  std::string busy;
+  auto resumed = resume_whose_first_write_fails(paused, busy);
   EXPECT_EQ(resumed.status, 503) << resumed.body;
-  store_->full = false;
   ASSERT_TRUE(eventually_status(paused, "interrupted"));
   ASSERT_TRUE(eventually_status(busy, "idle"));
   auto again = call("POST", "/threads/" + paused + "/runs/wait",
                     {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
   EXPECT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(again.json()["decision"], "approve");
+}
+
+// The decision was accepted (its review claimed) and then failed with 503 before it was taken:
+// the review is pending again, so the next decision is not refused as already accepted.
+TEST_F(StorageFailureTest, AResumeThatFailedWith503BeforeItWasTakenLeavesTheReviewPending) {
+  std::string paused = paused_thread();
+  std::string busy;
+  ASSERT_EQ(resume_whose_first_write_fails(paused, busy).status, 503);
+  ASSERT_TRUE(eventually_status(paused, "interrupted"));
+  const std::vector<ReviewRecord> records = reviews_->list(paused);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].status, "pending");
 }
 
 TEST_F(StorageFailureTest, TheEndOfARunIsStoredOnceSpaceIsBackWithoutARestart) {
