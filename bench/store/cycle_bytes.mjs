@@ -4,7 +4,8 @@
 // with values, updates and messages-tuple as the console does), then approved. The server runs
 // once without retention and once with {events: "1s", checkpoints: "latest", interval: "1s"};
 // after the cycles it waits for two passes, stops, and the file's used pages are counted
-// (page_count - freelist_count), with the largest tables (dbstat).
+// (page_count - freelist_count), with the largest tables (dbstat); file_bytes_per_cycle counts the
+// free pages too (the file's size: SQLite reuses free pages before it grows the file).
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -59,6 +60,7 @@ async function measure(retention) {
   await exited;
   const db = join(dir, "t.db");
   const used = Number(sql(db, "SELECT (page_count - freelist_count) * page_size FROM pragma_page_count, pragma_freelist_count, pragma_page_size"));
+  const file = Number(sql(db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size"));
   let tables = "";
   try {
     tables = sql(db, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 6");
@@ -66,7 +68,7 @@ async function measure(retention) {
     tables = "(no dbstat)";
   }
   rmSync(dir, { recursive: true, force: true });
-  return { retention: retention ?? "none", cycles, bytes_per_cycle: Math.round(used / cycles), tables: tables.split("\n") };
+  return { retention: retention ?? "none", cycles, bytes_per_cycle: Math.round(used / cycles), file_bytes_per_cycle: Math.round(file / cycles), tables: tables.split("\n") };
 }
 
 console.log(JSON.stringify(await measure(null)));

@@ -104,6 +104,47 @@ ALTER TABLE server_thread_events ADD COLUMN appended_at BIGINT NOT NULL DEFAULT 
 CREATE INDEX server_thread_events_by_time ON server_thread_events(appended_at);
 CREATE INDEX server_runs_by_update ON server_runs(updated_at);
 )sql"},
+    // 4: what the console's searches filter on is a column of the thread, kept true in the
+    // transaction of each write that changes it, so that each search is an index range: the
+    // number of its pending or running runs (written with every run write), whether interrupts
+    // are still listed (written with the interrupts), and from them the status as read and
+    // whether a reviewer sees the thread.
+    {R"sql(
+ALTER TABLE server_threads ADD COLUMN active_runs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_threads ADD COLUMN pending_interrupts INTEGER NOT NULL DEFAULT 0;
+UPDATE server_threads SET active_runs = (SELECT count(*) FROM server_runs r
+  WHERE r.thread_id = server_threads.thread_id AND r.status IN ('pending', 'running'));
+UPDATE server_threads SET pending_interrupts = EXISTS (SELECT 1 FROM json_each(
+  CASE WHEN json_type(interrupts) = 'object' THEN interrupts END)
+  WHERE type = 'array' AND json_array_length(value) > 0);
+ALTER TABLE server_threads ADD COLUMN read_status TEXT
+  GENERATED ALWAYS AS (CASE WHEN active_runs > 0 THEN 'busy' ELSE status END) VIRTUAL;
+ALTER TABLE server_threads ADD COLUMN awaiting_review INTEGER
+  GENERATED ALWAYS AS (read_status = 'interrupted' OR pending_interrupts <> 0) VIRTUAL;
+DROP INDEX server_threads_by_status;
+CREATE INDEX server_threads_by_read_status ON server_threads(read_status, updated_at);
+CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at);
+)sql",
+     // PostgreSQL: the derived columns are stored, and a generated column cannot read another,
+     // so awaiting_review spells out read_status = 'interrupted'.
+     R"sql(
+ALTER TABLE server_threads ADD COLUMN active_runs BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE server_threads ADD COLUMN pending_interrupts BIGINT NOT NULL DEFAULT 0;
+UPDATE server_threads SET active_runs = (SELECT count(*) FROM server_runs r
+  WHERE r.thread_id = server_threads.thread_id AND r.status IN ('pending', 'running'));
+UPDATE server_threads SET pending_interrupts = CASE WHEN EXISTS (SELECT 1 FROM jsonb_each(
+  CASE WHEN jsonb_typeof(interrupts::jsonb) = 'object' THEN interrupts::jsonb END) e
+  WHERE CASE WHEN jsonb_typeof(e.value) = 'array' THEN jsonb_array_length(e.value) > 0
+  ELSE FALSE END) THEN 1 ELSE 0 END;
+ALTER TABLE server_threads ADD COLUMN read_status TEXT COLLATE "C"
+  GENERATED ALWAYS AS (CASE WHEN active_runs > 0 THEN 'busy' ELSE status END) STORED;
+ALTER TABLE server_threads ADD COLUMN awaiting_review BIGINT
+  GENERATED ALWAYS AS (CASE WHEN (active_runs <= 0 AND status = 'interrupted')
+  OR pending_interrupts <> 0 THEN 1 ELSE 0 END) STORED;
+DROP INDEX server_threads_by_status;
+CREATE INDEX server_threads_by_read_status ON server_threads(read_status, updated_at);
+CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at);
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -256,10 +297,12 @@ bool SqlStore::create_thread(const ThreadRecord& t) {
   bool created = false;
   write_locked([&] {
     Statement s(prepared_locked(sql("INSERT INTO server_threads (", kThreadColumns,
-                                    ") VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING")));
+                                    ", pending_interrupts) VALUES (?,?,?,?,?,?,?,?,?,?) "
+                                    "ON CONFLICT DO NOTHING")));
     s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
     s.bind(5, t.status).bind(6, t.config.dump()).bind_json(7, t.values).bind_json(8, t.interrupts);
-    created = s.bind_json(9, t.error).run() == 1;
+    s.bind_json(9, t.error).bind(10, std::int64_t{has_pending_interrupts(t.interrupts)});
+    created = s.run() == 1;
   });
   return created;
 }
@@ -283,10 +326,10 @@ void SqlStore::update_thread(const ThreadRecord& t) {
     Statement s(
         prepared_locked("UPDATE server_threads SET updated_at = ?, metadata = ?, "
                         "status = ?, config = ?, state_values = ?, interrupts = ?, "
-                        "error = ? WHERE thread_id = ?"));
+                        "error = ?, pending_interrupts = ? WHERE thread_id = ?"));
     s.bind(1, t.updated_at).bind(2, t.metadata.dump()).bind(3, t.status).bind(4, t.config.dump());
-    s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error).bind(8, t.thread_id);
-    s.run();
+    s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error);
+    s.bind(8, std::int64_t{has_pending_interrupts(t.interrupts)}).bind(9, t.thread_id).run();
   });
 }
 
@@ -340,10 +383,11 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
   }
   Statement s(
       prepared_locked("UPDATE server_threads SET status = ?, error = ?, updated_at = ?, "
-                      "state_values = ?, interrupts = ? WHERE thread_id = ?"));
+                      "state_values = ?, interrupts = ?, pending_interrupts = ? WHERE thread_id = ?"));
   s.bind(1, outcome.status).bind_json(2, outcome.error).bind(3, outcome.updated_at);
-  return s.bind_json(4, outcome.values).bind_json(5, outcome.interrupts).bind(6, thread_id).run() ==
-         1;
+  s.bind_json(4, outcome.values).bind_json(5, outcome.interrupts);
+  s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
+  return s.bind(7, thread_id).run() == 1;
 }
 
 std::vector<std::string> SqlStore::thread_ids_with_stored_status(const std::string& status) {
@@ -377,17 +421,13 @@ void bind_values(sql::Statement& statement, const std::vector<SqlValue>& args) {
 
 std::vector<ThreadRecord> SqlStore::search_threads(const ThreadFilter& filter,
                                                       const ThreadPage& page) {
-  ThreadFilterSql where = thread_filter_sql(filter, connection_->dialect());
+  ThreadSearchSql search =
+      thread_search_sql(filter, page, kThreadReadColumns, connection_->dialect());
   // Not kept prepared: the text varies with the filter's keys and ids.
   std::lock_guard lock(mutex_);
-  auto prepared = sql::prepare_once(*connection_, "SELECT " + kThreadReadColumns +
-                                                      " FROM server_threads " + where.where + " " +
-                                                      thread_order_sql(page) + " LIMIT ? OFFSET ?");
+  auto prepared = sql::prepare_once(*connection_, search.text);
   sql::Statement& statement = *prepared;
-  bind_values(statement, where.args);
-  const int next = static_cast<int>(where.args.size()) + 1;
-  statement.bind(next, static_cast<std::int64_t>(std::min<std::size_t>(page.limit, INT64_MAX)));
-  statement.bind(next + 1, static_cast<std::int64_t>(std::min<std::size_t>(page.offset, INT64_MAX)));
+  bind_values(statement, search.args);
   Statement s(statement);
   std::vector<ThreadRecord> out;
   while (s.step()) out.push_back(read_thread(s));
@@ -431,6 +471,22 @@ void SqlStore::put_run_locked(const RunRecord& r) {
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
   s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts}).run();
+  count_active_runs_locked(r.thread_id);
+}
+
+void SqlStore::count_active_runs_locked(const std::string& thread_id) {
+  Statement(prepared_locked("UPDATE server_threads SET active_runs = (SELECT count(*) FROM "
+                            "server_runs WHERE thread_id = ?1 AND status IN ('pending', "
+                            "'running')) WHERE thread_id = ?1"))
+      .bind(1, thread_id)
+      .run();
+}
+
+std::optional<std::string> SqlStore::thread_of_run_locked(const std::string& run_id) {
+  Statement s(prepared_locked("SELECT thread_id FROM server_runs WHERE run_id = ?"));
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
 }
 
 bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata) {
@@ -454,6 +510,7 @@ std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
         .bind(2, updated_at)
         .bind(3, run_id)
         .run();
+    if (auto thread_id = thread_of_run_locked(run_id)) count_active_runs_locked(*thread_id);
   });
   return read_run_locked(run_id);
 }
@@ -518,10 +575,12 @@ void SqlStore::delete_run(const std::string& run_id) {
 }
 
 void SqlStore::delete_run_locked(const std::string& run_id) {
+  const std::optional<std::string> thread_id = thread_of_run_locked(run_id);
   for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
                            "DELETE FROM server_runs WHERE run_id = ?"}) {
     Statement(prepared_locked(text)).bind(1, run_id).run();
   }
+  if (thread_id) count_active_runs_locked(*thread_id);
 }
 
 void SqlStore::append_run_event(const std::string& run_id, const LogEntry& e) {

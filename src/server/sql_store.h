@@ -35,7 +35,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 3;
+inline constexpr int kServerSchemaVersion = 4;
 
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
@@ -104,6 +104,10 @@ class SqlStore : public ServerStore {
   std::optional<RunRecord> read_run_locked(const std::string& run_id);
   void put_run_locked(const RunRecord& run);
   void delete_run_locked(const std::string& run_id);
+  // Writes the thread's active_runs (its runs pending or running), in the transaction of each
+  // write of its runs: the thread's busy status is never out of step with them.
+  void count_active_runs_locked(const std::string& thread_id);
+  std::optional<std::string> thread_of_run_locked(const std::string& run_id);
   // False when the thread is gone.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome);
   bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,

@@ -8,9 +8,7 @@ using namespace sql_rows;
 
 namespace {
 
-constexpr const char* kNoActiveRun =
-    "NOT EXISTS (SELECT 1 FROM server_runs r WHERE r.thread_id = server_threads.thread_id AND "
-    "r.status IN ('pending', 'running'))";
+constexpr const char* kNoActiveRun = "active_runs = 0";
 
 }  // namespace
 

@@ -120,13 +120,23 @@ inline constexpr const char* kAssistantColumns =
 inline constexpr const char* kThreadColumns =
     "thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts, error";
 // The columns of kThreadColumns as read: the status is busy while a run of the thread is pending
-// or running, else the stored one.
-inline const std::string kThreadReadColumns = std::string("thread_id, created_at, updated_at, metadata, ") +
-                                       kThreadStatusSql +
-                                       ", config, state_values, interrupts, error";
+// or running (read_status), else the stored one.
+inline const std::string kThreadReadColumns =
+    "thread_id, created_at, updated_at, metadata, read_status, config, state_values, interrupts, "
+    "error";
 inline constexpr const char* kRunColumns =
     "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
     "updated_at, attempts";
+
+// Whether `interrupts` (task id -> [Interrupt]) still lists one: the column pending_interrupts,
+// as migration 4 computes it for older rows.
+inline bool has_pending_interrupts(const Json& interrupts) {
+  if (!interrupts.is_object()) return false;
+  for (const auto& [task, list] : interrupts.items()) {
+    if (list.is_array() && !list.empty()) return true;
+  }
+  return false;
+}
 
 inline std::string sql(const char* prefix, const char* columns, const char* suffix) {
   return std::string(prefix) + columns + suffix;

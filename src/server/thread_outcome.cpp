@@ -43,8 +43,11 @@ ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
       return with_status(std::move(outcome), "error", error);
     case RunEnding::kCutOff:
       if (pending) return with_status(std::move(outcome), "interrupted", error);
-      return with_status(std::move(outcome),
-                         has_checkpoint && latest.next.empty() ? "idle" : "error", error);
+      // Idle only when the checkpoint holds nothing left to do: finished tasks whose writes
+      // are not yet applied (the step was cut off before its next checkpoint) are left to do.
+      return with_status(
+          std::move(outcome),
+          has_checkpoint && latest.next.empty() && latest.tasks.empty() ? "idle" : "error", error);
   }
   return outcome;
 }

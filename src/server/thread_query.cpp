@@ -1,14 +1,17 @@
 #include "server/thread_query.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 
 namespace tollgate::server {
 namespace {
 
-constexpr const char* kActiveRunSql =
-    "EXISTS (SELECT 1 FROM server_runs r WHERE r.thread_id = server_threads.thread_id AND "
-    "r.status IN ('pending', 'running'))";
+// One term of a WHERE clause with the values of its ?.
+struct Clause {
+  std::string text;
+  std::vector<SqlValue> args;
+};
 
 // A clause that holds when a json_each row (columns key, type, atom, value) has key `key` and
 // a value equal to `value` as nlohmann::json compares them (numbers by value, objects and
@@ -54,75 +57,108 @@ std::string entry_equals(const std::string& key, const Json& value, std::vector<
 // Each top-level key of `subset` equal in the JSON object of `column` (json_contains).
 // PostgreSQL compares as jsonb does: numbers by value, objects and arrays by their contents.
 void add_containment(sql::Dialect dialect, const char* column, const Json& subset,
-                     std::vector<std::string>& terms, std::vector<SqlValue>& args) {
+                     std::vector<Clause>& terms) {
   if (!subset.is_object()) return;
   for (auto it = subset.begin(); it != subset.end(); ++it) {
+    Clause term;
     if (dialect == sql::Dialect::kPostgres) {
-      terms.push_back(std::string("(jsonb_typeof(") + column + "::jsonb) = 'object' AND (" +
-                      column + "::jsonb -> ?::text) = ?::jsonb)");
-      args.emplace_back(it.key());
-      args.emplace_back(it.value().dump());
-      continue;
+      term.text = std::string("(jsonb_typeof(") + column + "::jsonb) = 'object' AND (" + column +
+                  "::jsonb -> ?::text) = ?::jsonb)";
+      term.args.emplace_back(it.key());
+      term.args.emplace_back(it.value().dump());
+    } else {
+      term.text = std::string("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(") + column +
+                  ") = 'object' THEN " + column + " END) WHERE " +
+                  entry_equals(it.key(), it.value(), term.args) + ")";
     }
-    terms.push_back(std::string("EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(") + column +
-                    ") = 'object' THEN " + column + " END) WHERE " +
-                    entry_equals(it.key(), it.value(), args) + ")");
+    terms.push_back(std::move(term));
   }
 }
 
-// thread_access(): the owner's threads, and a reviewer's view of those waiting for a review
-// (read status interrupted, or interrupts still listed).
-std::string visibility_sql(sql::Dialect dialect, const ThreadVisibility& visible,
-                           std::vector<SqlValue>& args) {
-  const bool postgres = dialect == sql::Dialect::kPostgres;
-  std::vector<std::string> any;
+// The terms every visible thread meets, and the alternatives of thread_access() (the owner's
+// threads; for a reviewer, those waiting for a review), of which a visible thread meets one.
+// No alternative at all (and not every thread visible): nothing is visible.
+struct FilterTerms {
+  std::vector<Clause> all;
+  std::vector<Clause> any;
+  bool nothing_visible = false;
+};
+
+FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
+  FilterTerms out;
+  if (filter.status) {
+    out.all.push_back({"read_status = ?", {*filter.status}});
+  }
+  if (!filter.ids.empty()) {
+    Clause in{"thread_id IN (", {}};
+    for (std::size_t i = 0; i < filter.ids.size(); ++i) {
+      in.text += i ? ",?" : "?";
+      in.args.emplace_back(filter.ids[i]);
+    }
+    in.text += ")";
+    out.all.push_back(std::move(in));
+  }
+  add_containment(dialect, "metadata", filter.metadata, out.all);
+  add_containment(dialect, "state_values", filter.values, out.all);
+  const ThreadVisibility& visible = filter.visible;
+  // A reviewer sees every interrupted thread: the status filter then implies visibility.
+  if (visible.all || (visible.reviewer && filter.status == "interrupted")) return out;
   if (!visible.owner.empty()) {
-    any.emplace_back(postgres ? "(metadata::jsonb ->> 'owner') = ?"
-                              : "json_extract(metadata, '$.owner') = ?");
-    args.emplace_back(visible.owner);
+    // The expression of index server_threads_by_owner in each dialect.
+    out.any.push_back({dialect == sql::Dialect::kPostgres ? "(metadata::jsonb ->> 'owner') = ?"
+                                                          : "json_extract(metadata, '$.owner') = ?",
+                       {visible.owner}});
   }
-  if (visible.reviewer) {
-    any.push_back(std::string("(server_threads.status = 'interrupted' AND NOT ") + kActiveRunSql +
-                  ")");
-    any.emplace_back(
-        postgres ? "EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(interrupts::jsonb) = "
-                   "'object' THEN interrupts::jsonb END) e WHERE CASE WHEN "
-                   "jsonb_typeof(e.value) = 'array' THEN jsonb_array_length(e.value) > 0 ELSE "
-                   "FALSE END)"
-                 : "EXISTS (SELECT 1 FROM json_each(CASE WHEN json_type(interrupts) = 'object' "
-                   "THEN interrupts END) WHERE type = 'array' AND json_array_length(value) > 0)");
+  if (visible.reviewer) out.any.push_back({"awaiting_review = 1", {}});
+  out.nothing_visible = out.any.empty();
+  return out;
+}
+
+// A WHERE clause no row meets, in both dialects.
+constexpr const char* kNoRow = "WHERE 1 = 0";
+
+// "WHERE a AND b AND (c OR d)": every term of `all` and one of `any`; "" when there is none.
+std::string where_of(const std::vector<Clause>& all, const std::vector<const Clause*>& any,
+                     std::vector<SqlValue>& args) {
+  std::vector<std::string> texts;
+  for (const Clause& term : all) {
+    texts.push_back(term.text);
+    args.insert(args.end(), term.args.begin(), term.args.end());
   }
-  if (any.empty()) return postgres ? "FALSE" : "0";
-  std::string out = "(";
-  for (std::size_t i = 0; i < any.size(); ++i) out += (i ? " OR " : "") + any[i];
-  return out + ")";
+  if (!any.empty()) {
+    std::string alternatives;
+    for (std::size_t i = 0; i < any.size(); ++i) {
+      alternatives += (i ? " OR " : "") + any[i]->text;
+      args.insert(args.end(), any[i]->args.begin(), any[i]->args.end());
+    }
+    texts.push_back(any.size() == 1 ? alternatives : "(" + alternatives + ")");
+  }
+  std::string out;
+  for (std::size_t i = 0; i < texts.size(); ++i) out += (i ? " AND " : "WHERE ") + texts[i];
+  return out;
+}
+
+std::vector<const Clause*> pointers(const std::vector<Clause>& clauses) {
+  std::vector<const Clause*> out;
+  for (const Clause& c : clauses) out.push_back(&c);
+  return out;
+}
+
+std::int64_t bounded(std::size_t n) {
+  return static_cast<std::int64_t>(
+      std::min<std::size_t>(n, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
 }
 
 }  // namespace
 
 ThreadFilterSql thread_filter_sql(const ThreadFilter& filter, sql::Dialect dialect) {
+  FilterTerms terms = filter_terms(filter, dialect);
   ThreadFilterSql out;
-  std::vector<std::string> terms;
-  if (filter.status) {
-    if (*filter.status == "busy") {
-      terms.push_back(std::string("(") + kActiveRunSql + " OR server_threads.status = 'busy')");
-    } else {
-      terms.push_back(std::string("server_threads.status = ? AND NOT ") + kActiveRunSql);
-      out.args.emplace_back(*filter.status);
-    }
+  if (terms.nothing_visible) {
+    out.where = kNoRow;
+    return out;
   }
-  if (!filter.ids.empty()) {
-    std::string in = "thread_id IN (";
-    for (std::size_t i = 0; i < filter.ids.size(); ++i) {
-      in += i ? ",?" : "?";
-      out.args.emplace_back(filter.ids[i]);
-    }
-    terms.push_back(in + ")");
-  }
-  add_containment(dialect, "metadata", filter.metadata, terms, out.args);
-  add_containment(dialect, "state_values", filter.values, terms, out.args);
-  if (!filter.visible.all) terms.push_back(visibility_sql(dialect, filter.visible, out.args));
-  for (std::size_t i = 0; i < terms.size(); ++i) out.where += (i ? " AND " : "WHERE ") + terms[i];
+  out.where = where_of(terms.all, pointers(terms.any), out.args);
   return out;
 }
 
@@ -136,7 +172,40 @@ std::string thread_order_sql(const ThreadPage& page) {
     return out;
   }
   assert(page.sort_by == "status");
-  return std::string("ORDER BY ") + kThreadStatusSql + direction + ", created_at DESC, thread_id DESC";
+  return std::string("ORDER BY read_status") + direction + ", created_at DESC, thread_id DESC";
+}
+
+ThreadSearchSql thread_search_sql(const ThreadFilter& filter, const ThreadPage& page,
+                                  const std::string& columns, sql::Dialect dialect) {
+  FilterTerms terms = filter_terms(filter, dialect);
+  const std::string order = thread_order_sql(page);
+  ThreadSearchSql out;
+  out.text = "SELECT " + columns + " FROM server_threads ";
+  if (terms.nothing_visible) {
+    out.text += std::string(kNoRow) + " ";
+  } else if (terms.any.size() < 2) {
+    out.text += where_of(terms.all, pointers(terms.any), out.args) + " ";
+  } else {
+    // The page lies within the first offset + limit threads of each alternative.
+    const std::size_t most = std::numeric_limits<std::size_t>::max();
+    const std::int64_t enough =
+        bounded(page.offset > most - page.limit ? most : page.offset + page.limit);
+    // A row's key: SQLite's rowid (no second lookup by thread id); PostgreSQL has none.
+    const std::string key = dialect == sql::Dialect::kPostgres ? "thread_id" : "rowid";
+    std::string arms;
+    for (std::size_t i = 0; i < terms.any.size(); ++i) {
+      if (!arms.empty()) arms += " UNION ALL ";
+      arms += "SELECT " + key + " FROM (SELECT " + key + " FROM server_threads " +
+              where_of(terms.all, {&terms.any[i]}, out.args) + " " + order + " LIMIT ?) AS arm" +
+              std::to_string(i);
+      out.args.emplace_back(enough);
+    }
+    out.text += "WHERE " + key + " IN (" + arms + ") ";
+  }
+  out.text += order + " LIMIT ? OFFSET ?";
+  out.args.emplace_back(bounded(page.limit));
+  out.args.emplace_back(bounded(page.offset));
+  return out;
 }
 
 }  // namespace tollgate::server

@@ -238,11 +238,11 @@ TEST_F(RunLifecycleTest, AClaimWhoseRunWasNeverStoredDoesNotHoldTheReview) {
 }
 
 // The process died after the graph took the decision (the review task finished and its writes
-// were saved on the checkpoint) and before the step's next checkpoint. The decision was taken,
-// so the step is continued; the thread must not read as a pause that refuses every answer.
-// NOT FIXED YET (docs/chaos.md): recovery leaves the thread interrupted on the finished task's
-// interrupt, and every decision is 409 "no pending interrupt to resume". Enable with the fix.
-TEST_F(RunLifecycleTest, DISABLED_AResumeCutOffAfterItsDecisionWasTakenIsContinued) {
+// were saved on the checkpoint) and before the step's next checkpoint. The finished task waits
+// for nothing, so the thread must not read as a pause (which every decision would refuse with
+// 409): it reads as its cut-off run ended, and a run with no input continues the step. (A graph
+// registered with rerun_cut_off_steps is continued by recovery itself: run_recovery_test.)
+TEST_F(RunLifecycleTest, AResumeCutOffAfterItsDecisionWasTakenLeavesNoPauseAndContinues) {
   std::string thread = new_thread();
   run_to_interrupt(thread);
   const Json state = call("GET", "/threads/" + thread + "/state").json();
@@ -252,7 +252,12 @@ TEST_F(RunLifecycleTest, DISABLED_AResumeCutOffAfterItsDecisionWasTakenIsContinu
   saver_->put_writes({thread, "", checkpoint}, {{"decision", "approve"}, {"branch:to:tool", nullptr}},
                      task);
   start();
-  wait_for_status(thread, "idle");
+  const Json t = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(t["status"], "error");
+  EXPECT_TRUE(t["interrupts"].empty()) << t.dump();
+  auto continued = call("POST", "/threads/" + thread + "/runs/wait",
+                        {{"assistant_id", "hitl"}, {"input", nullptr}});
+  EXPECT_EQ(continued.status, 200) << continued.body;
   EXPECT_EQ(call("GET", "/threads/" + thread + "/state").json()["values"]["decision"], "approve");
 }
 

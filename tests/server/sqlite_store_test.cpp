@@ -1,9 +1,8 @@
 #include "server/sql_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
-#include <filesystem>
+#include <initializer_list>
 
 #include "server/store_backend.h"
 #include "tollgate/error.h"
@@ -18,6 +17,13 @@ class SqliteStoreTest : public ::testing::Test {
     store_ = std::make_unique<SqlStore>(db_.connect());
   }
   void TearDown() override { store_.reset(); }
+  // Closes the store and runs each statement list on its database, as an older version left it.
+  void rewrite_closed_database(std::initializer_list<const char*> statements) {
+    store_.reset();
+    for (const char* sql : statements) db_.exec(sql);
+  }
+  // Opens the store again on the rewritten database.
+  void reopen() { store_ = std::make_unique<SqlStore>(db_.connect()); }
   testing::StoreBackend db_{"store"};
   std::unique_ptr<SqlStore> store_;
 };
@@ -253,29 +259,105 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
+// Takes a database of the current schema back to version 3 (what schema 4 added, removed).
+constexpr const char* kBackToVersion3 =
+    "DROP INDEX server_threads_by_read_status; DROP INDEX server_threads_awaiting_review; "
+    "ALTER TABLE server_threads DROP COLUMN awaiting_review; "
+    "ALTER TABLE server_threads DROP COLUMN read_status; "
+    "ALTER TABLE server_threads DROP COLUMN pending_interrupts; "
+    "ALTER TABLE server_threads DROP COLUMN active_runs; "
+    "CREATE INDEX server_threads_by_status ON server_threads(status, updated_at); "
+    "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
+
 TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
   if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
-  store_.reset();
-  sqlite3* db = nullptr;
-  sqlite3_open(db_.path().c_str(), &db);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
-                         "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
-                         "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
-                         "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
-                         "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
-                         "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
-                         "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
-                         "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
-                         "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
-                         "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
-                         "'{}', 'running', '{}', 'reject', 1, 1)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-  store_ = std::make_unique<SqliteStore>(db_.path());
+  rewrite_closed_database({kBackToVersion3,
+                           "DROP INDEX server_threads_by_created; DROP INDEX server_threads_by_updated; "
+                           "DROP INDEX server_threads_by_status; DROP INDEX server_threads_by_owner; "
+                           "DROP INDEX server_runs_by_thread_status; DROP INDEX server_threads_by_ttl; "
+                           "DROP INDEX server_thread_events_by_time; DROP INDEX server_runs_by_update; "
+                           "ALTER TABLE server_threads DROP COLUMN ttl_ms; "
+                           "ALTER TABLE server_thread_events DROP COLUMN appended_at; "
+                           "ALTER TABLE server_runs DROP COLUMN attempts; UPDATE tollgate_schema SET "
+                           "version = 1 WHERE component = 'server_store'; INSERT INTO server_runs "
+                           "(run_id, thread_id, assistant_id, metadata, status, kwargs, "
+                           "multitask_strategy, created_at, updated_at) VALUES ('r1', 't1', 'a', "
+                           "'{}', 'running', '{}', 'reject', 1, 1)"});
+  reopen();
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   EXPECT_EQ(store_->get_run("r1")->attempts, 0);
+}
+
+TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfItsThreads) {
+  ThreadRecord paused = thread("paused");
+  paused.status = "interrupted";
+  paused.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
+  store_->create_thread(paused);
+  store_->create_thread(thread("running"));
+  store_->create_thread(thread("idle"));
+  // A run a version-3 server was executing, and a paused thread whose resume is queued.
+  rewrite_closed_database({kBackToVersion3,
+                           "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
+                           "status, kwargs, multitask_strategy, created_at, updated_at) VALUES "
+                           "('r1', 'running', 'a', '{}', 'running', '{}', 'reject', 1, 1), "
+                           "('r2', 'paused', 'a', '{}', 'pending', '{}', 'reject', 1, 1), "
+                           "('r3', 'idle', 'a', '{}', 'success', '{}', 'reject', 1, 1)"});
+  reopen();
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  ThreadFilter busy;
+  busy.status = "busy";
+  EXPECT_EQ(store_->count_threads(busy), 2u);
+  ThreadFilter reviewer;
+  reviewer.visible = ThreadVisibility{false, "", true};
+  auto waiting = store_->search_threads(reviewer, {});
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting[0].thread_id, "paused");
+  EXPECT_EQ(waiting[0].status, "busy");
+  store_->end_run(run_of("r2", "paused", "success"), true, nullptr);
+  ThreadFilter interrupted;
+  interrupted.status = "interrupted";
+  EXPECT_EQ(store_->count_threads(interrupted), 1u);
+}
+
+TEST_F(SqliteStoreTest, EveryWriteOfARunKeepsItsThreadsBusyStatus) {
+  store_->create_thread(thread("t1"));
+  ThreadFilter busy;
+  busy.status = "busy";
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  EXPECT_EQ(store_->count_threads(busy), 1u);
+  store_->put_run(run_of("r1", "t1", "success"));
+  EXPECT_EQ(store_->count_threads(busy), 0u);
+  store_->put_run(run_of("r2", "t1", "pending"));
+  EXPECT_EQ(store_->count_threads(busy), 1u);
+  store_->delete_run("r2");
+  EXPECT_EQ(store_->count_threads(busy), 0u);
+  store_->put_run(run_of("r3", "t1", "interrupted"));
+  store_->begin_attempt("r3", "running", 2);
+  EXPECT_EQ(store_->count_threads(busy), 1u);
+  store_->end_run(run_of("r3", "t1", "error"), false, nullptr);
+  EXPECT_EQ(store_->count_threads(busy), 0u);
+  EXPECT_EQ(store_->get_thread("t1")->status, "idle");
+}
+
+TEST_F(SqliteStoreTest, AReviewerSeesAThreadWhileItsInterruptsAreListedEvenWhenBusy) {
+  ThreadRecord t = thread("t1");
+  t.status = "interrupted";
+  t.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
+  store_->create_thread(t);
+  ThreadFilter reviewer;
+  reviewer.visible = ThreadVisibility{false, "", true};
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  EXPECT_EQ(store_->count_threads(reviewer), 1u);
+  ThreadOutcome answered;
+  answered.status = "idle";
+  answered.values = Json::object();
+  answered.interrupts = {{"task", Json::array()}};
+  store_->end_run(run_of("r1", "t1", "success"), true, &answered);
+  EXPECT_EQ(store_->count_threads(reviewer), 0u);
+  t.interrupts = {{"other", Json::array({{{"value", "again"}}})}};
+  t.status = "idle";
+  store_->update_thread(t);
+  EXPECT_EQ(store_->count_threads(reviewer), 1u);
 }
 
 TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {

@@ -145,5 +145,37 @@ TEST_F(ThreadSearchTest, AUserSeesOwnThreadsAndAReviewerThoseWaitingForReview) {
   EXPECT_EQ(ids(filter), Ids{});
 }
 
+TEST_F(ThreadSearchTest, AReviewersPagesOfOwnAndWaitingThreadsFollowOneOrderWithoutRepeats) {
+  // Updated at 100 - created: "w3" is the newest update, "o1" the oldest.
+  add("o1", 9, {{"owner", "ada"}});
+  add("w1", 8, {{"owner", "bob"}}, "interrupted");
+  add("both", 7, {{"owner", "ada"}}, "interrupted");
+  add("o2", 6, {{"owner", "ada"}});
+  add("w2", 5, {{"owner", "bob"}}, "interrupted");
+  add("other", 4, {{"owner", "bob"}});
+  add("w3", 3, {{"owner", "bob"}}, "interrupted");
+  ThreadFilter filter;
+  filter.visible = ThreadVisibility{false, "ada", true};
+  const Ids all{"w3", "w2", "o2", "both", "w1", "o1"};
+  EXPECT_EQ(ids(filter, {"updated_at", false, 10, 0}), all);
+  EXPECT_EQ(ids(filter, {"updated_at", false, 2, 2}), (Ids{"o2", "both"}));
+  EXPECT_EQ(ids(filter, {"updated_at", false, 3, 4}), (Ids{"w1", "o1"}));
+  EXPECT_EQ(ids(filter, {"created_at", true, 3, 1}), (Ids{"w2", "o2", "both"}));
+  EXPECT_EQ(store_->count_threads(filter), all.size());
+}
+
+TEST_F(ThreadSearchTest, AReviewersInboxHoldsEveryInterruptedThread) {
+  add("mine", 1, {{"owner", "ada"}}, "interrupted");
+  add("theirs", 2, {{"owner", "bob"}}, "interrupted");
+  add("idle", 3, {{"owner", "ada"}});
+  ThreadFilter filter;
+  filter.status = "interrupted";
+  filter.visible = ThreadVisibility{false, "ada", true};
+  EXPECT_EQ(ids(filter), (Ids{"theirs", "mine"}));
+  EXPECT_EQ(store_->count_threads(filter), 2u);
+  filter.visible.reviewer = false;
+  EXPECT_EQ(ids(filter), (Ids{"mine"}));
+}
+
 }  // namespace
 }  // namespace tollgate::server
