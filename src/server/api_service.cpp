@@ -87,7 +87,8 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   assert(storage.store && storage.reviews && storage.webhooks && storage.audit);
   p.webhook_queue = std::move(storage.webhooks);
   // A webhook whose secret is missing stops the server before the graphs are built.
-  p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get());
+  p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get(),
+                                                    storage.one_database);
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
@@ -123,9 +124,9 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   p.runs->set_review_timer(p.timer.get());
   // review.expired: the one place an expiry happens tells the notifications of it.
   p.runs->set_expiry_listener([notifications = p.notifications.get()](const ReviewExpiry& e) {
-    notifications->review_expired(
+    notifications->tell({notifications->review_expired_notice(
         ReviewFacts{e.thread_id, e.assistant_id, e.checkpoint_id, e.interrupt_id, e.shown},
-        std::string(kTimeoutIdentity), decision_outcome(Json{{"decisions", e.decisions}}));
+        std::string(kTimeoutIdentity), decision_outcome(Json{{"decisions", e.decisions}}))});
   });
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);

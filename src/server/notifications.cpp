@@ -31,8 +31,9 @@ Json expires_at_of(const Json* configs) {
 
 }  // namespace
 
-Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue)
-    : queue_(queue) {
+Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
+                             bool queue_in_store_database)
+    : queue_(queue), queue_in_store_database_(queue_in_store_database) {
   std::map<std::string, WebhookSender::Receiver> receivers;
   for (std::size_t i = 0; i < webhooks.size(); ++i) {
     const WebhookOptions& hook = webhooks[i];
@@ -90,39 +91,46 @@ Json Notifications::review_data(const ReviewFacts& review) const {
               {"console_url", console_url(review.thread_id)}};
 }
 
-void Notifications::review_requested(const std::string& thread_id,
-                                     const std::string& assistant_id,
-                                     const std::string& checkpoint_id, const Json& interrupts) {
-  if (!interrupts.is_object()) return;
+std::vector<QueuedNotification> Notifications::review_requested_notices(
+    const std::string& thread_id, const std::string& assistant_id,
+    const std::string& checkpoint_id, const Json& interrupts) const {
+  std::vector<QueuedNotification> out;
+  if (!interrupts.is_object()) return out;
   for (const auto& [task, list] : interrupts.items()) {
     if (!list.is_array()) continue;
     for (const Json& interrupt : list) {
       if (!interrupt.is_object()) continue;
       ReviewFacts review{thread_id, assistant_id, checkpoint_id, interrupt.value("id", ""),
                          interrupt.value("value", Json())};
-      publish("review.requested", thread_id + "|" + checkpoint_id + "|" + review.interrupt_id,
-              review_data(review));
+      out.push_back(notice("review.requested",
+                           thread_id + "|" + checkpoint_id + "|" + review.interrupt_id,
+                           review_data(review)));
     }
   }
+  return out;
 }
 
-void Notifications::review_decided(const ReviewFacts& review, const std::string& decided_by,
-                                   const std::string& outcome) {
-  review_answered("review.decided", review, decided_by, outcome);
+QueuedNotification Notifications::review_decided_notice(const ReviewFacts& review,
+                                                        const std::string& decided_by,
+                                                        const std::string& outcome) const {
+  return review_answered("review.decided", review, decided_by, outcome);
 }
 
-void Notifications::review_expired(const ReviewFacts& review, const std::string& decided_by,
-                                   const std::string& outcome) {
-  review_answered("review.expired", review, decided_by, outcome);
+QueuedNotification Notifications::review_expired_notice(const ReviewFacts& review,
+                                                        const std::string& decided_by,
+                                                        const std::string& outcome) const {
+  return review_answered("review.expired", review, decided_by, outcome);
 }
 
-void Notifications::review_answered(const std::string& type, const ReviewFacts& review,
-                                    const std::string& decided_by, const std::string& outcome) {
+QueuedNotification Notifications::review_answered(const std::string& type,
+                                                  const ReviewFacts& review,
+                                                  const std::string& decided_by,
+                                                  const std::string& outcome) const {
   Json data = review_data(review);
   data["decided_by"] = decided_by;
   data["outcome"] = outcome;
-  publish(type, review.thread_id + "|" + review.checkpoint_id + "|" + review.interrupt_id,
-          std::move(data));
+  return notice(type, review.thread_id + "|" + review.checkpoint_id + "|" + review.interrupt_id,
+                std::move(data));
 }
 
 Json Notifications::claim_data(const ReviewClaim& claim, const std::string& assistant_id) const {
@@ -155,11 +163,11 @@ void Notifications::publish_live(const std::string& type, Json data) {
   feed_->publish(std::move(event));
 }
 
-void Notifications::run_ended(const std::string& run_id, const std::string& thread_id,
-                              const std::string& assistant_id, const std::string& status,
-                              const std::string& thread_status, const std::string& error) {
+std::optional<QueuedNotification> Notifications::run_ended_notice(
+    const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
+    const std::string& status, const std::string& thread_status, const std::string& error) const {
   const bool failed = status == "error";
-  if (!failed && status != "success" && status != "interrupted") return;
+  if (!failed && status != "success" && status != "interrupted") return std::nullopt;
   const char* outcome = failed                          ? "error"
                         : status == "interrupted"       ? "cancelled"
                         : thread_status == "interrupted" ? "paused"
@@ -175,27 +183,43 @@ void Notifications::run_ended(const std::string& run_id, const std::string& thre
             {"outcome", outcome},
             {"console_url", console_url(thread_id)}};
   if (failed) data["error"] = error;
-  publish(failed ? "run.failed" : "run.finished", run_id, std::move(data));
+  return notice(failed ? "run.failed" : "run.finished", run_id, std::move(data));
 }
 
-void Notifications::publish(const std::string& type, const std::string& fact, Json data) {
-  NotificationEvent event;
-  event.id = uuid5(kEventNamespace, type + "|" + fact);
-  event.type = type;
-  event.created_at = now_millis();
-  event.data = std::move(data);
-  try {
-    if (queue_ != nullptr) {
-      auto urls = urls_by_type_.find(type);
-      const bool fresh = queue_->add(
-          event, urls != urls_by_type_.end() ? urls->second : std::vector<std::string>{});
-      if (!fresh) return;  // told before
-      if (sender_ && urls != urls_by_type_.end()) sender_->wake();
-    }
-  } catch (const std::exception& e) {
-    log_error("notification " + type + " of " + fact + " was not queued: " + e.what());
+QueuedNotification Notifications::notice(const std::string& type, const std::string& fact,
+                                         Json data) const {
+  QueuedNotification out;
+  out.event.id = uuid5(kEventNamespace, type + "|" + fact);
+  out.event.type = type;
+  out.event.created_at = now_millis();
+  out.event.data = std::move(data);
+  if (auto urls = urls_by_type_.find(type); urls != urls_by_type_.end()) out.urls = urls->second;
+  return out;
+}
+
+void Notifications::told(const std::vector<QueuedNotification>& notices) {
+  bool to_send = false;
+  for (const QueuedNotification& n : notices) {
+    if (!n.fresh) continue;  // told before
+    to_send = to_send || !n.urls.empty();
+    feed_->publish(n.event);
   }
-  feed_->publish(std::move(event));
+  if (to_send && sender_) sender_->wake();
+}
+
+void Notifications::tell(std::vector<QueuedNotification> notices) {
+  for (QueuedNotification& n : notices) {
+    n.fresh = true;
+    if (queue_ == nullptr) continue;
+    try {
+      n.fresh = queue_->add(n.event, n.urls);
+    } catch (const std::exception& e) {
+      // Still published to the review stream's readers: they are told, the receivers are not.
+      log_error("notification " + n.event.type + " " + n.event.id + " was not queued: " +
+                e.what());
+    }
+  }
+  told(notices);
 }
 
 std::string decision_outcome(const Json& answer) {

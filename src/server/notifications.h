@@ -9,10 +9,13 @@
 // sends it once. Claims (review.claimed, review.released) are passing news for the consoles
 // that watch: published to the feed only.
 //
-// The events are queued in their own transaction right after the fact they tell was stored (by
-// the run manager, the review store or the deadline timers, each on its own connection): a
-// process killed between the two writes loses that one notification. Everything queued is
-// delivered at least once.
+// What a run's end tells (review.decided of the decision it applied, review.requested of the
+// pause it reached, run.finished / run.failed) is stored in the transaction of the run's end
+// (ServerStore::end_run): the methods named *_notices build the events, the store writes them
+// with the fact, and told() then wakes the sender and publishes them. review.expired, and
+// review.requested of a pause made by a state update or found by start-up recovery, are
+// stored by tell() in their own transaction right after the fact (a kill between the two loses
+// that one). Everything queued is delivered at least once.
 //
 // Thread-safety: every method may be called from any thread. Failures to store an event are
 // logged, never thrown: a notification must not fail the run or decision it tells of.
@@ -21,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +52,10 @@ class Notifications {
   // Reads each webhook's secret from its environment variable: Error(kInvalidArgument) naming
   // "webhooks[i].secret_env" when one is not set, or "webhooks[i].url" when a URL is declared
   // twice. `queue` may be null when no webhook is configured; it must outlive this.
-  Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue);
+  // `queue_in_store_database`: the queue's tables are in the server store's database
+  // (Storage::one_database), so the store can write notices with their facts.
+  Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
+                bool queue_in_store_database = false);
   ~Notifications();
   Notifications(const Notifications&) = delete;
   Notifications& operator=(const Notifications&) = delete;
@@ -63,16 +70,20 @@ class Notifications {
 
   // A run paused on the interrupts `interrupts` (task id -> [{id, value}]) at `checkpoint_id`:
   // one review.requested per interrupt.
-  void review_requested(const std::string& thread_id, const std::string& assistant_id,
-                        const std::string& checkpoint_id, const Json& interrupts);
+  std::vector<QueuedNotification> review_requested_notices(const std::string& thread_id,
+                                                            const std::string& assistant_id,
+                                                            const std::string& checkpoint_id,
+                                                            const Json& interrupts) const;
   // A decision by `decided_by` was applied to the review; `outcome` names the decision types
   // ("approve", "reject,approve", ...).
-  void review_decided(const ReviewFacts& review, const std::string& decided_by,
-                      const std::string& outcome);
+  QueuedNotification review_decided_notice(const ReviewFacts& review,
+                                           const std::string& decided_by,
+                                           const std::string& outcome) const;
   // For review deadlines: the review expired and its safe default `outcome` ("reject",
   // "respond") was applied by `decided_by` (e.g. "system:timeout").
-  void review_expired(const ReviewFacts& review, const std::string& decided_by,
-                      const std::string& outcome);
+  QueuedNotification review_expired_notice(const ReviewFacts& review,
+                                           const std::string& decided_by,
+                                           const std::string& outcome) const;
   // Claims (review_claims.h), told on the review stream only, never to webhooks: review.claimed
   // when `claim` was taken (or extended), review.released when `released_by` ended it.
   void review_claimed(const ReviewClaim& claim, const std::string& assistant_id);
@@ -80,22 +91,35 @@ class Notifications {
                        const std::string& released_by);
   // A run ended: run.finished for `status` "success" (outcome "completed", or "paused" when the
   // thread waits for a review) and "interrupted" (outcome "cancelled"); run.failed for "error"
-  // (outcome "error", with `error`).
-  void run_ended(const std::string& run_id, const std::string& thread_id,
-                 const std::string& assistant_id, const std::string& status,
-                 const std::string& thread_status, const std::string& error);
+  // (outcome "error", with `error`). Nothing for other statuses.
+  std::optional<QueuedNotification> run_ended_notice(const std::string& run_id,
+                                                     const std::string& thread_id,
+                                                     const std::string& assistant_id,
+                                                     const std::string& status,
+                                                     const std::string& thread_status,
+                                                     const std::string& error) const;
+
+  // Whether notices can be stored by the server store with the facts they tell (a webhook
+  // queue exists in its database).
+  bool stored_with_facts() const { return queue_ != nullptr && queue_in_store_database_; }
+  // Notices a store wrote with their fact: the fresh ones are sent and published.
+  void told(const std::vector<QueuedNotification>& notices);
+  // Stores each notice in its own transaction (failures logged), then as told().
+  void tell(std::vector<QueuedNotification> notices);
 
  private:
-  void publish(const std::string& type, const std::string& fact, Json data);
+  QueuedNotification notice(const std::string& type, const std::string& fact, Json data) const;
+  QueuedNotification review_answered(const std::string& type, const ReviewFacts& review,
+                                     const std::string& decided_by,
+                                     const std::string& outcome) const;
   // To the review stream's subscribers only (nothing stored).
   void publish_live(const std::string& type, Json data);
   Json claim_data(const ReviewClaim& claim, const std::string& assistant_id) const;
-  void review_answered(const std::string& type, const ReviewFacts& review,
-                       const std::string& decided_by, const std::string& outcome);
   Json review_data(const ReviewFacts& review) const;
   std::string console_url(const std::string& thread_id) const;
 
   WebhookQueue* queue_;
+  bool queue_in_store_database_;
   std::map<std::string, std::vector<std::string>> urls_by_type_;
   std::unique_ptr<WebhookSender> sender_;  // null: no webhook configured
   std::shared_ptr<ReviewFeed> feed_ = std::make_shared<ReviewFeed>();

@@ -273,11 +273,11 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         outcome->updated_at = now_millis();
       }
     }
-    notify_decisions(record, request);
     // Storage failed before the graph took the run's decision: its review is open again.
     const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr,
-                                  storage_failed && !changed && carries_decision(request));
-    notify_run_end(record, outcome, failure);
+                                  storage_failed && !changed && carries_decision(request),
+                                  {decision_notices(record, request),
+                                   run_end_notice(record, outcome, failure)});
     if (!stored) {
       const std::string message =
           "The run's end could not be stored; it is written again once storage is back.";

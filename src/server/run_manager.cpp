@@ -5,6 +5,7 @@
 
 #include "server/ids.h"
 #include "server/log.h"
+#include "server/notifications.h"
 #include "server/review_binding.h"
 #include "tollgate/error.h"
 
@@ -281,7 +282,7 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
 }
 
 bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given,
-                           bool reopen) {
+                           bool reopen, EndNotices notices) {
   // The review records come first, so that the thread record shows when each review began.
   std::optional<ThreadOutcome> annotated;
   if (given != nullptr) {
@@ -290,20 +291,39 @@ bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadO
     record_reviews(record.thread_id, *annotated);
   }
   const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
+  std::vector<QueuedNotification> told = std::move(notices.decided);
+  if (thread != nullptr) {
+    for (QueuedNotification& n :
+         review_requested_notices(record.thread_id, record.assistant_id, *thread))
+      told.push_back(std::move(n));
+  }
+  if (notices.ended) told.push_back(std::move(*notices.ended));
   try {
     // Before the run's end: once the thread no longer reads busy its pause can be answered.
     if (reopen) reopen_claims(record.run_id);
-    store_.end_run(record, keep_run, thread);
-    if (thread != nullptr) notify_review_requested(record.thread_id, *thread);
+    write_end(record, keep_run, thread, told);
     return true;
   } catch (const Error& e) {
     log_error("run " + record.run_id + ": its end could not be stored (" + e.what() +
               "); retrying");
-    UnsettledEnd end{record, keep_run, std::nullopt, reopen};
+    UnsettledEnd end{record, keep_run, std::nullopt, reopen, std::move(told)};
     if (thread != nullptr) end.thread = *thread;
     std::lock_guard lock(unsettled_mutex_);
     unsettled_.push_back(std::move(end));
     return false;
+  }
+}
+
+void RunManager::write_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
+                           std::vector<QueuedNotification>& notices) {
+  if (notifications_ == nullptr || notices.empty()) {
+    store_.end_run(record, keep_run, thread);
+  } else if (notifications_->stored_with_facts()) {
+    store_.end_run(record, keep_run, thread, &notices);
+    notifications_->told(notices);
+  } else {
+    store_.end_run(record, keep_run, thread);
+    notifications_->tell(std::move(notices));
   }
 }
 
@@ -322,8 +342,7 @@ void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
   for (UnsettledEnd& end : pending) {
     try {
       if (end.reopen_reviews) reopen_claims(end.record.run_id);
-      store_.end_run(end.record, end.keep_run, end.thread ? &*end.thread : nullptr);
-      if (end.thread) notify_review_requested(end.record.thread_id, *end.thread);
+      write_end(end.record, end.keep_run, end.thread ? &*end.thread : nullptr, end.notices);
     } catch (const Error&) {
       failed.push_back(std::move(end));
     }

@@ -167,13 +167,23 @@ class RunManager {
     bool effect_uncertain = false;  // cut off in a tool call whose intent was stored
     ThreadOutcome outcome;          // the thread's, for a run that is failed
   };
+  // What a run's end tells beside the reviews its pause asks for (store_end).
+  struct EndNotices {
+    std::vector<QueuedNotification> decided;
+    std::optional<QueuedNotification> ended;
+  };
   // A run's end not yet stored (storage failed); written again by the workers.
   struct UnsettledEnd {
     RunRecord record;
     bool keep_run = true;
     std::optional<ThreadOutcome> thread;
     bool reopen_reviews = false;  // the run's decision was not taken (see store_end)
+    std::vector<QueuedNotification> notices;  // stored with the end, in order
   };
+  // Writes an end with its notices (in the store's transaction when they can be, else each
+  // after it) and tells them; throws when storage fails.
+  void write_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
+                 std::vector<QueuedNotification>& notices);
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
   void finish_locked(const std::shared_ptr<ActiveRun>& run, Json result);
@@ -188,8 +198,11 @@ class RunManager {
   // review records the run claimed are put back to pending first when its decision was not
   // taken: `reopen_reviews` (a run that changed nothing), or `thread` still pending what it
   // claimed (cut off by a crash, cancelled, failed before the graph took the decision).
+  // The run's notifications are stored with its end and told once it is stored, in this order:
+  // the decisions it applied, the reviews its pause asks for (from `thread`), its own end; so a
+  // receiver hears review.decided before the review.requested of the pause that follows.
   bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
-                 bool reopen_reviews = false);
+                 bool reopen_reviews = false, EndNotices notices = {});
   void retry_unsettled(std::unique_lock<std::mutex>& lock);
   // Start-up recovery (run_recovery.cpp).
   void recover();
@@ -243,17 +256,22 @@ class RunManager {
   // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
   // created_at and the approvals collected so far ("approvals": [{"by", "at"}]).
   void record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
-  // review.requested for each interrupt `outcome` shows pending. Told once the thread's outcome
-  // is stored, so that a reviewer's GET /reviews/stream, which checks who may see the thread
+  // review.requested for each interrupt `outcome` shows pending.
+  std::vector<QueuedNotification> review_requested_notices(const std::string& thread_id,
+                                                            const std::string& assistant_id,
+                                                            const ThreadOutcome& outcome) const;
+  // The same, stored and told once the thread's outcome was stored by itself (a state update,
+  // start-up recovery): a reviewer's GET /reviews/stream, which checks who may see the thread
   // when it reads the event, already finds the thread waiting for review.
   void notify_review_requested(const std::string& thread_id, const ThreadOutcome& outcome);
   // review.decided for each interrupt the decision of `request` answered, once its run applied
-  // it (not for a run that only recorded an approval); told before the run's end is stored, so
-  // that it precedes the review.requested of the pause that follows (notifications.h).
-  void notify_decisions(const RunRecord& record, const RunRequest& request);
-  // run.finished or run.failed, once the run's end (and `thread`'s outcome) is stored.
-  void notify_run_end(const RunRecord& record, const std::optional<ThreadOutcome>& thread,
-                      const std::string& failure);
+  // it (not for a run that only recorded an approval).
+  std::vector<QueuedNotification> decision_notices(const RunRecord& record,
+                                                   const RunRequest& request) const;
+  // run.finished or run.failed of the run's end (and `thread`'s outcome).
+  std::optional<QueuedNotification> run_end_notice(const RunRecord& record,
+                                                   const std::optional<ThreadOutcome>& thread,
+                                                   const std::string& failure) const;
 
   ServerStore& store_;
   ThreadStreams& streams_;

@@ -235,10 +235,18 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
   annotate_reviews(thread_id, outcome);
 }
 
+std::vector<QueuedNotification> RunManager::review_requested_notices(
+    const std::string& thread_id, const std::string& assistant_id,
+    const ThreadOutcome& outcome) const {
+  if (notifications_ == nullptr || outcome.status != "interrupted") return {};
+  const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
+  return notifications_->review_requested_notices(thread_id, assistant_id, outcome.checkpoint_id,
+                                                  interrupts);
+}
+
 void RunManager::notify_review_requested(const std::string& thread_id,
                                          const ThreadOutcome& outcome) {
   if (notifications_ == nullptr || outcome.status != "interrupted") return;
-  const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   std::string assistant_id;
   try {
     auto thread = store_.get_thread(thread_id);
@@ -249,11 +257,13 @@ void RunManager::notify_review_requested(const std::string& thread_id,
   } catch (const std::exception& e) {
     log_warning("thread " + thread_id + " was not read for its notification: " + e.what());
   }
-  notifications_->review_requested(thread_id, assistant_id, outcome.checkpoint_id, interrupts);
+  notifications_->tell(review_requested_notices(thread_id, assistant_id, outcome));
 }
 
-void RunManager::notify_decisions(const RunRecord& record, const RunRequest& request) {
-  if (notifications_ == nullptr) return;
+std::vector<QueuedNotification> RunManager::decision_notices(const RunRecord& record,
+                                                             const RunRequest& request) const {
+  std::vector<QueuedNotification> out;
+  if (notifications_ == nullptr) return out;
   if (record.status == "success" && carries_decision(request) && !approval_only(request) &&
       request.binding.is_object() && request.command) {
     const Command command = Command::from_json(*request.command);
@@ -266,18 +276,20 @@ void RunManager::notify_decisions(const RunRecord& record, const RunRequest& req
         ReviewFacts review{record.thread_id, record.assistant_id,
                            request.binding.value("checkpoint_id", ""), answer->first,
                            interrupt.value("value", Json())};
-        notifications_->review_decided(review, request.decided_by.id,
-                                       decision_outcome(answer->second));
+        out.push_back(notifications_->review_decided_notice(review, request.decided_by.id,
+                                                            decision_outcome(answer->second)));
       }
     }
   }
+  return out;
 }
 
-void RunManager::notify_run_end(const RunRecord& record, const std::optional<ThreadOutcome>& thread,
-                                const std::string& failure) {
-  if (notifications_ == nullptr) return;
-  notifications_->run_ended(record.run_id, record.thread_id, record.assistant_id, record.status,
-                            thread ? thread->status : "", failure);
+std::optional<QueuedNotification> RunManager::run_end_notice(
+    const RunRecord& record, const std::optional<ThreadOutcome>& thread,
+    const std::string& failure) const {
+  if (notifications_ == nullptr) return std::nullopt;
+  return notifications_->run_ended_notice(record.run_id, record.thread_id, record.assistant_id,
+                                          record.status, thread ? thread->status : "", failure);
 }
 
 }  // namespace tollgate::server

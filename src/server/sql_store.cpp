@@ -11,6 +11,7 @@
 #include "sql/sqlite_connection.h"
 #include "sql/statement_cache.h"
 #include "server/sql_store_rows.h"
+#include "server/sql_webhook_queue.h"
 #include "tollgate/clock.h"
 #include "tollgate/error.h"
 
@@ -515,7 +516,8 @@ std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
   return read_run_locked(run_id);
 }
 
-bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) {
+bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
+                       std::vector<QueuedNotification>* notices) {
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
@@ -531,6 +533,10 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       delete_run_locked(run.run_id);
     }
     if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread);
+    if (notices != nullptr) {
+      for (QueuedNotification& n : *notices)
+        n.fresh = write_webhook_event(*statements_, n.event, n.urls);
+    }
   });
   return found;
 }

@@ -78,7 +78,8 @@ class SqlStore : public ServerStore {
   bool insert_run(const RunRecord& run, const Json& thread_metadata) override;
   std::optional<RunRecord> begin_attempt(const std::string& run_id, const std::string& status,
                                          std::int64_t updated_at) override;
-  bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) override;
+  bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
+               std::vector<QueuedNotification>* notices = nullptr) override;
   std::optional<RunRecord> get_run(const std::string& run_id) override;
   std::vector<RunRecord> list_runs(const std::string& thread_id) override;
   std::vector<RunRecord> list_runs_with_status(const std::string& status) override;

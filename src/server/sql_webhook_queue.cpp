@@ -68,7 +68,7 @@ WebhookDelivery read_delivery(const sql::Statement& s) {
 }  // namespace
 
 SqlWebhookQueue::SqlWebhookQueue(std::unique_ptr<sql::Connection> connection)
-    : db_(std::move(connection)) {
+    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
   sql::migrate(*db_, kSchema);
 }
 
@@ -78,23 +78,32 @@ SqliteWebhookQueue::SqliteWebhookQueue(const std::string& db_path)
 
 SqlWebhookQueue::~SqlWebhookQueue() = default;
 
+bool write_webhook_event(sql::StatementCache& statements, const NotificationEvent& event,
+                         const std::vector<std::string>& urls) {
+  {
+    sql::Statement& insert =
+        statements.get("INSERT INTO server_webhook_events (event_id, type, body, created_at) "
+                       "VALUES (?,?,?,?) ON CONFLICT DO NOTHING");
+    sql::StatementUse<sql::Statement> use(insert);
+    insert.bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
+    if (insert.bind(4, event.created_at).run() == 0) return false;
+  }
+  sql::Statement& queue =
+      statements.get("INSERT INTO server_webhook_deliveries (event_id, url, status, attempts, "
+                     "next_attempt_at, last_error, last_status, created_at, delivered_at) "
+                     "VALUES (?,?,'pending',0,?,'',0,?,0) ON CONFLICT DO NOTHING");
+  for (const std::string& url : urls) {
+    sql::StatementUse<sql::Statement> use(queue);
+    queue.bind(1, event.id).bind(2, url).bind(3, event.created_at).bind(4, event.created_at);
+    queue.run();
+  }
+  return true;
+}
+
 bool SqlWebhookQueue::add(const NotificationEvent& event, const std::vector<std::string>& urls) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  auto insert = prepare_once(*db_,
-                         "INSERT INTO server_webhook_events (event_id, type, body, created_at) "
-                         "VALUES (?,?,?,?) ON CONFLICT DO NOTHING");
-  insert->bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
-  if (insert->bind(4, event.created_at).run() == 0) return false;  // rolled back: nothing new
-  auto queue = prepare_once(*db_,
-                        "INSERT INTO server_webhook_deliveries (event_id, url, status, attempts, "
-                        "next_attempt_at, last_error, last_status, created_at, delivered_at) "
-                        "VALUES (?,?,'pending',0,?,'',0,?,0) ON CONFLICT DO NOTHING");
-  for (const std::string& url : urls) {
-    queue->bind(1, event.id).bind(2, url).bind(3, event.created_at).bind(4, event.created_at);
-    queue->run();
-    queue->reset();
-  }
+  if (!write_webhook_event(*statements_, event, urls)) return false;  // rolled back: nothing new
   transaction.commit();
   return true;
 }

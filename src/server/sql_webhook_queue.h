@@ -12,6 +12,7 @@
 
 namespace tollgate::sql {
 class Connection;
+class StatementCache;
 }
 
 namespace tollgate::server {
@@ -32,9 +33,18 @@ class SqlWebhookQueue : public WebhookQueue {
                                     std::size_t limit) override;
 
  private:
-  std::mutex mutex_;  // guards db_
+  std::mutex mutex_;  // guards db_ and statements_
   std::unique_ptr<sql::Connection> db_;
+  std::unique_ptr<sql::StatementCache> statements_;
 };
+
+// Writes `event` and a pending delivery of it to each of `urls` with statements of `statements`,
+// inside the write transaction its connection has open: how another store of the same database
+// queues an event in the transaction of the fact it tells. False, and nothing written, when an
+// event with its id was stored before. The tables must exist (a SqlWebhookQueue was opened on
+// the database).
+bool write_webhook_event(sql::StatementCache& statements, const NotificationEvent& event,
+                         const std::vector<std::string>& urls);
 
 // The queue in the SQLite file `db_path`. Throws Error(kUnavailable) when the file cannot be
 // opened.

@@ -12,6 +12,15 @@
 #include "tollgate/sqlite_saver.h"
 
 namespace tollgate::server {
+namespace {
+
+// A SQLite name whose every connection opens a database of its own.
+bool in_memory(const std::string& path) {
+  return path == ":memory:" || (path.rfind("file:", 0) == 0 &&
+                                path.find("mode=memory") != std::string::npos);
+}
+
+}  // namespace
 
 StorageLocation parse_storage_url(const std::string& url, const std::string& field) {
   if (url.empty()) throw Error::InvalidArgument(field + ": empty (a SQLite path or postgres:// URL)");
@@ -40,6 +49,7 @@ Storage open_storage(const std::string& url, const std::string& postgres_schema)
     storage.store = std::make_unique<SqliteStore>(where.target);
     storage.audit = std::make_unique<AuditLog>(where.target);
     storage.reviews = std::make_unique<SqliteReviewStore>(where.target);
+    storage.one_database = !in_memory(where.target);
     return storage;
   }
   const sql::PostgresOptions options{postgres_schema, /*synchronous_commit=*/true};
@@ -52,6 +62,7 @@ Storage open_storage(const std::string& url, const std::string& postgres_schema)
   storage.store = std::make_unique<SqlStore>(connect());
   storage.audit = std::make_unique<AuditLog>(connect());
   storage.reviews = std::make_unique<SqlReviewStore>(connect());
+  storage.one_database = true;
   return storage;
 }
 

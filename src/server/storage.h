@@ -27,6 +27,10 @@ struct Storage {
   std::unique_ptr<ReviewStore> reviews;
   std::unique_ptr<WebhookQueue> webhooks;
   std::unique_ptr<AuditLog> audit;
+  // Every part is on the same database (a SQLite file, a PostgreSQL database), so one part's
+  // transaction may write another's tables: a run's notifications are stored with its end
+  // (ServerStore::end_run). False for ":memory:", where each connection is a database of its own.
+  bool one_database = false;
 };
 
 // What a database URL names.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/webhook_queue.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -148,9 +149,13 @@ class ServerStore {
                                                  const std::string& status,
                                                  std::int64_t updated_at) = 0;
   // A run's end, in one transaction: its final record (or, when !keep_run, its deletion with its
-  // events) and, unless `thread` is null, its thread's outcome. False (nothing written) if the
-  // run's thread is gone.
-  virtual bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread) = 0;
+  // events), unless `thread` is null its thread's outcome, and unless `notices` is null the
+  // notifications that tell of it (each marked fresh when new), written to the webhook queue's
+  // tables of the same database (write_webhook_event, sql_webhook_queue.h): a notification is
+  // stored exactly when the fact it tells is. False (nothing written) if the run's thread is
+  // gone.
+  virtual bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
+                       std::vector<QueuedNotification>* notices = nullptr) = 0;
   virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
   virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
   virtual std::vector<RunRecord> list_runs_with_status(const std::string& status) = 0;

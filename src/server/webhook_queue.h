@@ -37,6 +37,15 @@ struct NotificationEvent {
   Json to_json() const;
 };
 
+// An event to be stored together with the fact it tells (ServerStore::end_run writes these in
+// the transaction of a run's end): the event, the receivers subscribed to its type, and, once
+// written, whether it was new (false: the same fact was told before, nothing was stored).
+struct QueuedNotification {
+  NotificationEvent event;
+  std::vector<std::string> urls;
+  bool fresh = false;
+};
+
 struct WebhookDelivery {
   std::int64_t delivery_id = 0;  // increasing in the order deliveries were queued
   std::string event_id;

@@ -207,8 +207,12 @@ TEST_F(ReviewClaimsTest, ADecisionByAnotherReviewerStillAppliesAndEndsTheClaim) 
                        {"command", {{"resume", {{"decisions", {{{"type", "approve"}}}}}}}}});
   ASSERT_EQ(decided.status, 200) << decided.body;
   EXPECT_EQ(decided.json()["decided_by"], "rob");
-  auto again = call("rita", "POST", "/threads/" + thread + "/claim");
+  // Nothing is left to claim: an admin (who sees every thread) is told so; rita no longer sees
+  // the thread at all, since it waits for no review.
+  auto again = call("ada", "POST", "/threads/" + thread + "/claim");
   EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_NE(again.body.find("has no pending review to claim"), std::string::npos) << again.body;
+  EXPECT_EQ(call("rita", "POST", "/threads/" + thread + "/claim").status, 404);
 }
 
 // ------------------------------------------------------------------ the review stream

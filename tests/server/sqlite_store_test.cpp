@@ -4,6 +4,8 @@
 
 #include <initializer_list>
 
+#include "server/sql_webhook_queue.h"
+#include "server/storage.h"
 #include "server/store_backend.h"
 #include "tollgate/error.h"
 
@@ -241,6 +243,51 @@ TEST_F(SqliteStoreTest, EndRunOfAGoneThreadWritesNothing) {
   ThreadOutcome outcome;
   EXPECT_FALSE(store_->end_run(run_of("r1", "gone", "success"), true, &outcome));
   EXPECT_FALSE(store_->get_run("r1"));
+}
+
+QueuedNotification notice_of(std::string event_id) {
+  QueuedNotification n;
+  n.event.id = std::move(event_id);
+  n.event.type = "run.finished";
+  n.event.created_at = 5;
+  n.urls = {"http://127.0.0.1:9/hook"};
+  return n;
+}
+
+TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
+  SqlWebhookQueue queue(db_.connect());  // the webhook tables, in the store's database
+  store_->create_thread(thread("t1"));
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  EXPECT_TRUE(notices[0].fresh);
+  std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].event_id, "e1");
+  EXPECT_EQ(queued[0].url, "http://127.0.0.1:9/hook");
+  // The same fact told again (an end stored twice): nothing new.
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  EXPECT_FALSE(notices[0].fresh);
+  EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
+}
+
+TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
+  // No webhook queue was opened on this database: writing the notification fails.
+  store_->create_thread(thread("t1"));
+  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  ThreadOutcome outcome;
+  outcome.status = "idle";
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  EXPECT_ANY_THROW(store_->end_run(run_of("r1", "t1", "success"), true, &outcome, &notices));
+  EXPECT_EQ(store_->get_run("r1")->status, "pending");
+  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
+}
+
+TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
+  store_.reset();
+  EXPECT_TRUE(open_storage(db_.url(), db_.schema()).one_database);
+  // Each connection to :memory: is a database of its own: notices are stored separately.
+  if (!testing::StoreBackend::postgres()) EXPECT_FALSE(open_storage(":memory:").one_database);
 }
 
 TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {

@@ -103,8 +103,9 @@ class DiskFullStore : public ServerStore {
                                          std::int64_t at) override {
     return write([&] { return store_.begin_attempt(id, status, at); });
   }
-  bool end_run(const RunRecord& r, bool keep, const ThreadOutcome* thread) override {
-    return write([&] { return store_.end_run(r, keep, thread); });
+  bool end_run(const RunRecord& r, bool keep, const ThreadOutcome* thread,
+               std::vector<QueuedNotification>* notices) override {
+    return write([&] { return store_.end_run(r, keep, thread, notices); });
   }
   std::optional<RunRecord> get_run(const std::string& id) override { return store_.get_run(id); }
   std::vector<RunRecord> list_runs(const std::string& id) override { return store_.list_runs(id); }
