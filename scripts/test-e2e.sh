@@ -55,4 +55,4 @@ if [ ! -f node_modules/.tollgate-lock.sha256 ] || [ "$(cat node_modules/.tollgat
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
   echo "$want" >node_modules/.tollgate-lock.sha256
 fi
-exec node --test --test-concurrency=1 --test-reporter=spec "$@" console.test.mjs auth.test.mjs timeline.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec "$@" console.test.mjs auth.test.mjs claims.test.mjs effects.test.mjs timeline.test.mjs

@@ -180,6 +180,9 @@ struct ServerOptions {
   // notifications start with it. Empty: http://<host>:<port>.
   std::string public_url;
   RetentionOptions retention;
+  // How long a reviewer's claim of a review lasts after it was last taken (POST
+  // /threads/{id}/claim; the config file's "claim_ttl"). Claims are advisory.
+  std::chrono::milliseconds claim_ttl{5 * 60 * 1000};
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

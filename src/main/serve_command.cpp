@@ -38,11 +38,12 @@ struct ServeArguments {
   std::vector<WebhookOptions> webhooks;  // the config file's "webhooks" (docs/webhooks.md)
   std::string public_url;                // the console's address in notifications
   RetentionOptions retention;  // the config file's "retention" section (docs/config.md)
+  std::chrono::milliseconds claim_ttl{5 * 60 * 1000};  // the config file's "claim_ttl"
   bool insecure_no_auth = false;
 };
 
 // The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "auth",
-// "webhooks", "public_url", "retention", "agents"};
+// "webhooks", "public_url", "retention", "claim_ttl", "agents"};
 // command-line flags win; relative paths resolve against the file's folder. Returns the
 // "agents" object (null when the file has none).
 Json apply_config_file(ServeArguments& args, const CLI::App& command) {
@@ -51,13 +52,13 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
   static const char* const kKeys[] = {"host",     "port",       "db",        "workdir",
                                       "model",    "auth",       "webhooks",  "public_url",
-                                      "retention", "agents"};
+                                      "retention", "claim_ttl", "agents"};
   for (const auto& [key, value] : config.items()) {
     (void)value;
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw Error::InvalidArgument(args.config + ": unknown key '" + key +
                                    "' (expected host, port, db, workdir, model, auth, webhooks, "
-                                   "public_url, retention, agents)");
+                                   "public_url, retention, claim_ttl, agents)");
     }
   }
   if (config.contains("auth")) {
@@ -77,6 +78,15 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (config.contains("retention")) {
     try {
       args.retention = parse_retention_options(config["retention"]);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(args.config + ": " + e.what());
+    }
+  }
+  if (config.contains("claim_ttl")) {
+    if (!config["claim_ttl"].is_string())
+      throw Error::InvalidArgument(args.config + ": claim_ttl: must be a duration string");
+    try {
+      args.claim_ttl = parse_duration(config["claim_ttl"].get<std::string>(), "claim_ttl");
     } catch (const Error& e) {
       throw Error::InvalidArgument(args.config + ": " + e.what());
     }
@@ -237,6 +247,7 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.public_url = args.public_url;
   options.allow_insecure_no_auth = args.insecure_no_auth;
   options.retention = args.retention;
+  options.claim_ttl = args.claim_ttl;
   if (!args.auth.enabled() && args.insecure_no_auth) {
     std::cerr << "tollgate serve: warning: no auth and --insecure-no-auth: whoever reaches "
               << args.host << " may read every thread and decide every review\n";

@@ -21,6 +21,7 @@ namespace tollgate::server {
 class AuditLog;
 class Notifications;
 class Retention;
+class ReviewClaims;
 
 struct ApiContext {
   ServerStore& store;
@@ -32,6 +33,7 @@ struct ApiContext {
   Notifications* notifications = nullptr;  // webhooks and the review stream; null: none
   Retention* retention = nullptr;  // POST /threads/prune; null: refused
   std::optional<std::int64_t> default_ttl_ms;  // of threads created without a ttl
+  ReviewClaims* claims = nullptr;  // POST/DELETE /threads/{id}/claim; null: refused
 };
 
 void add_meta_routes(Router& router, ApiContext& context);
@@ -41,6 +43,7 @@ void add_run_routes(Router& router, ApiContext& context);
 void add_protocol_routes(Router& router, ApiContext& context);
 void add_audit_routes(Router& router, ApiContext& context);
 void add_notification_routes(Router& router, ApiContext& context);
+void add_claim_routes(Router& router, ApiContext& context);
 
 // ------------------------------------------------------------------ shared by the routes
 

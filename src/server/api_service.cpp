@@ -8,6 +8,7 @@
 #include "server/ids.h"
 #include "server/notifications.h"
 #include "server/retention.h"
+#include "server/review_claims.h"
 #include "server/review_timer.h"
 #include "server/run_manager.h"
 #include "server/static_files.h"
@@ -21,6 +22,7 @@ struct ApiService::Parts {
   std::unique_ptr<ServerStore> store;
   std::unique_ptr<AuditLog> audit;
   std::unique_ptr<ReviewStore> reviews;
+  std::unique_ptr<ReviewClaims> claims;
   std::unique_ptr<WebhookQueue> webhook_queue;
   std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
@@ -110,6 +112,8 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
                  options.auth.enabled(), p.notifications.get(), p.retention.get(),
                  std::nullopt});
+  p.claims = std::make_unique<ReviewClaims>(*p.reviews, p.notifications.get(), options.claim_ttl);
+  p.api->claims = p.claims.get();
   if (options.retention.thread_ttl) p.api->default_ttl_ms = options.retention.thread_ttl->count();
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
@@ -131,6 +135,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   add_protocol_routes(p.router, *p.api);
   add_audit_routes(p.router, *p.api);
   add_notification_routes(p.router, *p.api);
+  add_claim_routes(p.router, *p.api);
   if (!options.console_dir.empty()) p.router.set_get_fallback(make_console_handler(options.console_dir));
 }
 

@@ -133,6 +133,36 @@ QueuedNotification Notifications::review_answered(const std::string& type,
                 std::move(data));
 }
 
+Json Notifications::claim_data(const ReviewClaim& claim, const std::string& assistant_id) const {
+  return Json{{"thread_id", claim.thread_id},
+              {"assistant_id", assistant_id},
+              {"interrupt_id", claim.interrupt_id},
+              {"claimed_by", claim.claimed_by},
+              {"claimed_at", iso_timestamp(claim.claimed_at)},
+              {"expires_at", iso_timestamp(claim.expires_at)},
+              {"console_url", console_url(claim.thread_id)}};
+}
+
+void Notifications::review_claimed(const ReviewClaim& claim, const std::string& assistant_id) {
+  publish_live("review.claimed", claim_data(claim, assistant_id));
+}
+
+void Notifications::review_released(const ReviewClaim& claim, const std::string& assistant_id,
+                                    const std::string& released_by) {
+  Json data = claim_data(claim, assistant_id);
+  data["released_by"] = released_by;
+  publish_live("review.released", std::move(data));
+}
+
+void Notifications::publish_live(const std::string& type, Json data) {
+  NotificationEvent event;
+  event.id = new_uuid7();
+  event.type = type;
+  event.created_at = now_millis();
+  event.data = std::move(data);
+  feed_->publish(std::move(event));
+}
+
 std::optional<QueuedNotification> Notifications::run_ended_notice(
     const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
     const std::string& status, const std::string& thread_status, const std::string& error) const {

@@ -6,7 +6,8 @@
 //   - published to the in-memory ReviewFeed that GET /reviews/stream subscribers read.
 // An event's id is derived from the fact it tells (e.g. review.requested of one interrupt at one
 // checkpoint), so telling the same fact twice (a run's end stored again, recovery) stores and
-// sends it once.
+// sends it once. Claims (review.claimed, review.released) are passing news for the consoles
+// that watch: published to the feed only.
 //
 // What a run's end tells (review.decided of the decision it applied, review.requested of the
 // pause it reached, run.finished / run.failed) is stored in the transaction of the run's end
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "server/review_feed.h"
+#include "server/review_store.h"
 #include "server/webhook_queue.h"
 #include "tollgate/json.h"
 #include "tollgate/server.h"
@@ -82,6 +84,11 @@ class Notifications {
   QueuedNotification review_expired_notice(const ReviewFacts& review,
                                            const std::string& decided_by,
                                            const std::string& outcome) const;
+  // Claims (review_claims.h), told on the review stream only, never to webhooks: review.claimed
+  // when `claim` was taken (or extended), review.released when `released_by` ended it.
+  void review_claimed(const ReviewClaim& claim, const std::string& assistant_id);
+  void review_released(const ReviewClaim& claim, const std::string& assistant_id,
+                       const std::string& released_by);
   // A run ended: run.finished for `status` "success" (outcome "completed", or "paused" when the
   // thread waits for a review) and "interrupted" (outcome "cancelled"); run.failed for "error"
   // (outcome "error", with `error`). Nothing for other statuses.
@@ -105,6 +112,9 @@ class Notifications {
   QueuedNotification review_answered(const std::string& type, const ReviewFacts& review,
                                      const std::string& decided_by,
                                      const std::string& outcome) const;
+  // To the review stream's subscribers only (nothing stored).
+  void publish_live(const std::string& type, Json data);
+  Json claim_data(const ReviewClaim& claim, const std::string& assistant_id) const;
   Json review_data(const ReviewFacts& review) const;
   std::string console_url(const std::string& thread_id) const;
 

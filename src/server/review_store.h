@@ -15,6 +15,10 @@
 // A decision refused before it changed anything (a 409/422) puts its records back to pending;
 // so does a refused expiry, which also drops the records' deadline (a person decides then).
 //
+// A reviewer may claim the pending records of an interrupt (an advisory lock that says "alice
+// is looking at this"): the claim lives on the records until its expiry, and a decision, an
+// expiry or a supersession of the records ends it.
+//
 // An action whose policy requires N > 1 approvals collects them here one by one (who, when);
 // the decision of the Nth distinct reviewer is the one that claims the records and runs.
 //
@@ -63,6 +67,18 @@ struct ReviewApproval {
   std::int64_t approved_at = 0;
 };
 
+// A reviewer's live claim of the pending review of one interrupt.
+struct ReviewClaim {
+  std::string thread_id;
+  std::string interrupt_id;
+  std::string claimed_by;
+  std::int64_t claimed_at = 0;  // milliseconds since the epoch
+  std::int64_t expires_at = 0;
+
+  // {thread_id, interrupt_id, claimed_by, claimed_at, expires_at} (ISO 8601 times).
+  Json to_json() const;
+};
+
 class ReviewStore {
  public:
   virtual ~ReviewStore() = default;
@@ -107,6 +123,25 @@ class ReviewStore {
   // The approvals recorded at the checkpoint, oldest first.
   virtual std::vector<ReviewApproval> approvals(const std::string& thread_id,
                                                 const std::string& checkpoint_id) = 0;
+
+  // Claims. Claims the thread's pending records of `interrupt_id` for `claimed_by` until
+  // `expires_at`, unless another identity's claim of them is live at `now` (its expiry after
+  // `now`); the holder claiming again extends its claim. Returns the claim that holds after
+  // the call, one per interrupt (another identity's when it was refused; nullopt: none of
+  // those records is pending).
+  virtual std::optional<ReviewClaim> take_claim(const std::string& thread_id,
+                                                const std::string& interrupt_id,
+                                                const std::string& claimed_by, std::int64_t now,
+                                                std::int64_t expires_at) = 0;
+  // Ends the claim of the thread's pending records of `interrupt_id` when it is live at `now`
+  // and held by `held_by` ("": by anyone); returns the claim that ended.
+  virtual std::optional<ReviewClaim> release_claim(const std::string& thread_id,
+                                                   const std::string& interrupt_id,
+                                                   const std::string& held_by,
+                                                   std::int64_t now) = 0;
+  // The claims live at `now` of the pending records of `thread_ids`, one per interrupt.
+  virtual std::vector<ReviewClaim> live_claims(const std::vector<std::string>& thread_ids,
+                                               std::int64_t now) = 0;
 };
 
 }  // namespace tollgate::server

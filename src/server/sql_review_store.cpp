@@ -18,7 +18,7 @@ using sql::Transaction;
 using sql::TransactionKind;
 
 // Each entry moves the schema one version up. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 3> kMigrations = {{
+constexpr std::array<sql::Migration, 4> kMigrations = {{
     // 1: the records.
     {R"sql(
 CREATE TABLE server_reviews (
@@ -67,7 +67,21 @@ ALTER TABLE server_reviews ADD COLUMN expires_at BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE server_reviews ADD COLUMN on_timeout TEXT NOT NULL DEFAULT '';
 CREATE INDEX server_reviews_expiry ON server_reviews(status, expires_at);
 )sql"},
+    // 4: claims of pending reviews ('' / 0: unclaimed); live while claim_expires_at is ahead.
+    {R"sql(
+ALTER TABLE server_reviews ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_reviews ADD COLUMN claimed_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_reviews ADD COLUMN claim_expires_at INTEGER NOT NULL DEFAULT 0;
+)sql",
+     R"sql(
+ALTER TABLE server_reviews ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_reviews ADD COLUMN claimed_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE server_reviews ADD COLUMN claim_expires_at BIGINT NOT NULL DEFAULT 0;
+)sql"},
 }};
+
+// Resets the claim columns, for updates that end a review's pending state.
+constexpr const char* kNoClaim = "claimed_by = '', claimed_at = 0, claim_expires_at = 0";
 
 constexpr sql::Schema kSchema{"reviews", kMigrations};
 
@@ -114,6 +128,14 @@ Json ReviewRecord::to_json() const {
               {"decided_at", decided_at == 0 ? Json() : Json(iso_timestamp(decided_at))},
               {"expires_at", expires_at == 0 ? Json() : Json(iso_timestamp(expires_at))},
               {"on_timeout", on_timeout}};
+}
+
+Json ReviewClaim::to_json() const {
+  return Json{{"thread_id", thread_id},
+              {"interrupt_id", interrupt_id},
+              {"claimed_by", claimed_by},
+              {"claimed_at", iso_timestamp(claimed_at)},
+              {"expires_at", iso_timestamp(expires_at)}};
 }
 
 SqlReviewStore::SqlReviewStore(std::unique_ptr<sql::Connection> connection)
@@ -177,10 +199,11 @@ std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_
                                      const std::string& decided_by, const std::string& run_id,
                                      std::int64_t at) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_,
-                    "UPDATE server_reviews SET status = ?, decided_by = ?, run_id = ?, "
-                    "decided_at = ? WHERE thread_id = ? AND checkpoint_id = ? AND "
-                    "interrupt_id = ? AND status = 'pending'");
+  auto s = prepare_once(*db_, std::string("UPDATE server_reviews SET status = ?, decided_by = ?, "
+                                          "run_id = ?, decided_at = ?, ") +
+                                  kNoClaim +
+                                  " WHERE thread_id = ? AND checkpoint_id = ? AND "
+                                  "interrupt_id = ? AND status = 'pending'");
   s->bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
   s->bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
   return static_cast<std::size_t>(s->run());
@@ -254,9 +277,8 @@ void SqlReviewStore::supersede_others(const std::string& thread_id,
   }
   if (stale.empty()) return;
   Transaction transaction(*db_, TransactionKind::kWrite);
-  auto update = prepare_once(*db_,
-                         "UPDATE server_reviews SET status = 'superseded' WHERE review_id = ? AND "
-                         "status = 'pending'");
+  auto update = prepare_once(*db_, std::string("UPDATE server_reviews SET status = 'superseded', ") +
+                                       kNoClaim + " WHERE review_id = ? AND status = 'pending'");
   for (const std::string& id : stale) {
     update->bind(1, id).run();
     update->reset();
@@ -290,6 +312,78 @@ std::vector<ReviewApproval> SqlReviewStore::approvals(const std::string& thread_
   while (s->step()) {
     out.push_back(ReviewApproval{s->text(0), static_cast<int>(s->integer(1)), s->text(2),
                                  s->integer(3)});
+  }
+  return out;
+}
+
+std::optional<ReviewClaim> SqlReviewStore::claim_of_locked(const std::string& thread_id,
+                                                              const std::string& interrupt_id) {
+  auto s = prepare_once(*db_,
+                    "SELECT claimed_by, claimed_at, claim_expires_at FROM server_reviews WHERE "
+                    "thread_id = ? AND interrupt_id = ? AND status = 'pending' "
+                    "ORDER BY claim_expires_at DESC LIMIT 1");
+  s->bind(1, thread_id).bind(2, interrupt_id);
+  if (!s->step()) return std::nullopt;
+  return ReviewClaim{thread_id, interrupt_id, s->text(0), s->integer(1), s->integer(2)};
+}
+
+std::optional<ReviewClaim> SqlReviewStore::take_claim(const std::string& thread_id,
+                                                         const std::string& interrupt_id,
+                                                         const std::string& claimed_by,
+                                                         std::int64_t now,
+                                                         std::int64_t expires_at) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  std::optional<ReviewClaim> held = claim_of_locked(thread_id, interrupt_id);
+  if (!held) return std::nullopt;
+  if (held->expires_at > now && held->claimed_by != claimed_by) return held;
+  // The holder claiming again keeps when it first claimed.
+  const std::int64_t since =
+      held->expires_at > now && held->claimed_by == claimed_by ? held->claimed_at : now;
+  auto s = prepare_once(*db_,
+                    "UPDATE server_reviews SET claimed_by = ?, claimed_at = ?, "
+                    "claim_expires_at = ? WHERE thread_id = ? AND interrupt_id = ? AND "
+                    "status = 'pending'");
+  s->bind(1, claimed_by).bind(2, since).bind(3, expires_at).bind(4, thread_id).bind(5, interrupt_id);
+  s->run();
+  transaction.commit();
+  return ReviewClaim{thread_id, interrupt_id, claimed_by, since, expires_at};
+}
+
+std::optional<ReviewClaim> SqlReviewStore::release_claim(const std::string& thread_id,
+                                                            const std::string& interrupt_id,
+                                                            const std::string& held_by,
+                                                            std::int64_t now) {
+  std::lock_guard lock(mutex_);
+  Transaction transaction(*db_, TransactionKind::kWrite);
+  std::optional<ReviewClaim> held = claim_of_locked(thread_id, interrupt_id);
+  if (!held || held->claimed_by.empty() || held->expires_at <= now ||
+      (!held_by.empty() && held->claimed_by != held_by)) {
+    return std::nullopt;
+  }
+  auto s = prepare_once(*db_, std::string("UPDATE server_reviews SET ") + kNoClaim +
+                              " WHERE thread_id = ? AND interrupt_id = ? AND status = 'pending'");
+  s->bind(1, thread_id).bind(2, interrupt_id).run();
+  transaction.commit();
+  return held;
+}
+
+std::vector<ReviewClaim> SqlReviewStore::live_claims(const std::vector<std::string>& thread_ids,
+                                                        std::int64_t now) {
+  std::vector<ReviewClaim> out;
+  if (thread_ids.empty()) return out;
+  std::string marks;
+  for (std::size_t i = 0; i < thread_ids.size(); ++i) marks += i == 0 ? "?" : ",?";
+  std::lock_guard lock(mutex_);
+  auto s = prepare_once(*db_,
+                    "SELECT thread_id, interrupt_id, MAX(claimed_by), MIN(claimed_at), "
+                    "MAX(claim_expires_at) FROM server_reviews WHERE status = 'pending' AND "
+                    "claimed_by <> '' AND claim_expires_at > ? AND thread_id IN (" +
+                        marks + ") GROUP BY thread_id, interrupt_id ORDER BY thread_id, interrupt_id");
+  s->bind(1, now);
+  for (std::size_t i = 0; i < thread_ids.size(); ++i) s->bind(static_cast<int>(i) + 2, thread_ids[i]);
+  while (s->step()) {
+    out.push_back(ReviewClaim{s->text(0), s->text(1), s->text(2), s->integer(3), s->integer(4)});
   }
   return out;
 }

@@ -45,12 +45,26 @@ class SqlReviewStore : public ReviewStore {
                     const ReviewApproval& approval) override;
   std::vector<ReviewApproval> approvals(const std::string& thread_id,
                                         const std::string& checkpoint_id) override;
+  std::optional<ReviewClaim> take_claim(const std::string& thread_id,
+                                        const std::string& interrupt_id,
+                                        const std::string& claimed_by, std::int64_t now,
+                                        std::int64_t expires_at) override;
+  std::optional<ReviewClaim> release_claim(const std::string& thread_id,
+                                           const std::string& interrupt_id,
+                                           const std::string& held_by, std::int64_t now) override;
+  std::vector<ReviewClaim> live_claims(const std::vector<std::string>& thread_ids,
+                                       std::int64_t now) override;
 
  private:
   // pending -> `status` for the interrupt's records (decide, expire).
   std::size_t claim(const char* status, const std::string& thread_id,
                     const std::string& checkpoint_id, const std::string& interrupt_id,
                     const std::string& decided_by, const std::string& run_id, std::int64_t at);
+
+  // The claim of the thread's pending records of the interrupt (live or not; nullopt: none of
+  // them is pending). Called with mutex_ held.
+  std::optional<ReviewClaim> claim_of_locked(const std::string& thread_id,
+                                             const std::string& interrupt_id);
 
   std::mutex mutex_;  // guards db_
   std::unique_ptr<sql::Connection> db_;

@@ -3,12 +3,27 @@
 #include "server/api.h"
 #include "server/audit_log.h"
 #include "server/ids.h"
+#include "server/log.h"
 #include "server/retention.h"
+#include "server/review_claims.h"
 #include "server/thread_timeline.h"
 #include "server/wire_format.h"
 
 namespace tollgate::server {
 namespace {
+
+// The live review claims, in the review configs of the threads shown (a failure to read them
+// is logged: the threads are still shown).
+void show_claims(ApiContext& context, std::vector<Json>& threads) {
+  if (context.claims == nullptr) return;
+  std::vector<Json*> all;
+  for (Json& t : threads) all.push_back(&t);
+  try {
+    context.claims->show(all);
+  } catch (const std::exception& e) {
+    log_warning(std::string("review claims were not read: ") + e.what());
+  }
+}
 
 // The graph that ran on the thread, or nullptr if it never ran.
 const CompiledGraph* thread_graph(ApiContext& context, const ThreadRecord& thread) {
@@ -231,10 +246,12 @@ void add_thread_routes(Router& router, ApiContext& context) {
     ThreadPage page{sort_by, order == "asc", limit, offset};
     std::vector<ThreadRecord> found = ctx->store.search_threads(filter, page);
     const std::size_t total = ctx->store.count_threads(filter);
+    std::vector<Json> shown;
+    for (const ThreadRecord& thread : found) shown.push_back(thread_to_json(thread));
+    show_claims(*ctx, shown);
     Json out = Json::array();
     Json select = body.value("select", Json());
-    for (const ThreadRecord& thread : found) {
-      Json t = thread_to_json(thread);
+    for (Json& t : shown) {
       if (select.is_array() && !select.empty()) {
         Json picked = Json::object();
         for (const Json& field : select) {
@@ -260,7 +277,9 @@ void add_thread_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id", [ctx](HttpRequest& request) {
-    return HttpResponse::json(thread_to_json(require_thread(*ctx, request.params[0], request.identity)));
+    std::vector<Json> shown{thread_to_json(require_thread(*ctx, request.params[0], request.identity))};
+    show_claims(*ctx, shown);
+    return HttpResponse::json(shown.front());
   });
 
   router.add("PATCH", "/threads/:thread_id", [ctx](HttpRequest& request) {

@@ -90,9 +90,10 @@ async function startReference(logDir) {
 export const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
 // The agents of `base` with an `auth` section whose users hold the given test keys
-// ({id, name, roles, key}: the file keeps only each key's digest), written into `logDir`.
-function writeAuthConfig(base, users, logDir) {
-  const config = JSON.parse(readFileSync(base, "utf8"));
+// ({id, name, roles, key}: the file keeps only each key's digest) and the top-level sections
+// of `extra` (e.g. webhooks), written into `logDir`.
+function writeAuthConfig(base, users, logDir, extra = {}) {
+  const config = { ...JSON.parse(readFileSync(base, "utf8")), ...extra };
   config.auth = { users: users.map(({ key, ...user }) => ({ ...user, api_key_sha256: sha256(key) })) };
   const path = join(logDir, "tollgate-e2e-auth.json");
   writeFileSync(path, JSON.stringify(config, null, 2));
@@ -100,26 +101,29 @@ function writeAuthConfig(base, users, logDir) {
 }
 
 // `tollgate serve` on a free port, serving web/dist itself (same origin), with its database
-// and the demo tools' sandbox in the run's temporary folder; with `users`, API keys are on.
-async function startTollgate(logDir, users) {
+// and the demo tools' sandbox in the run's temporary folder; with `users`, API keys are on;
+// `env` is added to the server's environment (e.g. the TOLLGATE_FAULT test seam).
+async function startTollgate(logDir, users, env = {}, extra = undefined) {
   const bin = process.env.TOLLGATE_BIN ?? join(root, "build", "src", "main", "tollgate");
   if (!existsSync(bin)) throw new Error(`tollgate binary not found at ${bin} (build it or set TOLLGATE_BIN)`);
   const port = await freePort();
   const baseConfig = process.env.TOLLGATE_E2E_CONFIG ?? join(here, "tollgate-e2e.json");
-  const config = users ? writeAuthConfig(baseConfig, users, logDir) : baseConfig;
+  const config = users ? writeAuthConfig(baseConfig, users, logDir, extra) : baseConfig;
+  if (extra && !users) throw new Error("extra config sections: only with auth users");
   const args = ["serve", "--port", String(port), "--db", join(logDir, "tollgate.db"), "--console", dist,
     "--workdir", join(logDir, "sandbox"), "--config", config];
   const log = join(logDir, "tollgate.log");
   const api = `http://127.0.0.1:${port}`;
   const backend = { kind: "tollgate", api, child: null, assistant: process.env.TOLLGATE_E2E_ASSISTANT ?? "console", log, sameOrigin: true };
-  // (Re)starts the server on the same port and database; the log is appended to.
-  backend.start = async () => {
+  // (Re)starts the server on the same port and database, with `extra` in its environment;
+  // the log is appended to.
+  backend.start = async (extra = env) => {
     const out = openSync(log, "a");
-    backend.child = spawn(bin, args, { cwd: logDir, stdio: ["ignore", out, out], detached: true });
+    backend.child = spawn(bin, args, { cwd: logDir, env: { ...process.env, ...extra }, stdio: ["ignore", out, out], detached: true });
     await waitOk(`${api}/ok`, backend.child, "tollgate serve", log, 30000);
   };
   // The next start reads these users and keys (the config file is rewritten in place).
-  if (users) backend.writeUsers = (next) => writeAuthConfig(baseConfig, next, logDir);
+  if (users) backend.writeUsers = (next) => writeAuthConfig(baseConfig, next, logDir, extra);
   await backend.start();
   return backend;
 }
@@ -150,14 +154,16 @@ async function startStatic() {
 
 /**
  * Starts the server, the static server when needed, and Chromium. `users` (tollgate only):
- * [{id, name, roles, key}] turns API-key authentication on with these users and keys.
+ * [{id, name, roles, key}] turns API-key authentication on with these users and keys; `config`
+ * (with `users`) adds top-level sections to the config file; `env` to the server's environment.
  */
-export async function startAll({ users } = {}) {
+export async function startAll({ users, env, config } = {}) {
   const logDir = mkdtempSync(join(tmpdir(), "tollgate-e2e-"));
   const which = process.env.TOLLGATE_E2E_SERVER ?? "tollgate";
   if (which !== "tollgate" && which !== "reference") throw new Error(`TOLLGATE_E2E_SERVER: expected tollgate or reference, got ${which}`);
   if (users && which !== "tollgate") throw new Error("auth users: only with the tollgate server");
-  const backend = which === "tollgate" ? await startTollgate(logDir, users) : await startReference(logDir);
+  if (env && which !== "tollgate") throw new Error("server environment: only with the tollgate server");
+  const backend = which === "tollgate" ? await startTollgate(logDir, users, env, config) : await startReference(logDir);
   const web = backend.sameOrigin ? null : await startStatic();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -186,8 +192,16 @@ export async function startAll({ users } = {}) {
       if (!backend.start) throw new Error("only the tollgate server can be restarted by the tests");
       await kill(backend.child);
     },
-    async restartServer() {
-      await backend.start();
+    /** tollgate only: starts the server again; `env` replaces the environment given at start. */
+    async restartServer(env = undefined) {
+      await backend.start(env);
+    },
+    /** tollgate only: waits until the server ends by itself (a fault seam); its exit code. */
+    async serverExited() {
+      const child = backend.child;
+      child.killedOnPurpose = true;
+      if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once("exit", r));
+      return child.exitCode;
     },
     /** tollgate with `users` only: the users and keys of the next restart. */
     writeUsers(users) {

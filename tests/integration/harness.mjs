@@ -175,3 +175,30 @@ export async function waitForStatus(client, threadId, status, timeoutMs = 10000)
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+// Reads the SSE events of GET /reviews/stream (sent as the holder of `apiKey`) into `into`, as
+// parsed `data:` objects, until closed. `opened` resolves once the stream answered 200.
+export function openReviewStream(url, apiKey, into) {
+  const controller = new AbortController();
+  const opened = fetch(`${url}/reviews/stream`, { headers: { "x-api-key": apiKey }, signal: controller.signal }).then((response) => {
+    if (response.status !== 200) throw new Error(`GET /reviews/stream answered ${response.status}`);
+    if (!/text\/event-stream/.test(response.headers.get("content-type") ?? "")) throw new Error("GET /reviews/stream is not an event stream");
+    (async () => {
+      let text = "";
+      try {
+        for await (const chunk of response.body) {
+          text += Buffer.from(chunk).toString();
+          let end;
+          while ((end = text.indexOf("\n\n")) >= 0) {
+            const data = text.slice(0, end).split("\n").find((l) => l.startsWith("data: "));
+            text = text.slice(end + 2);
+            if (data) into.push(JSON.parse(data.slice(6)));
+          }
+        }
+      } catch {
+        // closed
+      }
+    })();
+  });
+  return { opened, close: () => controller.abort() };
+}

@@ -8,7 +8,7 @@ import { createHash, createHmac } from "node:crypto";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ServerProcess, serveForFile, humanInput } from "./harness.mjs";
+import { ServerProcess, serveForFile, humanInput, openReviewStream } from "./harness.mjs";
 
 const RECEIVER = join(dirname(fileURLToPath(import.meta.url)), "../../examples/webhook_receiver/receiver.mjs");
 const SECRET = "whsec_integration_0123456789";
@@ -139,34 +139,7 @@ test("the delivery log is for admins", async () => {
   assert.ok(log.every((d) => d.status === "delivered" && d.attempts >= 1));
 });
 
-// Reads SSE events of GET /reviews/stream as `key` into `into` until aborted.
-function openStream(key, into) {
-  const controller = new AbortController();
-  const opened = fetch(`${server.url}/reviews/stream`, { headers: { "x-api-key": key }, signal: controller.signal }).then(
-    async (response) => {
-      assert.equal(response.status, 200);
-      assert.match(response.headers.get("content-type"), /text\/event-stream/);
-      (async () => {
-        let text = "";
-        try {
-          for await (const chunk of response.body) {
-            text += Buffer.from(chunk).toString();
-            let end;
-            while ((end = text.indexOf("\n\n")) >= 0) {
-              const block = text.slice(0, end);
-              text = text.slice(end + 2);
-              const data = block.split("\n").find((l) => l.startsWith("data: "));
-              if (data) into.push(JSON.parse(data.slice(6)));
-            }
-          }
-        } catch {
-          // aborted
-        }
-      })();
-    },
-  );
-  return { opened, close: () => controller.abort() };
-}
+const openStream = (key, into) => openReviewStream(server.url, key, into);
 
 test("GET /reviews/stream shows each caller the events of threads they may see", async () => {
   const rita = [];

@@ -208,5 +208,129 @@ INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000,
 }
 #endif
 
+// ------------------------------------------------------------------ claims
+
+TEST_F(ReviewStoreTest, AClaimCoversThePendingRecordsOfTheInterrupt) {
+  auto claim = store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  ASSERT_TRUE(claim);
+  EXPECT_EQ(claim->claimed_by, "alice");
+  EXPECT_EQ(claim->claimed_at, 1000);
+  EXPECT_EQ(claim->expires_at, 61000);
+  auto live = store_->live_claims({"t1"}, 2000);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].interrupt_id, "i-1");
+  EXPECT_EQ(live[0].claimed_by, "alice");
+}
+
+TEST_F(ReviewStoreTest, AnotherIdentitysLiveClaimIsReturnedInsteadOfTaken) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  auto held = store_->take_claim("t1", "i-1", "bob", 2000, 62000);
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->claimed_by, "alice");
+  EXPECT_EQ(store_->live_claims({"t1"}, 3000)[0].claimed_by, "alice");
+}
+
+TEST_F(ReviewStoreTest, TheHolderClaimingAgainExtendsItsClaimFromWhenItFirstClaimed) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  auto again = store_->take_claim("t1", "i-1", "alice", 30000, 90000);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->claimed_at, 1000);
+  EXPECT_EQ(again->expires_at, 90000);
+}
+
+TEST_F(ReviewStoreTest, AnExpiredClaimIsNotLiveAndAnotherIdentityMayClaim) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  EXPECT_TRUE(store_->live_claims({"t1"}, 61000).empty());
+  auto taken = store_->take_claim("t1", "i-1", "bob", 61000, 121000);
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->claimed_by, "bob");
+  EXPECT_EQ(taken->claimed_at, 61000);
+}
+
+TEST_F(ReviewStoreTest, NothingPendingCannotBeClaimed) {
+  store_->decide("t1", "cp-1", "i-1", "alice", "run-1", 5);
+  EXPECT_FALSE(store_->take_claim("t1", "i-1", "alice", 1000, 61000));
+  EXPECT_FALSE(store_->take_claim("t1", "i-other", "alice", 1000, 61000));
+}
+
+TEST_F(ReviewStoreTest, ADecisionEndsTheClaim) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  store_->decide("t1", "cp-1", "i-1", "bob", "run-1", 2000);
+  store_->reopen("run-1");
+  EXPECT_TRUE(store_->live_claims({"t1"}, 3000).empty());
+}
+
+TEST_F(ReviewStoreTest, AnExpiryEndsTheClaim) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  store_->expire("t1", "cp-1", "i-1", "system:timeout", "run-1", 2000);
+  EXPECT_TRUE(store_->live_claims({"t1"}, 3000).empty());
+}
+
+TEST_F(ReviewStoreTest, SupersededRecordsLoseTheirClaim) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  store_->supersede_others("t1", "cp-2", {"i-2"});
+  EXPECT_TRUE(store_->live_claims({"t1"}, 3000).empty());
+}
+
+TEST_F(ReviewStoreTest, OnlyTheHolderReleasesWhenAHolderIsNamed) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  EXPECT_FALSE(store_->release_claim("t1", "i-1", "bob", 2000));
+  auto released = store_->release_claim("t1", "i-1", "alice", 2000);
+  ASSERT_TRUE(released);
+  EXPECT_EQ(released->claimed_by, "alice");
+  EXPECT_TRUE(store_->live_claims({"t1"}, 3000).empty());
+}
+
+TEST_F(ReviewStoreTest, ReleasingWithoutAHolderEndsAnyonesClaim) {
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  EXPECT_TRUE(store_->release_claim("t1", "i-1", "", 2000));
+  EXPECT_FALSE(store_->release_claim("t1", "i-1", "", 2000));
+}
+
+TEST_F(ReviewStoreTest, LiveClaimsAreReadForSeveralThreadsAtOnce) {
+  store_->add_pending(review_records_for("t2", "cp-9", shown_timed("i-9", "2030-01-01T00:00:00.000Z"), Json()));
+  store_->take_claim("t1", "i-1", "alice", 1000, 61000);
+  store_->take_claim("t2", "i-9", "bob", 1000, 61000);
+  auto live = store_->live_claims({"t1", "t2", "t3"}, 2000);
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].thread_id, "t1");
+  EXPECT_EQ(live[1].claimed_by, "bob");
+}
+
+TEST(ReviewStoreSchema, ADatabaseFromBeforeClaimsOpensAndItsReviewsCanBeClaimed) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tollgate_reviews_v3_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  {
+    // Version 3 of the "reviews" component, with one pending record.
+    sql::SqliteConnection db(path);
+    db.exec(R"sql(
+CREATE TABLE tollgate_schema (component TEXT PRIMARY KEY, version INTEGER);
+INSERT INTO tollgate_schema VALUES ('reviews', 3);
+CREATE TABLE server_reviews (
+  review_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+  interrupt_id TEXT NOT NULL, action_index INTEGER NOT NULL, tool_call_id TEXT NOT NULL,
+  digest TEXT NOT NULL, created_at INTEGER NOT NULL, status TEXT NOT NULL,
+  decided_by TEXT NOT NULL, run_id TEXT NOT NULL, decided_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL DEFAULT 0, on_timeout TEXT NOT NULL DEFAULT '',
+  UNIQUE (thread_id, checkpoint_id, interrupt_id, action_index));
+CREATE TABLE server_review_approvals (
+  thread_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL, interrupt_id TEXT NOT NULL,
+  action_index INTEGER NOT NULL, approved_by TEXT NOT NULL, approved_at INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, checkpoint_id, interrupt_id, action_index, approved_by));
+INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000, 'pending', '', '', 0, 0, '');
+)sql");
+  }
+  {
+    SqliteReviewStore store(path);
+    EXPECT_TRUE(store.live_claims({"t1"}, 2000).empty());
+    auto claim = store.take_claim("t1", "i-1", "alice", 2000, 62000);
+    ASSERT_TRUE(claim);
+    EXPECT_EQ(claim->claimed_by, "alice");
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
 }  // namespace
 }  // namespace tollgate::server

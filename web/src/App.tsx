@@ -7,6 +7,7 @@ import { displayName, type Identity } from "./session";
 import { Chat } from "./components/Chat";
 import { Inbox } from "./components/Inbox";
 import { AuditLog } from "./components/AuditLog";
+import { useReviewFeed } from "./reviewFeed";
 import { Timeline } from "./components/Timeline";
 
 type Route = { view: "inbox" } | { view: "audit" } | { view: "thread"; threadId: string | null; timeline?: boolean };
@@ -73,6 +74,9 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
       setLoaded(true);
     }
   }, [client, apiUrl]);
+
+  // Review events (a claim, a decision, a new pause) show at once, not at the next poll.
+  const feedSeq = useReviewFeed(apiUrl, apiKey, () => void refresh());
 
   useEffect(() => {
     void refresh();
@@ -193,7 +197,8 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
           </div>
         )}
         {route.view === "inbox" ? (
-          <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} viewer={identity ? { id: identity.id, roles: identity.roles } : null} agentName={assistantName} />
+          <Inbox threads={inbox} now={now} onOpen={openThread} loading={!loaded} viewer={identity ? { id: identity.id, roles: identity.roles } : null} agentName={assistantName}
+            apiUrl={apiUrl} apiKey={apiKey} onChanged={() => void refresh()} feedSeq={feedSeq} />
         ) : route.view === "audit" ? (
           <AuditLog key={chatSession} apiUrl={apiUrl} apiKey={apiKey} onOpen={openThread} />
         ) : (
@@ -241,6 +246,7 @@ export function App({ apiUrl, apiKey, identity, onSignOut }: Props) {
               }}
               onChanged={() => void refresh()}
               now={now}
+              feedSeq={feedSeq}
             />
             )}
           </>

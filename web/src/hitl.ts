@@ -25,6 +25,11 @@ export interface ActionView {
   createdAt?: string;
   /** When the review expires (`expires_at`), ISO 8601, when it has a deadline. */
   expiresAt?: string;
+  /** Why the review was opened (`reason`): "effect_uncertain" after a crash during the call. */
+  reason?: string;
+  /** Who has claimed the review and until when (`claimed_by`, `claim_expires_at`, by the server). */
+  claimedBy?: string;
+  claimExpiresAt?: string;
 }
 
 export interface HitlRequest {
@@ -81,6 +86,9 @@ export function parseHitl(value: unknown, styleHint?: KeyStyle): HitlRequest | n
     const approvals = pick("approvals", "approvals");
     const created = pick("created_at", "createdAt");
     const expires = pick("expires_at", "expiresAt");
+    const reason = pick("reason", "reason");
+    const claimedBy = pick("claimed_by", "claimedBy");
+    const claimExpires = pick("claim_expires_at", "claimExpiresAt");
     return {
       name,
       args: isObj(args) ? args : {},
@@ -95,6 +103,9 @@ export function parseHitl(value: unknown, styleHint?: KeyStyle): HitlRequest | n
         : [],
       createdAt: typeof created === "string" ? created : undefined,
       expiresAt: typeof expires === "string" ? expires : undefined,
+      reason: typeof reason === "string" ? reason : undefined,
+      claimedBy: typeof claimedBy === "string" && claimedBy ? claimedBy : undefined,
+      claimExpiresAt: typeof claimExpires === "string" ? claimExpires : undefined,
     };
   });
   return { style, actions };

@@ -24,6 +24,8 @@ interface Props {
   onThreadId: (id: string) => void;
   onChanged: () => void;
   now: number;
+  /** Bumped by each review event of the stream (claims, decisions): the thread is read again. */
+  feedSeq?: number;
 }
 
 interface StreamLike {
@@ -38,7 +40,7 @@ interface StreamLike {
 
 type RawInterrupt = { id?: string; value?: unknown };
 
-export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, onThreadId, onChanged, now }: Props) {
+export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, onThreadId, onChanged, now, feedSeq }: Props) {
   const me = viewer?.id ?? null;
   const [thread, setThread] = useState<Thread | null>(null);
   // A thread keeps the agent it was started with (the server records it in its metadata).
@@ -125,6 +127,11 @@ export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, on
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [loadThread, stream.isLoading, interruptKey]);
+
+  useEffect(() => {
+    if (feedSeq && !stream.isLoading) void loadThread();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [feedSeq]);
 
   // Pending interrupts as stored by the server (raw, so the answer keeps the request's key style).
   const pending: PendingInterrupt[] = useMemo(() => {
@@ -219,6 +226,8 @@ export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, on
               viewer={viewer}
               owner={typeof threadMeta?.owner === "string" ? threadMeta.owner : null}
               onResume={(v, keep) => resume(i, v, keep)}
+              claims={threadId ? { apiUrl, apiKey, threadId, onChanged: () => void loadThread() } : undefined}
+              now={now}
             />
           ))}
           {handedOff !== null && (

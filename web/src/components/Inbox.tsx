@@ -1,12 +1,16 @@
 // Every paused thread the signed-in identity may see, oldest wait first: per pending action
 // the tool, the agent, how long it has waited, the approvals a several-person rule still needs,
-// and why this person may not decide it when the rules say so.
+// why this person may not decide it when the rules say so, and who is looking at it (claims).
+// For an admin, the webhook deliveries that failed or are being retried.
 import type { Thread } from "@langchain/langgraph-sdk";
 import { since, threadTitle } from "../api";
 import { parseForm, parseHitl, keyStyleOf } from "../hitl";
 import { parseCardForm } from "../forms/cardForm";
 import { DeadlineView } from "./Deadline";
 import { approvalsText, verdictFor, type Viewer } from "../reviewRules";
+import { claimOf, claimText, type Claim } from "../claims";
+import { ClaimBar } from "./ClaimBar";
+import { WebhookFailures } from "./WebhookFailures";
 
 interface Pending {
   what: string;
@@ -16,12 +20,14 @@ interface Pending {
   notYours: string;
   /** The review's deadline (ms since the epoch), when it has one. */
   expiresAt?: number;
+  /** Who is looking at it (a live claim), when someone is. */
+  claim: Claim | null;
 }
 
 type Meta = Record<string, unknown> | null;
 
 /** What a thread waits for: each action of a review (or the form / question), with its wait. */
-export function pendingOf(t: Thread, viewer: Viewer | null): Pending[] {
+export function pendingOf(t: Thread, viewer: Viewer | null, now: number = Date.now()): Pending[] {
   const raw = (t as unknown as { interrupts?: Record<string, { value?: unknown }[]> }).interrupts ?? {};
   const owner = (t.metadata as Meta)?.owner;
   // The review's own creation time when the server gives it; else when the thread last
@@ -39,15 +45,16 @@ export function pendingOf(t: Thread, viewer: Viewer | null): Pending[] {
           approvals: approvalsText(a),
           notYours: verdict.may.length === 0 ? verdict.why : "",
           expiresAt: a.expiresAt && !Number.isNaN(Date.parse(a.expiresAt)) ? Date.parse(a.expiresAt) : undefined,
+          claim: claimOf([a], now),
         });
       }
     } else {
       const card = parseCardForm(i.value);
       const form = card ? null : parseForm(i.value);
-      out.push({ what: card ? (card.title ?? card.formType) : form ? (form.title ?? "form") : "question", since: fallback, approvals: "", notYours: "" });
+      out.push({ what: card ? (card.title ?? card.formType) : form ? (form.title ?? "form") : "question", since: fallback, approvals: "", notYours: "", claim: null });
     }
   }
-  return out.length ? out : [{ what: "breakpoint", since: fallback, approvals: "", notYours: "" }];
+  return out.length ? out : [{ what: "breakpoint", since: fallback, approvals: "", notYours: "", claim: null }];
 }
 
 interface Props {
@@ -58,11 +65,18 @@ interface Props {
   viewer: Viewer | null;
   /** The display name of an agent (graph or assistant id). */
   agentName: (id: string) => string;
+  /** For the claims and the webhook failures; without them neither is shown. */
+  apiUrl?: string;
+  apiKey?: string | null;
+  /** Something changed on the server (a claim taken here): read the inbox again. */
+  onChanged?: () => void;
+  /** Bumped by each review event of the stream: the webhook failures are read again. */
+  feedSeq?: number;
 }
 
-export function Inbox({ threads, now, onOpen, loading, viewer, agentName }: Props) {
+export function Inbox({ threads, now, onOpen, loading, viewer, agentName, apiUrl, apiKey = null, onChanged, feedSeq }: Props) {
   const rows = threads.map((t) => {
-    const pending = pendingOf(t, viewer);
+    const pending = pendingOf(t, viewer, now);
     return { t, pending, oldest: Math.min(...pending.map((p) => p.since)) };
   });
   rows.sort((a, b) => a.oldest - b.oldest);
@@ -93,15 +107,34 @@ export function Inbox({ threads, now, onOpen, loading, viewer, agentName }: Prop
                         {p.approvals && <span className="approvals"> · {p.approvals}</span>}
                         {p.expiresAt !== undefined && <DeadlineView expiresAt={p.expiresAt} now={now} />}
                         {p.notYours && <span className="notice small"> {p.notYours}</span>}
+                        {p.claim && (
+                          <span className="claim-text small" data-testid="inbox-claim">
+                            {" "}
+                            · {claimText(p.claim, viewer?.id ?? null)}
+                          </span>
+                        )}
                       </span>
                     ))}
                   </span>
                 </button>
+                {apiUrl && viewer && pending.some((p) => p.what !== "breakpoint") && (
+                  <ClaimBar
+                    apiUrl={apiUrl}
+                    apiKey={apiKey}
+                    threadId={t.thread_id}
+                    claim={pending.find((p) => p.claim)?.claim ?? null}
+                    viewer={viewer}
+                    mayClaim={pending.some((p) => !p.notYours)}
+                    what={`${threadTitle(t)}`}
+                    onChanged={() => onChanged?.()}
+                  />
+                )}
               </li>
             );
           })}
         </ul>
       )}
+      {apiUrl && viewer?.roles.includes("admin") && <WebhookFailures apiUrl={apiUrl} apiKey={apiKey} refreshKey={feedSeq ?? 0} />}
     </section>
   );
 }

@@ -7,6 +7,17 @@ import { parseCardForm, resolvedCardMessage } from "../forms/cardForm";
 import { FormCardView } from "../forms/FormCard";
 import "../forms/flightBooking";
 import { verdictFor, type Viewer } from "../reviewRules";
+import { EffectUncertainCard } from "./EffectUncertainCard";
+import { ClaimBar } from "./ClaimBar";
+import { claimOf } from "../claims";
+
+/** Where the review's claim is taken and released (claims.ts). */
+export interface ClaimTarget {
+  apiUrl: string;
+  apiKey: string | null;
+  threadId: string;
+  onChanged: () => void;
+}
 
 export interface PendingInterrupt {
   id?: string;
@@ -24,10 +35,14 @@ interface Props {
   owner: string | null;
   /** The answer, and for a form card the message that keeps it in the history (the update). */
   onResume: (value: unknown, keep?: Record<string, unknown>) => void;
+  /** With a thread: the Claim / Release bar of a review. */
+  claims?: ClaimTarget;
+  now?: number;
 }
 
-export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResume }: Props) {
+export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResume, claims, now }: Props) {
   const hitl = parseHitl(interrupt.value, interrupt.style);
+  const mayClaim = hitl ? hitl.actions.some((a) => verdictFor(a, viewer, owner).may.length > 0) : false;
   const card = hitl ? null : parseCardForm(interrupt.value);
   const form = hitl || card ? null : parseForm(interrupt.value);
   return (
@@ -41,7 +56,22 @@ export function InterruptView({ interrupt, waiting, busy, viewer, owner, onResum
           Continue
         </button>
       ) : hitl ? (
-        <ReviewBatch key={interrupt.id} request={hitl} busy={busy} viewer={viewer} owner={owner} onResume={onResume} />
+        <>
+          {claims && (
+            <ClaimBar
+              apiUrl={claims.apiUrl}
+              apiKey={claims.apiKey}
+              threadId={claims.threadId}
+              interruptId={interrupt.id}
+              claim={claimOf(hitl.actions, now ?? Date.now())}
+              viewer={viewer}
+              mayClaim={mayClaim}
+              what={hitl.actions.map((a) => a.name).join(", ")}
+              onChanged={claims.onChanged}
+            />
+          )}
+          <ReviewBatch key={interrupt.id} request={hitl} busy={busy} viewer={viewer} owner={owner} onResume={onResume} />
+        </>
       ) : card ? (
         <FormCardView key={interrupt.id} spec={card} busy={busy} onAnswer={(approved, values) =>
             onResume({ approved, values }, resolvedCardMessage(card, interrupt.id, { approved, values, by: viewer?.id }))
@@ -77,7 +107,17 @@ function ReviewBatch({ request, busy, viewer, owner, onResume }: BatchProps) {
   const left = decisions.filter((d) => d === null).length;
   return (
     <div className="batch">
-      {request.actions.map((a, i) => (
+      {request.actions.map((a, i) =>
+        a.reason === "effect_uncertain" ? (
+          <EffectUncertainCard
+            key={i}
+            action={a}
+            decision={decisions[i]}
+            verdict={verdictFor(a, viewer, owner)}
+            disabled={busy}
+            onDecide={(d) => decide(i, d)}
+          />
+        ) : (
         <ActionCard
           key={i}
           action={a}
@@ -88,7 +128,8 @@ function ReviewBatch({ request, busy, viewer, owner, onResume }: BatchProps) {
           disabled={busy}
           onDecide={(d) => decide(i, d)}
         />
-      ))}
+        ),
+      )}
       {n > 1 && (
         <div className="submit-row">
           <button
