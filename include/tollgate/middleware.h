@@ -73,6 +73,9 @@ struct ToolCallRequest {
   Runtime* runtime = nullptr;
   const AgentToolbox* tools = nullptr;
   Json* state_update = nullptr;  // the tool's state writes besides its message (ToolContext)
+  // The reviewer rules of the call's review where they differ from the defaults (set by the
+  // HumanInTheLoop middleware; null when none): ToolContext::review_rules.
+  Json review_rules;
 };
 // Runs the tool (or the next wrapper); returns the ToolMessage dict.
 using ToolCallHandler = std::function<Json(const ToolCallRequest&)>;

@@ -51,6 +51,11 @@ struct ToolContext {
   Json* state_update = nullptr;
   const RunActor* run_started_by = nullptr;  // RunConfig::started_by; may be null
   const RunActor* run_decided_by = nullptr;  // RunConfig::decided_by; may be null
+  // The reviewer rules of the review that gates this call (reviewers, self_approval,
+  // approvals_required, as its review config writes them; null or {} for the defaults). A
+  // review the runtime opens about the call itself (effect_uncertain, docs/effects.md) asks the
+  // same reviewers. May be null.
+  const Json* review_rules = nullptr;
 
   const Json& context() const { return run_context != nullptr ? *run_context : null_json(); }
   // Who started the run, and who decided the review it resumes with; empty when unknown.

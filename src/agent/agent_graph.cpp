@@ -135,7 +135,8 @@ struct AgentCore {
     request.tools = toolbox.get();
     request.state_update = &state_update;
     ToolCallHandler handler = [this](const ToolCallRequest& r) {
-      return run_agent_tool(options.tools, r.tool_call, r.runtime, r.state_update);
+      return run_agent_tool(options.tools, r.tool_call, r.runtime, r.state_update,
+                            &r.review_rules);
     };
     for (auto it = options.middleware.rbegin(); it != options.middleware.rend(); ++it) {
       if (((*it)->hooks() & AgentMiddleware::kWrapToolCall) == 0) continue;

@@ -53,13 +53,14 @@ std::vector<ToolSpec> tool_specs_of(const std::vector<Tool>& tools) {
 }
 
 Json run_agent_tool(const std::vector<Tool>& tools, const Json& tool_call, Runtime* runtime,
-                    Json* state_update) {
+                    Json* state_update, const Json* review_rules) {
   ToolContext context;
   context.state_update = state_update;
   context.runtime = runtime;
   context.run_context = runtime != nullptr ? &runtime->context() : nullptr;
   context.run_started_by = runtime != nullptr ? &runtime->started_by() : nullptr;
   context.run_decided_by = runtime != nullptr ? &runtime->decided_by() : nullptr;
+  context.review_rules = review_rules;
   return run_tool_call(tool_call, tools, std::move(context));
 }
 

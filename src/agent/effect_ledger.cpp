@@ -73,13 +73,14 @@ Json decided(const LedgerCall& call, const Json& answer) {
 
 }  // namespace
 
-Json effect_uncertain_request(const LedgerCall& call) {
+Json effect_uncertain_request(const LedgerCall& call, const Json* review_rules) {
   const std::string description = format_text(
       hitl_texts::kEffectUncertainDescription, {{"tool", call.name}, {"args", call.args.dump(2)}});
   Json action = json_object("name", call.name, "args", call.args, "description", description);
   Json config = json_object("action_name", call.name, "allowed_decisions",
                             Json::array({"approve", "reject", "respond"}), "reason",
                             kEffectUncertain);
+  if (review_rules != nullptr && review_rules->is_object()) config.update(*review_rules);
   return json_object("action_requests", Json::array({std::move(action)}), "review_configs",
                      Json::array({std::move(config)}));
 }
@@ -88,7 +89,7 @@ Json run_recorded(const LedgerCall& call, const ToolContext& context,
                   const std::function<Json()>& execute) {
   Runtime& runtime = *context.runtime;
   if (recorded_intent(runtime, call.call_id) != nullptr) {
-    Json answer = runtime.interrupt(effect_uncertain_request(call));
+    Json answer = runtime.interrupt(effect_uncertain_request(call, context.review_rules));
     Json settled = decided(call, answer);
     if (!settled.is_null()) return settled;
   }

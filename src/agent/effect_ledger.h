@@ -29,7 +29,8 @@ struct LedgerCall {
 Json run_recorded(const LedgerCall& call, const ToolContext& context,
                   const std::function<Json()>& execute);
 
-// The effect_uncertain review of `call` (a HITLRequest with one action).
-Json effect_uncertain_request(const LedgerCall& call);
+// The effect_uncertain review of `call` (a HITLRequest with one action), asking the reviewers
+// `review_rules` name (ToolContext::review_rules; null: the defaults).
+Json effect_uncertain_request(const LedgerCall& call, const Json* review_rules = nullptr);
 
 }  // namespace tollgate::effect_ledger

@@ -192,6 +192,16 @@ const Json* last_ai_message(const Json& messages) {
   return nullptr;
 }
 
+Json reviewer_rules_json(const InterruptOnConfig& declared, KeyStyle style) {
+  Json rules = Json::object();
+  if (!declared.reviewers.empty()) rules["reviewers"] = declared.reviewers;
+  if (!declared.self_approval) rules[key(style, "self_approval", "selfApproval")] = false;
+  if (declared.approvals_required != 1) {
+    rules[key(style, "approvals_required", "approvalsRequired")] = declared.approvals_required;
+  }
+  return rules;
+}
+
 ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const State* state,
                                Runtime* runtime) {
   const KeyStyle style = policy.options().key_style;
@@ -217,11 +227,7 @@ ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message,
       if (declared.args_schema) config[key(style, "args_schema", "argsSchema")] = *declared.args_schema;
       // The reviewer rules the server enforces; written only when they differ from the
       // defaults, so that a default review shows exactly the reference payload.
-      if (!declared.reviewers.empty()) config["reviewers"] = declared.reviewers;
-      if (!declared.self_approval) config[key(style, "self_approval", "selfApproval")] = false;
-      if (declared.approvals_required != 1) {
-        config[key(style, "approvals_required", "approvalsRequired")] = declared.approvals_required;
-      }
+      config.update(reviewer_rules_json(declared, style));
       // A timed review: when it expires and what the server answers then (review_timeout.h).
       if (declared.timeout) {
         const Clock& clock =

@@ -24,6 +24,10 @@ struct ReviewBatch {
 // The last AI message of `messages` (searching backwards), or nullptr.
 const Json* last_ai_message(const Json& messages);
 
+// The reviewer rules of `declared` as a review config writes them (reviewers, self_approval,
+// approvals_required), each only when it differs from the default; {} for a default review.
+Json reviewer_rules_json(const InterruptOnConfig& declared, KeyStyle style);
+
 // Builds the review request for `ai_message`'s tool calls in tool-call order. `state` and
 // `runtime` are handed to description functions and `when` predicates.
 ReviewBatch build_review_batch(const HitlPolicy& policy, const Json& ai_message, const State* state,

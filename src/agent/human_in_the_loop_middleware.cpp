@@ -67,6 +67,17 @@ class HumanInTheLoopMiddleware final : public AgentMiddleware {
   }
 
   Json wrap_tool_call(const ToolCallRequest& request, const ToolCallHandler& next) const override {
+    // A call whose review has its own reviewer rules carries them to the tool's context: a
+    // review opened about the call later (effect_uncertain) asks the same reviewers.
+    const auto declared = policy_.options().interrupt_on.find(request.tool_call.value("name", ""));
+    if (declared != policy_.options().interrupt_on.end()) {
+      Json rules = hitl::reviewer_rules_json(declared->second.config, policy_.options().key_style);
+      if (!rules.empty() && rules != request.review_rules) {
+        ToolCallRequest ruled = request;
+        ruled.review_rules = std::move(rules);
+        return wrap_tool_call(ruled, next);
+      }
+    }
     const Json& edited = request.state != nullptr ? (*request.state)[kEditedKey] : null_json();
     // Most calls were approved as they are: no copy of the call is made for them.
     if (hitl::recorded_edit(request.tool_call, edited) == nullptr) return next(request);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -156,7 +157,8 @@ class EffectLedger : public ::testing::TestWithParam<SaverKind> {
   }
 
   std::shared_ptr<CompiledGraph> agent(bool idempotent = false, Durability durability = Durability::kSync,
-                                       std::vector<Json> more_replies = {}) {
+                                       std::vector<Json> more_replies = {},
+                                       std::optional<Json> interrupt_on = std::nullopt) {
     durability_ = durability;
     AgentOptions options;
     std::vector<Json> replies{script_call(), Json("done")};
@@ -165,6 +167,11 @@ class EffectLedger : public ::testing::TestWithParam<SaverKind> {
     options.tools = {counting_tool(effects_, inner_, idempotent)};
     options.checkpointer = saver_;
     options.middleware = {make_patch_tool_calls()};
+    if (interrupt_on) {
+      HumanInTheLoopOptions gate;
+      gate.interrupt_on = parse_interrupt_on(*interrupt_on);
+      options.middleware.push_back(make_human_in_the_loop(std::move(gate)));
+    }
     return create_agent(std::move(options));
   }
 
@@ -245,6 +252,34 @@ TEST_P(EffectLedger, ALostResultPausesWithAnEffectUncertainReviewInsteadOfRunnin
   EXPECT_NE(review["action_requests"][0]["description"].get<std::string>().find(
                 "started before the server stopped and may have run"),
             std::string::npos);
+}
+
+TEST_P(EffectLedger, TheUncertainReviewAsksTheReviewersOfTheCallsOwnReview) {
+  const auto graph =
+      agent(false, Durability::kSync, {},
+            Json{{"send_email", {{"allowed_decisions", {"approve", "reject"}},
+                                 {"reviewers", {"role:admin"}},
+                                 {"self_approval", false},
+                                 {"approvals_required", 2}}}});
+  const RunResult paused = graph->invoke(input(), config());
+  ASSERT_EQ(paused.interrupts.size(), 1u);
+  saver_->arm();
+  EXPECT_THROW(graph->invoke(decision({{"type", "approve"}}), config()), Error);
+  ASSERT_EQ(effects_->runs.load(), 1);
+  const RunResult uncertain = graph->invoke(Json(), config());
+  ASSERT_EQ(uncertain.interrupts.size(), 1u);
+  const Json& review_config = uncertain.interrupts[0].value["review_configs"][0];
+  EXPECT_EQ(review_config["reason"], "effect_uncertain");
+  EXPECT_EQ(review_config["reviewers"], Json::array({"role:admin"}));
+  EXPECT_EQ(review_config["self_approval"], false);
+  EXPECT_EQ(review_config["approvals_required"], 2);
+  EXPECT_EQ(effects_->runs.load(), 1);
+}
+
+TEST_P(EffectLedger, TheUncertainReviewOfACallWithDefaultRulesNamesNoReviewers) {
+  const RunResult result = lose_result_and_rerun(*agent());
+  ASSERT_EQ(result.interrupts.size(), 1u);
+  EXPECT_FALSE(result.interrupts[0].value["review_configs"][0].contains("reviewers"));
 }
 
 TEST_P(EffectLedger, ApproveRunsTheCallAgainWithTheSameIdempotencyKey) {
