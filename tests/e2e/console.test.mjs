@@ -44,10 +44,15 @@ after(async () => {
   await env?.stop();
 });
 
-async function open(hash = "", { viewport = { width: 1280, height: 860 }, assistant } = {}) {
+/**
+ * A console tab. `liveReviews: false` keeps it off GET /reviews/stream, as a tab whose live
+ * updates were lost: it keeps showing what it loaded (a stale or expired card) until it acts.
+ */
+async function open(hash = "", { viewport = { width: 1280, height: 860 }, assistant, liveReviews = true } = {}) {
   const context = await env.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
+  if (!liveReviews) await page.route("**/reviews/stream", (route) => route.abort());
   await page.goto(`${assistant ? env.baseFor(assistant) : env.base}#${hash}`);
   return page;
 }
@@ -250,7 +255,8 @@ test("a paused thread shows its pending card and how long it waits after a reloa
 });
 
 test("a card decided in another browser is refused with the server's message and stops asking", async () => {
-  const page = await open();
+  // Without the live review stream (which would take the decided card away at once).
+  const page = await open("", { liveReviews: false });
   await pauseWith(page, "email alice twice");
   const url = page.url();
   const other = await open(url.slice(url.indexOf("#") + 1));
@@ -408,7 +414,9 @@ test("a declined form card books nothing and stays in the thread as declined", {
 test("a review's deadline counts down, is red when close, and the expired card offers no decision", { skip: onlyOn("tollgate") }, async () => {
   // The `timed` agent's email review has an 8 s deadline (tests/e2e/tollgate-e2e.json): the
   // server sets review_configs[0].expires_at and answers the review itself when it passes.
-  const page = await open("", { assistant: "timed" });
+  // Without the live review stream, which replaces the card by the server's rejection as soon
+  // as the deadline passes; the card's own countdown is what this checks.
+  const page = await open("", { assistant: "timed", liveReviews: false });
   await pauseWith(page, "email alice before the deadline");
   const deadline = card(page).getByTestId("deadline");
   assert.equal(await deadline.getAttribute("data-state"), "close");
