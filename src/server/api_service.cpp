@@ -122,12 +122,6 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
       *p.reviews, system_clock(),
       [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
   p.runs->set_review_timer(p.timer.get());
-  // review.expired: the one place an expiry happens tells the notifications of it.
-  p.runs->set_expiry_listener([notifications = p.notifications.get()](const ReviewExpiry& e) {
-    notifications->tell({notifications->review_expired_notice(
-        ReviewFacts{e.thread_id, e.assistant_id, e.checkpoint_id, e.interrupt_id, e.shown},
-        std::string(kTimeoutIdentity), decision_outcome(Json{{"decisions", e.decisions}}))});
-  });
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
   add_thread_routes(p.router, *p.api);

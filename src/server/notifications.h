@@ -12,10 +12,11 @@
 // What a run's end tells (review.decided of the decision it applied, review.requested of the
 // pause it reached, run.finished / run.failed) is stored in the transaction of the run's end
 // (ServerStore::end_run): the methods named *_notices build the events, the store writes them
-// with the fact, and told() then wakes the sender and publishes them. review.expired, and
-// review.requested of a pause made by a state update or found by start-up recovery, are
-// stored by tell() in their own transaction right after the fact (a kill between the two loses
-// that one). Everything queued is delivered at least once.
+// with the fact, and told() then wakes the sender and publishes them; review.expired likewise
+// with the run that applies the expiry (ServerStore::insert_run), and review.requested of a
+// pause made by a state update or found by start-up recovery with that thread outcome
+// (ServerStore::set_thread_outcome). tell() stores notices in their own transaction instead,
+// where the queue is not in the store's database. Everything queued is delivered at least once.
 //
 // Thread-safety: every method may be called from any thread. Failures to store an event are
 // logged, never thrown: a notification must not fail the run or decision it tells of.

@@ -84,7 +84,7 @@ bool RunManager::thread_active(const std::string& thread_id) {
   return thread_active_locked(thread_id);
 }
 
-RunRecord RunManager::submit(const RunRequest& request) {
+RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotification> notices) {
   auto assistant = store_.get_assistant(request.assistant_id);
   if (!assistant) throw Error::NotFound("Assistant not found");
   auto thread = store_.get_thread(request.thread_id);
@@ -144,8 +144,10 @@ RunRecord RunManager::submit(const RunRequest& request) {
   record.kwargs["config"]["configurable"] = configurable;
   if (!approval_only(stored)) claim_reviews(stored, record.run_id);
   bool inserted = false;
+  const bool with_facts = notifications_ != nullptr && notifications_->stored_with_facts();
   try {
-    inserted = store_.insert_run(record, thread_metadata);
+    inserted = store_.insert_run(record, thread_metadata,
+                                 with_facts && !notices.empty() ? &notices : nullptr);
   } catch (const std::exception&) {
     reopen_reviews(record.run_id);
     throw;
@@ -159,6 +161,13 @@ RunRecord RunManager::submit(const RunRequest& request) {
   active->not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
   lock.unlock();
   wake_.notify_all();
+  if (notifications_ != nullptr && !notices.empty()) {
+    if (with_facts) {
+      notifications_->told(notices);
+    } else {
+      notifications_->tell(std::move(notices));
+    }
+  }
   return record;
 }
 
@@ -417,8 +426,7 @@ void RunManager::record_state_update(const std::string& thread_id, const std::st
   ThreadOutcome outcome =
       read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
   record_reviews(thread_id, outcome);
-  store_.set_thread_outcome(thread_id, outcome);
-  notify_review_requested(thread_id, outcome);
+  store_outcome(thread_id, outcome);
 }
 
 }  // namespace tollgate::server

@@ -75,8 +75,9 @@ class RunManager {
   void stop();
 
   // Creates the run (pending) after applying the multitask strategy against the thread's
-  // active runs. Throws Error(kConflict) for "reject" on a busy thread.
-  RunRecord submit(const RunRequest& request);
+  // active runs. Throws Error(kConflict) for "reject" on a busy thread. `notices` (what the new
+  // run's acceptance tells, e.g. review.expired) are stored with the run and told once it is.
+  RunRecord submit(const RunRequest& request, std::vector<QueuedNotification> notices = {});
 
   // The run's event log: live for active and recent runs, rebuilt (closed) from the store for
   // older ones; nullptr for an unknown run.
@@ -122,9 +123,9 @@ class RunManager {
   // it must outlive the manager.
   void set_clock(const Clock& clock) { clock_ = &clock; }
   // Called once for each review the server answered on its deadline, after the expiry was
-  // claimed and its run accepted (the one place an expiry happens: notifications hook in
-  // here). Called on the timer's thread; must not call back into the manager's expiry. Call
-  // before start().
+  // claimed and its run accepted (its review.expired is stored with that run, see
+  // set_notifications). Called on the timer's thread; must not call back into the manager's
+  // expiry. Call before start().
   void set_expiry_listener(ExpiryListener listener) { expiry_listener_ = std::move(listener); }
 
   // Answers the interrupt of `due` (a pending record whose deadline passed) as identity
@@ -260,10 +261,11 @@ class RunManager {
   std::vector<QueuedNotification> review_requested_notices(const std::string& thread_id,
                                                             const std::string& assistant_id,
                                                             const ThreadOutcome& outcome) const;
-  // The same, stored and told once the thread's outcome was stored by itself (a state update,
-  // start-up recovery): a reviewer's GET /reviews/stream, which checks who may see the thread
-  // when it reads the event, already finds the thread waiting for review.
-  void notify_review_requested(const std::string& thread_id, const ThreadOutcome& outcome);
+  // Stores a thread's outcome outside a run's end (a state update, start-up recovery) with the
+  // review.requested of what it shows pending, told once stored: a reviewer's GET
+  // /reviews/stream, which checks who may see the thread when it reads the event, already finds
+  // the thread waiting for review.
+  void store_outcome(const std::string& thread_id, const ThreadOutcome& outcome);
   // review.decided for each interrupt the decision of `request` answered, once its run applied
   // it (not for a run that only recorded an approval).
   std::vector<QueuedNotification> decision_notices(const RunRecord& record,

@@ -3,6 +3,7 @@
 // to its checkpoint, claimed by a conditional update, audited, applied by a run).
 #include "server/identity.h"
 #include "server/log.h"
+#include "server/notifications.h"
 #include "server/review_records.h"
 #include "server/review_store.h"
 #include "server/run_manager.h"
@@ -90,7 +91,14 @@ void RunManager::expire_review(const ReviewRecord& due) {
   request.command = Json{{"resume", {{due.interrupt_id, {{"decisions", decisions}}}}}};
   request.checkpoint_id = due.checkpoint_id;
   request.set_actors(Identity::system("timeout"), runs);  // kTimeoutIdentity
-  const RunRecord run = submit(request);                  // throws when it cannot be submitted now
+  // review.expired is stored with the run that applies the expiry.
+  std::vector<QueuedNotification> notices;
+  if (notifications_ != nullptr) {
+    notices.push_back(notifications_->review_expired_notice(
+        ReviewFacts{due.thread_id, request.assistant_id, due.checkpoint_id, due.interrupt_id, value},
+        std::string(kTimeoutIdentity), decision_outcome(Json{{"decisions", decisions}})));
+  }
+  const RunRecord run = submit(request, std::move(notices));  // throws when it cannot be now
 
   if (!expiry_listener_) return;
   ReviewExpiry expiry{due.thread_id,

@@ -244,20 +244,30 @@ std::vector<QueuedNotification> RunManager::review_requested_notices(
                                                   interrupts);
 }
 
-void RunManager::notify_review_requested(const std::string& thread_id,
-                                         const ThreadOutcome& outcome) {
-  if (notifications_ == nullptr || outcome.status != "interrupted") return;
-  std::string assistant_id;
-  try {
-    auto thread = store_.get_thread(thread_id);
-    if (thread && thread->metadata.is_object() && thread->metadata.contains("assistant_id") &&
-        thread->metadata["assistant_id"].is_string()) {
-      assistant_id = thread->metadata["assistant_id"].get<std::string>();
+void RunManager::store_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
+  std::vector<QueuedNotification> notices;
+  if (notifications_ != nullptr && outcome.status == "interrupted") {
+    std::string assistant_id;
+    try {
+      auto thread = store_.get_thread(thread_id);
+      if (thread && thread->metadata.is_object() && thread->metadata.contains("assistant_id") &&
+          thread->metadata["assistant_id"].is_string()) {
+        assistant_id = thread->metadata["assistant_id"].get<std::string>();
+      }
+    } catch (const std::exception& e) {
+      log_warning("thread " + thread_id + " was not read for its notification: " + e.what());
     }
-  } catch (const std::exception& e) {
-    log_warning("thread " + thread_id + " was not read for its notification: " + e.what());
+    notices = review_requested_notices(thread_id, assistant_id, outcome);
   }
-  notifications_->tell(review_requested_notices(thread_id, assistant_id, outcome));
+  if (notices.empty()) {
+    store_.set_thread_outcome(thread_id, outcome);
+  } else if (notifications_->stored_with_facts()) {
+    store_.set_thread_outcome(thread_id, outcome, &notices);
+    notifications_->told(notices);
+  } else {
+    store_.set_thread_outcome(thread_id, outcome);
+    notifications_->tell(std::move(notices));
+  }
 }
 
 std::vector<QueuedNotification> RunManager::decision_notices(const RunRecord& record,

@@ -174,8 +174,7 @@ void RunManager::reconcile_thread(const std::string& thread_id) {
                                                         : "The thread's last run failed.";
     ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error);
     record_reviews(thread_id, outcome);
-    store_.set_thread_outcome(thread_id, outcome);
-    notify_review_requested(thread_id, outcome);
+    store_outcome(thread_id, outcome);
   } catch (const std::exception& e) {
     log_error("recovery of thread " + thread_id + " failed: " + e.what());
   }

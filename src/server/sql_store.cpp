@@ -364,10 +364,14 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
   return true;
 }
 
-bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
+bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
+                                  std::vector<QueuedNotification>* notices) {
   std::lock_guard lock(mutex_);
   bool found = false;
-  write_locked([&] { found = set_thread_outcome_locked(thread_id, outcome); });
+  write_locked([&] {
+    found = set_thread_outcome_locked(thread_id, outcome);
+    if (found) write_notices_locked(notices);
+  });
   return found;
 }
 
@@ -490,14 +494,22 @@ std::optional<std::string> SqlStore::thread_of_run_locked(const std::string& run
   return s.text(0);
 }
 
-bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata) {
+bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata,
+                          std::vector<QueuedNotification>* notices) {
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
     found = merge_thread_metadata_locked(run.thread_id, thread_metadata, run.created_at);
-    if (found) put_run_locked(run);
+    if (!found) return;
+    put_run_locked(run);
+    write_notices_locked(notices);
   });
   return found;
+}
+
+void SqlStore::write_notices_locked(std::vector<QueuedNotification>* notices) {
+  if (notices == nullptr) return;
+  for (QueuedNotification& n : *notices) n.fresh = write_webhook_event(*statements_, n.event, n.urls);
 }
 
 std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
@@ -533,10 +545,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       delete_run_locked(run.run_id);
     }
     if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread);
-    if (notices != nullptr) {
-      for (QueuedNotification& n : *notices)
-        n.fresh = write_webhook_event(*statements_, n.event, n.urls);
-    }
+    write_notices_locked(notices);
   });
   return found;
 }

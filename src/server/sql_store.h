@@ -60,7 +60,8 @@ class SqlStore : public ServerStore {
   std::optional<ThreadRecord> merge_thread_metadata(const std::string& thread_id,
                                                     const Json& metadata,
                                                     std::int64_t updated_at) override;
-  bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) override;
+  bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
+                          std::vector<QueuedNotification>* notices = nullptr) override;
   std::vector<ThreadRecord> list_threads() override;
   std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
                                            const ThreadPage& page) override;
@@ -75,7 +76,8 @@ class SqlStore : public ServerStore {
   std::size_t prune_events(std::int64_t before) override;
 
   void put_run(const RunRecord& run) override;
-  bool insert_run(const RunRecord& run, const Json& thread_metadata) override;
+  bool insert_run(const RunRecord& run, const Json& thread_metadata,
+                  std::vector<QueuedNotification>* notices = nullptr) override;
   std::optional<RunRecord> begin_attempt(const std::string& run_id, const std::string& status,
                                          std::int64_t updated_at) override;
   bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
@@ -108,6 +110,8 @@ class SqlStore : public ServerStore {
   // Writes the thread's active_runs (its runs pending or running), in the transaction of each
   // write of its runs: the thread's busy status is never out of step with them.
   void count_active_runs_locked(const std::string& thread_id);
+  // Writes each notice with the current write transaction (write_webhook_event); null: none.
+  void write_notices_locked(std::vector<QueuedNotification>* notices);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
   // False when the thread is gone.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome);

@@ -115,7 +115,9 @@ class ServerStore {
                                                             std::int64_t updated_at) = 0;
   // Stores the outcome in the thread's status, values, interrupts and error; false (nothing
   // written) if the thread is gone.
-  virtual bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome) = 0;
+  // With `notices` (may be null) in its transaction, as end_run writes them.
+  virtual bool set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
+                                  std::vector<QueuedNotification>* notices = nullptr) = 0;
   virtual std::vector<ThreadRecord> list_threads() = 0;
   // One page of the threads `filter` selects, in the page's order; filtered, sorted and paged
   // by the store (indexes), never by reading every thread.
@@ -142,8 +144,10 @@ class ServerStore {
 
   virtual void put_run(const RunRecord& run) = 0;  // insert or replace
   // Inserts a new run and merges `thread_metadata` into its thread's metadata, in one
-  // transaction; false (nothing written) if the thread is gone.
-  virtual bool insert_run(const RunRecord& run, const Json& thread_metadata) = 0;
+  // transaction with `notices` (as end_run writes them; may be null); false (nothing written)
+  // if the thread is gone.
+  virtual bool insert_run(const RunRecord& run, const Json& thread_metadata,
+                          std::vector<QueuedNotification>* notices = nullptr) = 0;
   // Sets the run's status and counts an attempt; the run after it, nullopt if it is gone.
   virtual std::optional<RunRecord> begin_attempt(const std::string& run_id,
                                                  const std::string& status,

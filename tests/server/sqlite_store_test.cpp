@@ -271,6 +271,32 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, InsertRunStoresItsNotificationsWithItAndNoneForAGoneThread) {
+  SqlWebhookQueue queue(db_.connect());
+  std::vector<QueuedNotification> lost = {notice_of("e0")};
+  EXPECT_FALSE(store_->insert_run(run_of("r0", "gone", "pending"), Json::object(), &lost));
+  EXPECT_TRUE(queue.list(std::nullopt, 10).empty());
+  store_->create_thread(thread("t1"));
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object(), &notices));
+  EXPECT_TRUE(notices[0].fresh);
+  std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].event_id, "e1");
+}
+
+TEST_F(SqliteStoreTest, AThreadOutcomeStoresItsNotificationsWithIt) {
+  SqlWebhookQueue queue(db_.connect());
+  store_->create_thread(thread("t1"));
+  ThreadOutcome outcome;
+  outcome.status = "interrupted";
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  ASSERT_TRUE(store_->set_thread_outcome("t1", outcome, &notices));
+  EXPECT_TRUE(notices[0].fresh);
+  EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
+  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+}
+
 TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
   // No webhook queue was opened on this database: writing the notification fails.
   store_->create_thread(thread("t1"));

@@ -64,8 +64,9 @@ class DiskFullStore : public ServerStore {
                                                     std::int64_t at) override {
     return write([&] { return store_.merge_thread_metadata(id, metadata, at); });
   }
-  bool set_thread_outcome(const std::string& id, const ThreadOutcome& outcome) override {
-    return write([&] { return store_.set_thread_outcome(id, outcome); });
+  bool set_thread_outcome(const std::string& id, const ThreadOutcome& outcome,
+                          std::vector<QueuedNotification>* notices) override {
+    return write([&] { return store_.set_thread_outcome(id, outcome, notices); });
   }
   std::vector<ThreadRecord> list_threads() override { return store_.list_threads(); }
   std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
@@ -96,8 +97,9 @@ class DiskFullStore : public ServerStore {
   void put_run(const RunRecord& r) override {
     write([&] { store_.put_run(r); });
   }
-  bool insert_run(const RunRecord& r, const Json& metadata) override {
-    return write([&] { return store_.insert_run(r, metadata); });
+  bool insert_run(const RunRecord& r, const Json& metadata,
+                  std::vector<QueuedNotification>* notices) override {
+    return write([&] { return store_.insert_run(r, metadata, notices); });
   }
   std::optional<RunRecord> begin_attempt(const std::string& id, const std::string& status,
                                          std::int64_t at) override {
