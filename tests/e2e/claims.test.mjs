@@ -35,17 +35,7 @@ after(async () => {
 const button = (scope, name) => scope.getByRole("button", { name, exact: true });
 
 /** A new browser signed in as `user`, on `hash`. */
-async function signedIn(user, hash = "") {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(T);
-  await page.goto(`${env.base}#${hash}`);
-  const key = page.getByLabel("API key", { exact: true });
-  await key.fill(user.key);
-  await key.press("Enter");
-  await page.getByTestId("identity").waitFor();
-  return page;
-}
+const signedIn = (user, hash = "") => env.signedIn(user, { hash, timeout: T });
 
 /** Alice's new thread paused on its email card; its id. */
 async function alicesPausedThread() {

@@ -185,6 +185,18 @@ export async function startAll({ users, env, config } = {}) {
       u.searchParams.set("assistant", assistant);
       return u.toString();
     },
+    /** tollgate with `users`: a new browser on `hash`, signed in as `user` (its key typed on the sign-in screen). */
+    async signedIn(user, { hash = "", viewport = { width: 1280, height: 860 }, timeout = 20000 } = {}) {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      page.setDefaultTimeout(timeout);
+      await page.goto(`${base}#${hash}`);
+      const key = page.getByLabel("API key", { exact: true });
+      await key.fill(user.key);
+      await key.press("Enter");
+      await page.getByTestId("identity").waitFor();
+      return page;
+    },
     logDir,
     browser,
     /** tollgate only: kill -9 the server, then start it again on the same port and database. */

@@ -29,17 +29,8 @@ after(async () => {
 
 const button = (scope, name) => scope.getByRole("button", { name, exact: true });
 
-async function signedIn(user, hash = "") {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(T);
-  await page.goto(`${env.base}#${hash}`);
-  const key = page.getByLabel("API key", { exact: true });
-  await key.fill(user.key);
-  await key.press("Enter");
-  await page.getByTestId("identity").waitFor();
-  return page;
-}
+const signedIn = (user, hash = "") =>
+  env.signedIn(user, { hash, viewport: { width: 1280, height: 900 }, timeout: T });
 
 /** Alice's thread, paused on one card and approved by Rita; Alice's page shows its timeline. */
 async function resumedThreadTimeline() {

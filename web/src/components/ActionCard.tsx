@@ -4,6 +4,7 @@ import type { ActionView, Decision, DecisionType } from "../hitl";
 import { checkArgs } from "../validate";
 import { approvalsText, type Verdict } from "../reviewRules";
 import { DeadlineView, useSecondNow } from "./Deadline";
+import { MessageForm } from "./MessageForm";
 
 type Mode = "idle" | "edit" | "reject" | "respond";
 
@@ -146,37 +147,18 @@ export function ActionCard({ action, index, total, decision, verdict, disabled, 
       )}
 
       {(mode === "reject" || mode === "respond") && !expired && (
-        <form
-          className="editor"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (mode === "reject") done(text.trim() ? { type: "reject", message: text.trim() } : { type: "reject" });
-            else if (text.trim()) done({ type: "respond", message: text });
-          }}
-        >
-          <label htmlFor={`${errorId}-text`}>
-            {mode === "reject" ? "Reason (optional, the agent sees it)" : "Your answer (becomes the tool's result)"}
-          </label>
-          <textarea
-            id={`${errorId}-text`}
-            ref={firstField}
-            value={text}
-            rows={3}
-            onChange={(e) => setText(e.target.value)}
-          />
-          <div className="actions">
-            <button
-              type="submit"
-              className={`btn ${mode === "reject" ? "danger" : "primary"}`}
-              disabled={disabled || (mode === "respond" && !text.trim())}
-            >
-              {mode === "reject" ? "Confirm reject" : "Send answer"}
-            </button>
-            <button type="button" className="btn" onClick={() => setMode("idle")}>
-              Cancel
-            </button>
-          </div>
-        </form>
+        <MessageForm
+          mode={mode}
+          label={{ reject: "Reason (optional, the agent sees it)", respond: "Your answer (becomes the tool's result)" }}
+          submit={{ reject: "Confirm reject", respond: "Send answer" }}
+          text={text}
+          onText={setText}
+          fieldId={`${errorId}-text`}
+          fieldRef={firstField}
+          disabled={disabled}
+          onDecide={done}
+          onCancel={() => setMode("idle")}
+        />
       )}
     </article>
   );

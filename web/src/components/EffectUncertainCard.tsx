@@ -5,6 +5,7 @@
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { ActionView, Decision } from "../hitl";
 import type { Verdict } from "../reviewRules";
+import { MessageForm } from "./MessageForm";
 
 type Mode = "idle" | "reject" | "respond";
 
@@ -71,25 +72,21 @@ export function EffectUncertainCard({ action, decision, verdict, disabled, onDec
         </div>
       )}
       {mode !== "idle" && (
-        <form
-          className="editor"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (mode === "reject") done(text.trim() ? { type: "reject", message: text.trim() } : { type: "reject" });
-            else if (text.trim()) done({ type: "respond", message: text });
+        <MessageForm
+          mode={mode}
+          label={{
+            reject: "What happened (optional, the agent is told the call did not happen)",
+            respond: "The call's result (the agent sees it as the tool's answer)",
           }}
-        >
-          <label htmlFor={fieldId}>{mode === "reject" ? "What happened (optional, the agent is told the call did not happen)" : "The call's result (the agent sees it as the tool's answer)"}</label>
-          <textarea id={fieldId} ref={field} rows={3} value={text} onChange={(e) => setText(e.target.value)} />
-          <div className="actions">
-            <button type="submit" className={`btn ${mode === "reject" ? "danger" : "primary"}`} disabled={disabled || (mode === "respond" && !text.trim())}>
-              {mode === "reject" ? "Confirm not done" : "Send the result"}
-            </button>
-            <button type="button" className="btn" onClick={() => setMode("idle")}>
-              Cancel
-            </button>
-          </div>
-        </form>
+          submit={{ reject: "Confirm not done", respond: "Send the result" }}
+          text={text}
+          onText={setText}
+          fieldId={fieldId}
+          fieldRef={field}
+          disabled={disabled}
+          onDecide={done}
+          onCancel={() => setMode("idle")}
+        />
       )}
     </article>
   );
