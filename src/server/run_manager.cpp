@@ -144,10 +144,8 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   record.kwargs["config"]["configurable"] = configurable;
   if (!approval_only(stored)) claim_reviews(stored, record.run_id);
   bool inserted = false;
-  const bool with_facts = notifications_ != nullptr && notifications_->stored_with_facts();
   try {
-    inserted = store_.insert_run(record, thread_metadata,
-                                 with_facts && !notices.empty() ? &notices : nullptr);
+    inserted = store_.insert_run(record, thread_metadata, notices_for_store(notices));
   } catch (const std::exception&) {
     reopen_reviews(record.run_id);
     throw;
@@ -161,13 +159,7 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   active->not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
   lock.unlock();
   wake_.notify_all();
-  if (notifications_ != nullptr && !notices.empty()) {
-    if (with_facts) {
-      notifications_->told(notices);
-    } else {
-      notifications_->tell(std::move(notices));
-    }
-  }
+  tell_after_store(notices);
   return record;
 }
 
@@ -325,13 +317,21 @@ bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadO
 
 void RunManager::write_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
                            std::vector<QueuedNotification>& notices) {
-  if (notifications_ == nullptr || notices.empty()) {
-    store_.end_run(record, keep_run, thread);
-  } else if (notifications_->stored_with_facts()) {
-    store_.end_run(record, keep_run, thread, &notices);
+  store_.end_run(record, keep_run, thread, notices_for_store(notices));
+  tell_after_store(notices);
+}
+
+std::vector<QueuedNotification>* RunManager::notices_for_store(
+    std::vector<QueuedNotification>& notices) const {
+  const bool with_facts = notifications_ != nullptr && notifications_->stored_with_facts();
+  return with_facts && !notices.empty() ? &notices : nullptr;
+}
+
+void RunManager::tell_after_store(std::vector<QueuedNotification>& notices) {
+  if (notifications_ == nullptr || notices.empty()) return;
+  if (notifications_->stored_with_facts()) {
     notifications_->told(notices);
   } else {
-    store_.end_run(record, keep_run, thread);
     notifications_->tell(std::move(notices));
   }
 }

@@ -185,6 +185,11 @@ class RunManager {
   // after it) and tells them; throws when storage fails.
   void write_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
                  std::vector<QueuedNotification>& notices);
+  // What a store write of a fact takes as its notices: `notices` when the store can write them
+  // in its transaction (Notifications::stored_with_facts), else null ...
+  std::vector<QueuedNotification>* notices_for_store(std::vector<QueuedNotification>& notices) const;
+  // ... and, once that write is done, tells what it wrote, or stores and tells them now.
+  void tell_after_store(std::vector<QueuedNotification>& notices);
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
   void finish_locked(const std::shared_ptr<ActiveRun>& run, Json result);

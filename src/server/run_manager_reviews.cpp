@@ -259,15 +259,8 @@ void RunManager::store_outcome(const std::string& thread_id, const ThreadOutcome
     }
     notices = review_requested_notices(thread_id, assistant_id, outcome);
   }
-  if (notices.empty()) {
-    store_.set_thread_outcome(thread_id, outcome);
-  } else if (notifications_->stored_with_facts()) {
-    store_.set_thread_outcome(thread_id, outcome, &notices);
-    notifications_->told(notices);
-  } else {
-    store_.set_thread_outcome(thread_id, outcome);
-    notifications_->tell(std::move(notices));
-  }
+  store_.set_thread_outcome(thread_id, outcome, notices_for_store(notices));
+  tell_after_store(notices);
 }
 
 std::vector<QueuedNotification> RunManager::decision_notices(const RunRecord& record,
