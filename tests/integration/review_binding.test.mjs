@@ -50,10 +50,17 @@ async function pausedAtA() {
 
 test("two plain approvals sent while a.txt is pending: a.txt is written, b.txt stays pending and unwritten", async () => {
   const { threadId } = await pausedAtA();
-  // The first is held a moment so that the second surely arrives while a.txt is still pending;
-  // enqueue lets the second wait for the first instead of being turned away as busy.
+  // The first is held a moment, and the second is sent once the first is accepted (listed, not
+  // yet run), so it surely arrives second and while a.txt is still pending; enqueue lets it
+  // wait for the first instead of being turned away as busy.
+  const firstWait = client.runs.wait(threadId, "writer", { command: approve, afterSeconds: 2 });
+  const accepted = Date.now() + 30000;
+  while ((await client.runs.list(threadId)).length < 2) {
+    assert.ok(Date.now() < accepted, "the first approval was never accepted");
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const [first, second] = await Promise.allSettled([
-    client.runs.wait(threadId, "writer", { command: approve, afterSeconds: 2 }),
+    firstWait,
     client.runs.wait(threadId, "writer", { command: approve, multitaskStrategy: "enqueue" }),
   ]);
   assert.equal(first.status, "fulfilled", String(first.reason));
