@@ -1,16 +1,20 @@
 #include "server/api_service.h"
 
+#include <unistd.h>
+
 #include <cassert>
 
 #include "server/api.h"
 #include "server/audit_log.h"
 #include "server/auth.h"
+#include "server/cluster.h"
 #include "server/ids.h"
 #include "server/notifications.h"
 #include "server/retention.h"
 #include "server/review_claims.h"
 #include "server/review_timer.h"
 #include "server/run_manager.h"
+#include "server/sql_store.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
 #include "tollgate/error.h"
@@ -26,6 +30,7 @@ struct ApiService::Parts {
   std::unique_ptr<WebhookQueue> webhook_queue;
   std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
+  std::unique_ptr<Cluster> cluster;  // several replicas; stopped by the runs, destroyed after them
   std::unique_ptr<RunManager> runs;
   std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
   std::unique_ptr<ReviewTimer> timer;  // stopped before the runs
@@ -50,6 +55,31 @@ void register_system_assistants(ServerStore& store, const GraphRegistry& registr
     a.metadata = Json{{"created_by", "system"}};
     store.put_assistant(a);
   }
+}
+
+// Whether several replicas may share the database: on PostgreSQL unless told otherwise.
+bool shares_database(const ServerOptions& options) {
+  switch (options.replicas.mode) {
+    case ReplicaOptions::Mode::kShared:
+      return true;
+    case ReplicaOptions::Mode::kAlone:
+      return false;
+    case ReplicaOptions::Mode::kAuto:
+      break;
+  }
+  try {
+    return parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::string replica_name(const ServerOptions& options) {
+  if (!options.replicas.id.empty()) return options.replicas.id;
+  if (options.port == 0) return new_uuid7();
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return new_uuid7();
+  return std::string(host) + ":" + std::to_string(options.port);
 }
 
 }  // namespace
@@ -106,6 +136,12 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
+  if (shares_database(options)) {
+    auto* replicas = dynamic_cast<SqlStore*>(p.store.get());
+    if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
+    p.cluster = std::make_unique<Cluster>(*replicas, options.replicas, replica_name(options));
+    p.runs->set_cluster(*p.cluster, *replicas);
+  }
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
                                             options.retention);
   p.api = std::make_unique<ApiContext>(

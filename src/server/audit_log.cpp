@@ -275,7 +275,8 @@ void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::st
 
 std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
                                   const std::string& uncertain_message,
-                                  const std::set<std::string>& continued) {
+                                  const std::set<std::string>& continued,
+                                  const std::set<std::string>* only) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
@@ -286,6 +287,7 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
     while (s->step()) {
       const std::string run_id = s->text(1);
       if (continued.count(run_id) != 0) continue;
+      if (only != nullptr && only->count(run_id) == 0) continue;
       pending.emplace_back(s->integer(0), uncertain.count(run_id) != 0);
     }
   }

@@ -135,16 +135,25 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     log_error("the start of run " + record.run_id + " could not be audited: " + e.what());
   }
   try {
-    // A continued step's attempt was counted by the recovery that queued it.
+    // A continued step's attempt was counted by the recovery that queued it, a claimed run's
+    // by its claim (several replicas).
+    bool taken_up = false;
+    {
+      std::lock_guard lock(mutex_);
+      taken_up = run->taken_up && !request.continues_cut_off_step;
+    }
     auto taken = request.continues_cut_off_step
                      ? store_.get_run(record.run_id)
-                     : store_.begin_attempt(record.run_id, "running", now_millis());
+                     : taken_up ? std::optional<RunRecord>(record)
+                                : store_.begin_attempt(record.run_id, "running", now_millis());
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
     }
     record.status = "running";
     record.attempts = taken->attempts;
+    // Another replica may have run this thread since this one last streamed it.
+    if (shared()) streams_.catch_up(record.thread_id);
     events.started();
     if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
     RunConfig config = run_config(record, request, events, run->cancel);
@@ -183,8 +192,14 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       outcome = g->invoke(input, config);
     }
     if (run->cancel->load()) {
-      std::lock_guard lock(mutex_);
-      if (run->rollback) rollback_to_[record.thread_id] = base.checkpoint_id;
+      bool rollback = false;
+      {
+        std::lock_guard lock(mutex_);
+        rollback = run->rollback;
+        if (rollback && !shared()) rollback_to_[record.thread_id] = base.checkpoint_id;
+      }
+      // The thread's next run may execute on another replica.
+      if (rollback && shared()) replicas_->set_rollback_point(record.thread_id, base.checkpoint_id);
       throw Error(ErrorCode::kCancelled, "Run cancelled");
     }
     events.finished(outcome);

@@ -78,6 +78,38 @@ void ThreadStreams::forget(const std::string& thread_id) {
   streams_.erase(thread_id);
 }
 
+void ThreadStreams::catch_up(const std::string& thread_id) {
+  std::int64_t after = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = streams_.find(thread_id);
+    if (it == streams_.end()) return;  // read from the store when it is next used
+    after = it->second.last_seq;
+  }
+  // Read without the lock (a query must not hold up every run's events); what arrived
+  // meanwhile is skipped by seq below.
+  std::vector<LogEntry> entries = store_.thread_events(thread_id, after);
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(thread_id);
+  if (it == streams_.end()) return;
+  for (LogEntry& entry : entries) {
+    if (entry.seq <= it->second.last_seq) continue;
+    it->second.last_seq = entry.seq;
+    it->second.log->append(std::move(entry));
+  }
+}
+
+void ThreadStreams::catch_up_read() {
+  std::vector<std::string> read;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [thread_id, stream] : streams_) {
+      if (stream.log.use_count() > 1) read.push_back(thread_id);
+    }
+  }
+  for (const std::string& thread_id : read) catch_up(thread_id);
+}
+
 std::size_t ThreadStreams::logs_in_memory() {
   std::lock_guard lock(mutex_);
   return streams_.size();
