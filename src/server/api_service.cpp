@@ -9,6 +9,7 @@
 #include "server/auth.h"
 #include "server/cluster.h"
 #include "server/ids.h"
+#include "server/log.h"
 #include "server/notifications.h"
 #include "server/retention.h"
 #include "server/review_claims.h"
@@ -17,6 +18,7 @@
 #include "server/sql_store.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
+#include "sql/postgres_listener.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
 
@@ -32,6 +34,8 @@ struct ApiService::Parts {
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<Cluster> cluster;  // several replicas; stopped by the runs, destroyed after them
   std::unique_ptr<RunManager> runs;
+  // Several replicas on PostgreSQL: what the others tell (stopped before the runs go).
+  std::unique_ptr<sql::PostgresListener> listener;
   std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
   std::unique_ptr<ReviewTimer> timer;  // stopped before the runs
   std::unique_ptr<ApiContext> api;
@@ -80,6 +84,36 @@ std::string replica_name(const ServerOptions& options) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) return new_uuid7();
   return std::string(host) + ":" + std::to_string(options.port);
+}
+
+// The notifications replicas send each other on PostgreSQL: the store sends them in the
+// transactions of what they tell, the listener hands them to the cluster by topic.
+std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url,
+                                                          SqlStore& store, Cluster& cluster) {
+  // The server's tables are in the connection's default schema (open_storage).
+  const StoreChannels channels{sql::channel_name("", "runs"), sql::channel_name("", "events"),
+                               sql::channel_name("", "cancels")};
+  store.set_channels(channels);
+  sql::PostgresListenerOptions options;
+  options.on_notification = [&cluster, channels](const sql::Notification& n) {
+    const char* topic = n.channel == channels.runs     ? "runs"
+                        : n.channel == channels.events ? "events"
+                                                       : "cancels";
+    cluster.deliver(topic, n.payload);
+  };
+  // Notifications sent while the session was lost are gone: read the tables again.
+  options.on_reconnect = [&cluster] {
+    cluster.deliver("events", "");
+    cluster.deliver("runs", "");
+  };
+  options.on_problem = [](const std::string& problem) {
+    log_warning("notifications between replicas: " + problem);
+  };
+  auto listener = std::make_unique<sql::PostgresListener>(url, std::move(options));
+  for (const std::string* channel : {&channels.runs, &channels.events, &channels.cancels}) {
+    listener->listen(*channel);
+  }
+  return listener;
 }
 
 }  // namespace
@@ -141,6 +175,9 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
     if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
     p.cluster = std::make_unique<Cluster>(*replicas, options.replicas, replica_name(options));
     p.runs->set_cluster(*p.cluster, *replicas);
+    if (parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres) {
+      p.listener = listen_to_replicas(options.db_path, *replicas, *p.cluster);
+    }
   }
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
                                             options.retention);
@@ -150,6 +187,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
                  std::nullopt});
   p.claims = std::make_unique<ReviewClaims>(*p.reviews, p.notifications.get(), options.claim_ttl);
   p.api->claims = p.claims.get();
+  p.api->cluster = p.cluster.get();
   if (options.retention.thread_ttl) p.api->default_ttl_ms = options.retention.thread_ttl->count();
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
@@ -174,6 +212,8 @@ ApiService::~ApiService() {
 }
 
 void ApiService::start_runs() {
+  // Before recovery reads the tables: nothing told from then on is missed.
+  if (parts_->listener) parts_->listener->start();
   parts_->runs->start();
   parts_->notifications->start();
   parts_->retention->start();
@@ -184,6 +224,7 @@ void ApiService::start_runs() {
 void ApiService::stop_runs() {
   parts_->timer->stop();
   parts_->retention->stop();
+  if (parts_->listener) parts_->listener->stop();
   parts_->runs->stop();
   parts_->notifications->stop();
 }
