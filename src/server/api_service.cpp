@@ -78,12 +78,12 @@ bool shares_database(const ServerOptions& options) {
   }
 }
 
-std::string replica_name(const ServerOptions& options) {
-  if (!options.replicas.id.empty()) return options.replicas.id;
-  if (options.port == 0) return new_uuid7();
+// "<host name>:<port>", so that a replica started again where one died takes its runs over at
+// once; a new UUID without a port.
+std::string replica_name(std::uint16_t port) {
   char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return new_uuid7();
-  return std::string(host) + ":" + std::to_string(options.port);
+  if (port == 0 || gethostname(host, sizeof host - 1) != 0) return new_uuid7();
+  return std::string(host) + ":" + std::to_string(port);
 }
 
 // The notifications replicas send each other on PostgreSQL: the store sends them in the
@@ -173,7 +173,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   if (shares_database(options)) {
     auto* replicas = dynamic_cast<SqlStore*>(p.store.get());
     if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
-    p.cluster = std::make_unique<Cluster>(*replicas, options.replicas, replica_name(options));
+    p.cluster = std::make_unique<Cluster>(*replicas, options.replicas);
     p.runs->set_cluster(*p.cluster, *replicas);
     if (parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres) {
       p.listener = listen_to_replicas(options.db_path, *replicas, *p.cluster);
@@ -211,7 +211,10 @@ ApiService::~ApiService() {
   stop_runs();
 }
 
-void ApiService::start_runs() {
+void ApiService::start_runs(std::uint16_t port) {
+  if (parts_->cluster && parts_->cluster->replica_id().empty()) {
+    parts_->cluster->set_replica_id(replica_name(port));
+  }
   // Before recovery reads the tables: nothing told from then on is missed.
   if (parts_->listener) parts_->listener->start();
   parts_->runs->start();

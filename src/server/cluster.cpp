@@ -7,8 +7,8 @@
 
 namespace tollgate::server {
 
-Cluster::Cluster(ReplicaStore& store, ReplicaOptions options, std::string replica_id)
-    : store_(store), options_(options), replica_id_(std::move(replica_id)) {}
+Cluster::Cluster(ReplicaStore& store, ReplicaOptions options)
+    : store_(store), options_(options), replica_id_(options_.id) {}
 
 Cluster::~Cluster() {
   stop();

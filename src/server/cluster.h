@@ -31,13 +31,15 @@ class Cluster {
  public:
   using Handler = std::function<void(const std::string& payload)>;
 
-  // `store` must outlive the cluster.
-  Cluster(ReplicaStore& store, ReplicaOptions options, std::string replica_id);
+  // `store` must outlive the cluster. Named options.id ("" until set_replica_id()).
+  Cluster(ReplicaStore& store, ReplicaOptions options);
   ~Cluster();
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
   const std::string& replica_id() const { return replica_id_; }
+  // Names this replica (before join()).
+  void set_replica_id(std::string id) { replica_id_ = std::move(id); }
   const ReplicaOptions& options() const { return options_; }
 
   // Called at each poll (every options().poll) on the keeper thread.
