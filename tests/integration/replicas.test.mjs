@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { RoundRobinProxy, collect, humanInput, replicasOf, stopReplicas, waitForStatus } from "./harness.mjs";
+import { RoundRobinProxy, collect, humanInput, openReviewStream, replicasOf, stopReplicas, waitForStatus } from "./harness.mjs";
 
 const skip = process.env.TOLLGATE_TEST_DB_URL ? false : "PostgreSQL only (set TOLLGATE_TEST_DB_URL)";
 
@@ -340,6 +340,46 @@ describe("two live replicas", { skip }, () => {
     }
   });
 
+  test("input.respond sent to b the moment a's thread stream says interrupted is accepted", async () => {
+    // As the @langchain/react hook does: it answers the pause as soon as its stream tells it.
+    const refused = [];
+    for (let i = 0; i < 10; i++) {
+      const thread = await a.client().threads.create();
+      const stream = await openThreadStream(a, thread.thread_id);
+      try {
+        await command(a, thread.thread_id, { id: 1, method: "run.start", params: { assistant_id: "hitl", input: { messages: [] } } });
+        const events = await stream.until((es) => es.some(isTerminal));
+        const interruptId = events.find((e) => e.method === "input.requested").params.data.interrupt_id;
+        const answer = await command(b, thread.thread_id, {
+          id: 2,
+          method: "input.respond",
+          params: { namespace: [], interrupt_id: interruptId, response: "approve" },
+        });
+        if (answer.type !== "success") refused.push(answer.message);
+        await waitForStatus(a.client(), thread.thread_id, answer.type === "success" ? "idle" : "interrupted", kPatience);
+      } finally {
+        await stream.close();
+      }
+    }
+    assert.deepEqual(refused, []);
+  });
+
+  test("GET /reviews/stream on b tells a review requested by a run on a", async () => {
+    const told = [];
+    const stream = openReviewStream(b.url, null, told);
+    await stream.opened;
+    try {
+      const threadId = await pausedMail(a);
+      const deadline = Date.now() + 20000;
+      while (!told.some((e) => e.type === "review.requested" && e.data.thread_id === threadId)) {
+        if (Date.now() > deadline) throw new Error(`b's review stream never told it: ${JSON.stringify(told)}`);
+        await pause(100);
+      }
+    } finally {
+      stream.close();
+    }
+  });
+
   test("a review deadline passes with two replicas up: expired once, one system:timeout decision", async () => {
     const threadId = await pausedMail(a, "expiring");
     await waitForStatus(b.client(), threadId, "idle", kPatience);
@@ -355,14 +395,16 @@ describe("two live replicas", { skip }, () => {
 });
 
 // v2 protocol helpers (as @langchain/react's transport sends them).
+// Sends a v2 command; a protocol error (a 4xx with type "error") is returned as the answer.
 async function command(server, threadId, body) {
   const response = await fetch(`${server.url}/threads/${threadId}/commands`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  assert.equal(response.status, 200);
-  return response.json();
+  const answer = await response.json();
+  assert.ok(response.status === 200 || answer.type === "error", JSON.stringify(answer));
+  return answer;
 }
 
 const isTerminal = (e) =>
