@@ -17,6 +17,12 @@ if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
 const PG_URL = process.env.TOLLGATE_TEST_DB_URL || "";
 let databasesMade = 0;
 
+// TOLLGATE_IT_REPLICAS=N (with TOLLGATE_TEST_DB_URL): each ServerProcess is N replicas of the
+// server on its database behind a RoundRobinProxy, so the whole suite runs as behind a load
+// balancer; the server's url and clients are the proxy's, and start, kill and stop act on
+// every replica.
+const REPLICAS = PG_URL ? Number(process.env.TOLLGATE_IT_REPLICAS || 1) : 1;
+
 function psql(sql) {
   execFileSync("psql", [PG_URL, "-v", "ON_ERROR_STOP=1", "-qc", sql], { stdio: ["ignore", "ignore", "pipe"] });
 }
@@ -51,13 +57,13 @@ export class ServerProcess {
   // `joins`: another ServerProcess (PostgreSQL only) whose database and demo tools' folder this
   // one shares, as a further replica of the same server (its database is dropped when `joins`
   // stops, so stop the joiners first); `replicaId`: the `--replica-id`.
-  constructor({ args = [], config = null, joins = null, replicaId = null } = {}) {
+  // `replicas`: how many processes serve it behind a RoundRobinProxy (TOLLGATE_IT_REPLICAS).
+  constructor({ args = [], config = null, joins = null, replicaId = null, replicas = REPLICAS } = {}) {
     this.dir = mkdtempSync(join(tmpdir(), "tollgate-it-"));
     this.db = join(this.dir, "tollgate.db");
     this.workdir = join(this.dir, "tollgate-demo");
     this.port = 0;
     this.args = [...args];
-    this.replicaId = replicaId;
     if (joins) {
       if (!joins.database) throw new Error("replicas share a PostgreSQL database: set TOLLGATE_TEST_DB_URL");
       this.db = joins.db; // not this.database: the database stays joins's own
@@ -69,19 +75,44 @@ export class ServerProcess {
       // The demo tools' folder is next to a SQLite file; with PostgreSQL, where a file would be.
       this.args.push("--workdir", this.workdir);
     }
-    if (replicaId) this.args.push("--replica-id", replicaId);
     this.output = ""; // the stderr of every process started, kept across restarts
     this.ends = []; // why a process ended badly (checked at stop)
+    this.siblings = []; // the other replicas under TOLLGATE_IT_REPLICAS
+    const shared = replicas > 1 && !joins;
+    if (shared) {
+      replicaId ??= "a"; // the siblings are b, c, ...
+      // Fast replica timing, unless the test brings its own config file.
+      if (!args.includes("--config")) config = { replicas: FAST_REPLICAS, ...(config ?? {}) };
+    }
+    this.replicaId = replicaId;
+    let configArgs = [];
     if (config) {
       const file = join(this.dir, "tollgate.json");
       writeFileSync(file, JSON.stringify(config));
-      this.args.push("--config", file);
+      configArgs = ["--config", file];
     }
+    this.args.push(...configArgs);
+    // The siblings read the same config file: paths in it are relative to its folder.
+    for (let i = 1; shared && i < replicas; i++) {
+      const id = String.fromCharCode(97 + i);
+      this.siblings.push(new ServerProcess({ args: [...args, ...configArgs], joins: this, replicaId: id }));
+    }
+    if (replicaId) this.args.push("--replica-id", replicaId);
   }
 
   // Starts the server (on the same port after a restart) and resolves once it listens. `env`:
   // variables added to this start's environment (e.g. the TOLLGATE_FAULT test seam).
   async start({ env = {} } = {}) {
+    await this.startProcess(env);
+    if (this.siblings.length === 0) return this;
+    for (const sibling of this.siblings) await sibling.startProcess(env);
+    this.proxy ??= await new RoundRobinProxy([this, ...this.siblings]).start();
+    this.url = this.proxy.url;
+    return this;
+  }
+
+  // Starts this process alone (not its siblings).
+  async startProcess(env) {
     this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },
@@ -117,7 +148,6 @@ export class ServerProcess {
       this.child.on("exit", (code) => reject(new Error(`server exited with ${code}: ${out}${this.stderr}`)));
     });
     this.url = `http://127.0.0.1:${this.port}`;
-    return this;
   }
 
   // Runs `statement` on the server's database behind its back (sqlite3, or psql on PostgreSQL).
@@ -140,6 +170,7 @@ export class ServerProcess {
 
   // Ends the server as a crash would (its exit code is not checked).
   async kill(signal = "SIGKILL") {
+    for (const sibling of this.siblings) await sibling.kill(signal);
     if (!this.running()) return;
     this.child.killedBySignal = signal !== "SIGTERM";
     this.child.stopping = true;
@@ -148,15 +179,27 @@ export class ServerProcess {
     await exited;
   }
 
-  // Resolves once the server process has ended by itself (e.g. through the fault seam).
+  // Resolves once the server process has ended by itself (e.g. through the fault seam); with
+  // siblings, once one replica has, and the others are then killed: the server is down.
   async exited() {
-    if (!this.running()) return;
-    await new Promise((resolve) => this.child.once("exit", resolve));
+    const alive = [this, ...this.siblings].filter((r) => r.running());
+    if (alive.length < 1 + this.siblings.length) return;
+    await Promise.race(alive.map((r) => new Promise((resolve) => r.child.once("exit", resolve))));
+    for (const sibling of this.siblings) await sibling.kill("SIGKILL");
+    if (this.running()) await this.kill("SIGKILL");
   }
 
   // Stops the server (SIGTERM) and throws, failing the test file, when it or an earlier
   // process of this server ended badly or printed a sanitizer report.
   async stop() {
+    for (const sibling of this.siblings) {
+      try {
+        await sibling.stop();
+      } catch (e) {
+        this.ends.push(`replica ${sibling.replicaId}: ${e.message}`);
+      }
+    }
+    await this.proxy?.stop();
     await this.kill("SIGTERM");
     rmSync(this.dir, { recursive: true, force: true });
     if (this.database) psql(`DROP DATABASE IF EXISTS ${this.database.name} WITH (FORCE)`);
@@ -186,7 +229,7 @@ export const FAST_REPLICAS = { heartbeat: "200ms", timeout: "2s", poll: "100ms" 
 // start each (with the env it needs); stop them with stopReplicas.
 export function replicasOf(count, { config = {}, timing = FAST_REPLICAS } = {}) {
   const withTiming = { ...config, replicas: timing };
-  const first = new ServerProcess({ config: withTiming, replicaId: "a" });
+  const first = new ServerProcess({ config: withTiming, replicaId: "a", replicas: 1 });
   const others = Array.from({ length: count - 1 }, (_, i) =>
     new ServerProcess({ config: withTiming, joins: first, replicaId: String.fromCharCode(98 + i) }));
   return [first, ...others];
