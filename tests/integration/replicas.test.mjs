@@ -155,21 +155,38 @@ describe("a replica that dies mid-run", { skip }, () => {
     }));
 });
 
-describe("a replica killed with kill -9", { skip }, () => {
-  test("while its run sleeps: b fails that run (a graph that does not re-run cut-off steps) and runs the one queued behind it", () =>
+// Starts replicas a and b; on a, a run of the thread sleeps for a minute and another waits
+// behind it. Returns the thread and both runs once the first is running.
+async function sleepingWithOneQueued(servers) {
+  const [a, b] = servers;
+  for (const server of servers) await server.start();
+  const { thread_id: threadId } = await a.client().threads.create();
+  const first = await a.client().runs.create(threadId, "sleepy", { input: { seconds: 60 } });
+  const second = await a.client().runs.create(threadId, "sleepy", { input: { seconds: 0 }, multitaskStrategy: "enqueue" });
+  await waitForRun(b.client(), threadId, first.run_id, "running");
+  return { threadId, first, second };
+}
+
+describe("a replica that goes away while its run sleeps, another queued behind it", { skip }, () => {
+  test("kill -9: b fails the sleeping run (a graph that does not re-run cut-off steps) and runs the queued one", () =>
     withReplicas(2, async (servers) => {
       const [a, b] = servers;
-      for (const server of servers) await server.start();
-      const thread = await a.client().threads.create();
-      const first = await a.client().runs.create(thread.thread_id, "sleepy", { input: { seconds: 60 } });
-      const second = await a.client().runs.create(thread.thread_id, "sleepy", { input: { seconds: 0 }, multitaskStrategy: "enqueue" });
-      await waitForRun(b.client(), thread.thread_id, first.run_id, "running");
+      const { threadId, first, second } = await sleepingWithOneQueued(servers);
       await a.kill("SIGKILL");
-      await waitForRun(b.client(), thread.thread_id, second.run_id, "success");
-      assert.equal((await b.client().runs.get(thread.thread_id, first.run_id)).status, "error");
+      await waitForRun(b.client(), threadId, second.run_id, "success");
+      assert.equal((await b.client().runs.get(threadId, first.run_id)).status, "error");
       assert.deepEqual(takenOverBy(servers, first.run_id), ["b"]);
-      assert.equal((await waitForStatus(b.client(), thread.thread_id, "idle", kPatience)).status, "idle");
-      assert.equal((await b.client().threads.getState(thread.thread_id)).values.slept, 0);
+      assert.equal((await waitForStatus(b.client(), threadId, "idle", kPatience)).status, "idle");
+      assert.equal((await b.client().threads.getState(threadId)).values.slept, 0);
+    }));
+
+  test("a clean stop (SIGTERM): the queued run is taken up by b and runs there", () =>
+    withReplicas(2, async (servers) => {
+      const [a, b] = servers;
+      const { threadId, second } = await sleepingWithOneQueued(servers);
+      await a.kill("SIGTERM");
+      await waitForRun(b.client(), threadId, second.run_id, "success");
+      assert.equal((await waitForStatus(b.client(), threadId, "idle", kPatience)).status, "idle");
     }));
 });
 
