@@ -34,6 +34,7 @@ struct ApiService::Parts {
   std::unique_ptr<ThreadStreams> streams;
   std::unique_ptr<Cluster> cluster;  // several replicas; stopped by the runs, destroyed after them
   std::unique_ptr<RunManager> runs;
+  std::unique_ptr<FeedFollower> feed;  // several replicas: the review stream of all of them
   // Several replicas on PostgreSQL: what the others tell (stopped before the runs go).
   std::unique_ptr<sql::PostgresListener> listener;
   std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
@@ -86,31 +87,48 @@ std::string replica_name(std::uint16_t port) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
+// GET /reviews/stream on any replica tells what happens on every one: events go through the
+// store (FeedFollower, review_feed.h).
+void share_review_stream(ApiService::Parts& p, ReplicaStore& replicas) {
+  p.notifications->set_feed_relay([&replicas](const std::vector<NotificationEvent>& events) {
+    std::vector<std::string> texts;
+    for (const NotificationEvent& event : events) texts.push_back(feed_event_text(event));
+    replicas.append_feed(texts, now_millis());
+  });
+  p.feed = std::make_unique<FeedFollower>(replicas, p.notifications->feed());
+  FeedFollower* feed = p.feed.get();
+  p.cluster->on_notification("feed", [feed](const std::string&) { feed->catch_up(); });
+  p.cluster->on_tick([feed] { feed->catch_up(); });
+}
+
 // The notifications replicas send each other on PostgreSQL: the store sends them in the
 // transactions of what they tell, the listener hands them to the cluster by topic.
 std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url,
                                                           SqlStore& store, Cluster& cluster) {
   // The server's tables are in the connection's default schema (open_storage).
   const StoreChannels channels{sql::channel_name("", "runs"), sql::channel_name("", "events"),
-                               sql::channel_name("", "cancels")};
+                               sql::channel_name("", "cancels"), sql::channel_name("", "feed")};
   store.set_channels(channels);
   sql::PostgresListenerOptions options;
   options.on_notification = [&cluster, channels](const sql::Notification& n) {
-    const char* topic = n.channel == channels.runs     ? "runs"
-                        : n.channel == channels.events ? "events"
-                                                       : "cancels";
+    const char* topic = n.channel == channels.runs      ? "runs"
+                        : n.channel == channels.events  ? "events"
+                        : n.channel == channels.cancels ? "cancels"
+                                                        : "feed";
     cluster.deliver(topic, n.payload);
   };
   // Notifications sent while the session was lost are gone: read the tables again.
   options.on_reconnect = [&cluster] {
     cluster.deliver("events", "");
     cluster.deliver("runs", "");
+    cluster.deliver("feed", "");
   };
   options.on_problem = [](const std::string& problem) {
     log_warning("notifications between replicas: " + problem);
   };
   auto listener = std::make_unique<sql::PostgresListener>(url, std::move(options));
-  for (const std::string* channel : {&channels.runs, &channels.events, &channels.cancels}) {
+  for (const std::string* channel :
+       {&channels.runs, &channels.events, &channels.cancels, &channels.feed}) {
     listener->listen(*channel);
   }
   return listener;
@@ -175,6 +193,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
     if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
     p.cluster = std::make_unique<Cluster>(*replicas, options.replicas);
     p.runs->set_cluster(*p.cluster, *replicas);
+    share_review_stream(p, *replicas);
     if (parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres) {
       p.listener = listen_to_replicas(options.db_path, *replicas, *p.cluster);
     }
@@ -215,7 +234,9 @@ void ApiService::start_runs(std::uint16_t port) {
   if (parts_->cluster && parts_->cluster->replica_id().empty()) {
     parts_->cluster->set_replica_id(replica_name(port));
   }
-  // Before recovery reads the tables: nothing told from then on is missed.
+  // The review stream tells what happens from now on; the listener starts before recovery reads
+  // the tables, so nothing told from then on is missed.
+  if (parts_->feed) parts_->feed->start();
   if (parts_->listener) parts_->listener->start();
   parts_->runs->start();
   parts_->notifications->start();

@@ -59,12 +59,13 @@ void Cluster::deliver(const std::string& topic, const std::string& payload) {
 }
 
 void Cluster::tick_now() {
-  if (!tick_) return;
-  try {
-    tick_();
-  } catch (const std::exception& e) {
-    // Storage may be down: the next tick reads again.
-    log_warning(std::string("replica tick: ") + e.what());
+  for (const auto& tick : ticks_) {
+    try {
+      tick();
+    } catch (const std::exception& e) {
+      // Storage may be down: the next tick reads again.
+      log_warning(std::string("replica tick: ") + e.what());
+    }
   }
 }
 

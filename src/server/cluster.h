@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/replica_store.h"
 #include "tollgate/server.h"
@@ -42,11 +43,11 @@ class Cluster {
   void set_replica_id(std::string id) { replica_id_ = std::move(id); }
   const ReplicaOptions& options() const { return options_; }
 
-  // Called at each poll (every options().poll) on the keeper thread.
-  void on_tick(std::function<void()> tick) { tick_ = std::move(tick); }
+  // Called at each poll (every options().poll) on the keeper thread, in the order added.
+  void on_tick(std::function<void()> tick) { ticks_.push_back(std::move(tick)); }
   // Called on the keeper thread when this replica finds it was taken for dead.
   void on_fenced(std::function<void()> fenced) { fenced_ = std::move(fenced); }
-  // Called for each notification on `topic` ("runs", "events", "cancels"), and with an empty
+  // Called for each notification on `topic` ("runs", "events", "cancels", "feed"), and with an empty
   // payload when notifications may have been missed (a reconnect): read the tables again.
   void on_notification(const std::string& topic, Handler handler);
 
@@ -73,7 +74,7 @@ class Cluster {
   ReplicaOptions options_;
   std::string replica_id_;
   Json info_;
-  std::function<void()> tick_;
+  std::vector<std::function<void()>> ticks_;
   std::function<void()> fenced_;
   std::map<std::string, Handler> handlers_;  // set before start(), then only read
   std::atomic<bool> healthy_{false};

@@ -101,6 +101,16 @@ class ReplicaStore {
   virtual void set_rollback_point(const std::string& thread_id,
                                   const std::string& checkpoint_id) = 0;
 
+  // The review stream's events (ReviewFeed) of every replica: appended in one transaction
+  // (numbered after every event committed before), read back in that order by each replica.
+  virtual void append_feed(const std::vector<std::string>& events, std::int64_t at) = 0;
+  // Events numbered above `after`, oldest first, at most `limit`.
+  virtual std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
+                                                                       std::size_t limit) = 0;
+  virtual std::int64_t last_feed_seq() = 0;
+  // Forgets events appended before `before` (the feed is passing news).
+  virtual void prune_feed(std::int64_t before) = 0;
+
   // Deletes the thread with its runs and events unless a run of it is pending or running
   // (false, nothing deleted).
   virtual bool delete_idle_thread(const std::string& thread_id) = 0;

@@ -152,7 +152,8 @@ CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, u
     // executes it (or will: its owner, '' on a server alone) and when it may start; a cancel
     // asked on another replica waits in cancel_request until the owner acts on it. A thread
     // keeps the checkpoint its next run starts from after a rollback. Replicas say they are
-    // alive in server_replicas (times by the database's clock).
+    // alive in server_replicas (times by the database's clock); the review stream's events
+    // pass through server_feed, numbered in the order they were committed.
     {R"sql(
 ALTER TABLE server_runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE server_runs ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;
@@ -162,6 +163,8 @@ CREATE INDEX server_runs_by_owner ON server_runs(owner, status);
 CREATE TABLE server_replicas (
   replica_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL,
   info TEXT NOT NULL);
+CREATE TABLE server_feed (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL, created_at INTEGER NOT NULL);
 )sql",
      R"sql(
 ALTER TABLE server_runs ADD COLUMN owner TEXT COLLATE "C" NOT NULL DEFAULT '';
@@ -172,6 +175,8 @@ CREATE INDEX server_runs_by_owner ON server_runs(owner, status);
 CREATE TABLE server_replicas (
   replica_id TEXT COLLATE "C" PRIMARY KEY, started_at BIGINT NOT NULL,
   heartbeat_at BIGINT NOT NULL, info TEXT NOT NULL);
+CREATE TABLE server_feed (
+  seq BIGINT PRIMARY KEY, event TEXT NOT NULL, created_at BIGINT NOT NULL);
 )sql"},
 }};
 

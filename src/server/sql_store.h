@@ -46,7 +46,8 @@ inline constexpr int kServerSchemaVersion = 5;
 struct StoreChannels {
   std::string runs;     // a run ended (payload: its thread id): runs waiting for it may start
   std::string events;   // stream events were stored ("r:<run id>", "t:<thread id>")
-  std::string cancels;  // a cancel was asked (payload: the run id)
+  std::string cancels;  // a cancel was asked ("interrupt:<run id>", "rollback:<run id>")
+  std::string feed;     // review stream events were appended
 };
 
 class SqlStore : public ServerStore, public ReplicaStore {
@@ -117,6 +118,11 @@ class SqlStore : public ServerStore, public ReplicaStore {
   bool delete_idle_thread(const std::string& thread_id) override;
   bool with_idle_thread(const std::string& thread_id, const std::function<void()>& body) override;
   void flush_events() override;
+  void append_feed(const std::vector<std::string>& events, std::int64_t at) override;
+  std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
+                                                               std::size_t limit) override;
+  std::int64_t last_feed_seq() override;
+  void prune_feed(std::int64_t before) override;
   // Tells other replicas on these channels from now on (PostgreSQL only).
   void set_channels(StoreChannels channels);
 

@@ -290,6 +290,54 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
   return outcome;
 }
 
+void SqlStore::append_feed(const std::vector<std::string>& events, std::int64_t at) {
+  if (events.empty()) return;
+  std::lock_guard lock(mutex_);
+  const bool postgres = connection_->dialect() == sql::Dialect::kPostgres;
+  write_locked([&] {
+    if (postgres) {
+      // Numbers are taken in commit order: the next appender waits for this commit.
+      Statement(prepared_locked(
+                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.server_feed'))"))
+          .step();
+    }
+    const char* insert = postgres ? "INSERT INTO server_feed (seq, event, created_at) VALUES "
+                                    "((SELECT COALESCE(MAX(seq), 0) + 1 FROM server_feed), ?, ?)"
+                                  : "INSERT INTO server_feed (event, created_at) VALUES (?, ?)";
+    for (const std::string& event : events) {
+      Statement(prepared_locked(insert)).bind(1, event).bind(2, at).run();
+    }
+    notify_locked(channels_.feed, "");
+  });
+}
+
+std::vector<std::pair<std::int64_t, std::string>> SqlStore::feed_after(std::int64_t after,
+                                                                       std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked("SELECT seq, event FROM server_feed WHERE seq > ? ORDER BY seq LIMIT ?"));
+  s.bind(1, after).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  while (s.step()) out.emplace_back(s.integer(0), s.text(1));
+  return out;
+}
+
+std::int64_t SqlStore::last_feed_seq() {
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked("SELECT COALESCE(MAX(seq), 0) FROM server_feed"));
+  return s.step() ? s.integer(0) : 0;
+}
+
+void SqlStore::prune_feed(std::int64_t before) {
+  std::lock_guard lock(mutex_);
+  write_locked([&] {
+    // The newest stays: PostgreSQL numbers the next event after it.
+    Statement(prepared_locked("DELETE FROM server_feed WHERE created_at < ? AND seq < (SELECT "
+                              "MAX(seq) FROM server_feed)"))
+        .bind(1, before)
+        .run();
+  });
+}
+
 void SqlStore::set_channels(StoreChannels channels) {
   std::lock_guard lock(mutex_);
   channels_ = std::move(channels);

@@ -334,7 +334,7 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
 
 // Takes a database of the current schema back to version 4 (what schema 5 added, removed).
 #define TOLLGATE_BACK_TO_VERSION_4                                                          \
-  "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; "                           \
+  "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; DROP TABLE server_feed; "   \
   "ALTER TABLE server_runs DROP COLUMN owner; ALTER TABLE server_runs DROP COLUMN not_before; " \
   "ALTER TABLE server_runs DROP COLUMN cancel_request; "                                    \
   "ALTER TABLE server_threads DROP COLUMN rollback_to; "                                    \
