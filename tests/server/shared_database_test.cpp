@@ -25,6 +25,7 @@
 #include "server/sql_webhook_queue.h"
 #include "server/storage.h"
 #include "server/store_backend.h"
+#include "server/webhook_receiver.h"
 #include "server/webhook_sender.h"
 
 namespace tollgate::server {
@@ -95,6 +96,62 @@ TEST_F(SharedDatabaseTest, TwoAuditLogsAppendingAndSettlingAtOnceKeepOneChain) {
   const AuditVerification verified = first.verify();
   EXPECT_TRUE(verified.intact) << "entry " << verified.broken_id << ": " << verified.reason;
   EXPECT_EQ(verified.entries, std::size_t{2 * 2 * kThreadsPerLog * kDecisionsPerThread});
+}
+
+// ------------------------------------------------------------------ webhooks
+
+constexpr const char* kSecretEnv = "TOLLGATE_TEST_SHARED_WEBHOOK_SECRET";
+
+WebhookSender::Receiver receiver_of(const std::string& url) {
+  WebhookOptions options{url, kSecretEnv, {"run.finished"}};
+  options.first_retry_seconds = 0.02;
+  options.jitter = 0;
+  return WebhookSender::Receiver{options, "whsec_shared"};
+}
+
+std::vector<std::string> event_ids(const std::vector<testing::WebhookReceiver::Delivery>& got) {
+  std::vector<std::string> ids;
+  for (const auto& delivery : got) ids.push_back(delivery.json()["id"]);
+  return ids;
+}
+
+TEST_F(SharedDatabaseTest, TwoSendersDeliverEachEventOnceAndInOrderToEachReceiver) {
+  // Slow answers keep each try in flight long enough for a second sender to be seen trying too.
+  testing::WebhookReceiver flaky(10ms);
+  testing::WebhookReceiver steady(10ms);
+  flaky.fail_next(2);
+  const std::map<std::string, WebhookSender::Receiver> receivers{
+      {flaky.url(), receiver_of(flaky.url())}, {steady.url(), receiver_of(steady.url())}};
+  SqlWebhookQueue first_queue(db_.connect());
+  SqlWebhookQueue second_queue(db_.connect());
+  WebhookSender first(first_queue, receivers, new_uuid7());
+  WebhookSender second(second_queue, receivers, new_uuid7());
+  first.start();
+  second.start();
+
+  constexpr int kEvents = 12;
+  std::vector<std::string> queued;
+  for (int i = 0; i < kEvents; ++i) {
+    // Each replica stores some of the events, and wakes both senders (the other one would
+    // otherwise find them at its next poll).
+    SqlWebhookQueue& queue = i % 2 == 0 ? first_queue : second_queue;
+    const std::string id = "event-" + std::to_string(100 + i);
+    queue.add(NotificationEvent{id, "run.finished", 1000 + i, Json{{"run", i}}},
+              {flaky.url(), steady.url()});
+    queued.push_back(id);
+    first.wake();
+    second.wake();
+  }
+  const bool all_delivered = eventually(
+      [&] { return first_queue.list("delivered", 100).size() == std::size_t{2 * kEvents}; });
+  EXPECT_TRUE(all_delivered) << first_queue.list("pending", 100).size() << " still pending";
+  first.stop();
+  second.stop();
+
+  EXPECT_EQ(event_ids(flaky.received()), queued);
+  EXPECT_EQ(event_ids(steady.received()), queued);
+  EXPECT_EQ(flaky.most_in_flight(), 1);
+  EXPECT_EQ(steady.most_in_flight(), 1);
 }
 
 }  // namespace
