@@ -154,5 +154,66 @@ TEST_F(SharedDatabaseTest, TwoSendersDeliverEachEventOnceAndInOrderToEachReceive
   EXPECT_EQ(steady.most_in_flight(), 1);
 }
 
+// ------------------------------------------------------------------ review deadlines
+
+ReviewRecord timed_review(const std::string& thread_id, std::int64_t expires_at) {
+  ReviewRecord record;
+  record.review_id = new_uuid7();
+  record.thread_id = thread_id;
+  record.checkpoint_id = "cp-1";
+  record.interrupt_id = "i-1";
+  record.expires_at = expires_at;
+  record.on_timeout = Json{{"type", "reject"}};
+  return record;
+}
+
+// What the server's fire does, as far as exactly-once goes: claims the records as expired.
+ReviewTimer::Fire expire_into(ReviewStore& reviews, std::atomic<std::size_t>& expired) {
+  return [&reviews, &expired](const ReviewRecord& due) {
+    expired += reviews.expire(due.thread_id, due.checkpoint_id, due.interrupt_id, "system:timeout",
+                              "run-" + new_uuid7(), now_millis());
+  };
+}
+
+TEST_F(SharedDatabaseTest, TwoTimersFireOneDeadlineOnce) {
+  SqlReviewStore first_reviews(db_.connect());
+  SqlReviewStore second_reviews(db_.connect());
+  first_reviews.add_pending({timed_review("t1", now_millis() - 1)});
+  std::atomic<std::size_t> expired{0};
+  ReviewTimer first(first_reviews, system_clock(), expire_into(first_reviews, expired));
+  ReviewTimer second(second_reviews, system_clock(), expire_into(second_reviews, expired));
+
+  std::barrier together(2);
+  auto passes = [&together](ReviewTimer& timer) {
+    together.arrive_and_wait();
+    for (int i = 0; i < 3; ++i) timer.fire_due();
+  };
+  std::thread first_thread(passes, std::ref(first));
+  std::thread second_thread(passes, std::ref(second));
+  first_thread.join();
+  second_thread.join();
+
+  EXPECT_EQ(expired.load(), 1u);
+  EXPECT_EQ(second_reviews.list("t1").at(0).status, "expired");
+}
+
+TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterval) {
+  SqlReviewStore own_reviews(db_.connect());
+  SqlReviewStore other_reviews(db_.connect());
+  // A deadline of its own that has passed: once it fired, the timer found nothing timed left and
+  // sleeps (before the fix, until a rearm() or a minute later).
+  own_reviews.add_pending({timed_review("own", now_millis() - 1)});
+  std::atomic<std::size_t> expired{0};
+  ReviewTimer timer(own_reviews, system_clock(), expire_into(own_reviews, expired), 50ms);
+  timer.start();
+  ASSERT_TRUE(eventually([&] { return expired.load() == 1; }));
+  std::this_thread::sleep_for(50ms);  // the pass after the fire read the (then) empty schedule
+
+  other_reviews.add_pending({timed_review("other", now_millis() + 100)});
+
+  EXPECT_TRUE(eventually([&] { return expired.load() == 2; }));
+  EXPECT_EQ(other_reviews.list("other").at(0).status, "expired");
+}
+
 }  // namespace
 }  // namespace tollgate::server
