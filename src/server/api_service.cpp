@@ -1,6 +1,7 @@
 #include "server/api_service.h"
 
 #include <cassert>
+#include <chrono>
 
 #include "server/api.h"
 #include "server/audit_log.h"
@@ -35,6 +36,11 @@ struct ApiService::Parts {
 };
 
 namespace {
+
+// On a database other processes share, review deadlines they stored are read this often: one
+// may fire this late at most. Deadlines are minutes or hours; two indexed reads a second are
+// cheap.
+constexpr std::chrono::milliseconds kSharedDeadlinePoll{1000};
 
 void register_system_assistants(ServerStore& store, const GraphRegistry& registry) {
   for (const auto& [graph_id, entry] : registry.entries()) {
@@ -88,7 +94,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   p.webhook_queue = std::move(storage.webhooks);
   // A webhook whose secret is missing stops the server before the graphs are built.
   p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get(),
-                                                    storage.one_database);
+                                                    storage.one_database, storage.shared);
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
@@ -120,7 +126,8 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   p.runs->set_notifications(p.notifications.get());
   p.timer = std::make_unique<ReviewTimer>(
       *p.reviews, system_clock(),
-      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
+      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); },
+      storage.shared ? kSharedDeadlinePoll : std::chrono::milliseconds::zero());
   p.runs->set_review_timer(p.timer.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);

@@ -215,5 +215,61 @@ TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterv
   EXPECT_EQ(other_reviews.list("other").at(0).status, "expired");
 }
 
+// ------------------------------------------------------------------ assistants
+
+AssistantRecord assistant(const std::string& name) {
+  AssistantRecord a;
+  a.assistant_id = "a-1";
+  a.graph_id = "agent";
+  a.name = name;
+  a.created_at = a.updated_at = 1000;
+  return a;
+}
+
+class SharedAssistantsTest : public SharedDatabaseTest {
+ protected:
+  void SetUp() override {
+    SharedDatabaseTest::SetUp();
+    if (IsSkipped()) return;
+    reader_ = std::make_unique<SqlStore>(db_.connect(), AssistantWriters::kSeveralProcesses);
+    writer_ = std::make_unique<SqlStore>(db_.connect(), AssistantWriters::kSeveralProcesses);
+  }
+  void TearDown() override {
+    reader_.reset();
+    writer_.reset();
+  }
+  std::unique_ptr<SqlStore> reader_;  // a replica that reads the assistant
+  std::unique_ptr<SqlStore> writer_;  // another that changes it
+};
+
+TEST_F(SharedAssistantsTest, AnAssistantAnotherReplicaChangedIsReadAsChanged) {
+  writer_->put_assistant(assistant("before"));
+  ASSERT_EQ(reader_->get_assistant("a-1")->name, "before");
+  AssistantRecord changed = assistant("after");
+  changed.version = 2;
+  writer_->put_assistant(changed);
+  EXPECT_EQ(reader_->get_assistant("a-1")->name, "after");
+}
+
+TEST_F(SharedAssistantsTest, AnAssistantAnotherReplicaDeletedIsGone) {
+  writer_->put_assistant(assistant("doomed"));
+  ASSERT_TRUE(reader_->get_assistant("a-1").has_value());
+  writer_->delete_assistant("a-1");
+  EXPECT_FALSE(reader_->get_assistant("a-1").has_value());
+}
+
+TEST_F(SharedAssistantsTest, AnAssistantAnotherReplicaCreatedIsFound) {
+  ASSERT_FALSE(reader_->get_assistant("a-1").has_value());
+  writer_->put_assistant(assistant("new"));
+  EXPECT_TRUE(reader_->get_assistant("a-1").has_value());
+}
+
+// ------------------------------------------------------------------ the switch
+
+TEST_F(SharedDatabaseTest, OpenStorageTellsWhetherOtherProcessesMayShareTheDatabase) {
+  const Storage storage = open_storage(db_.url(), db_.schema());
+  EXPECT_EQ(storage.shared, tollgate::testing::StoreBackend::postgres());
+}
+
 }  // namespace
 }  // namespace tollgate::server
