@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cassert>
+#include <chrono>
 
 #include "server/api.h"
 #include "server/audit_log.h"
@@ -45,6 +46,11 @@ struct ApiService::Parts {
 };
 
 namespace {
+
+// On a database other processes share, review deadlines they stored are read this often: one
+// may fire this late at most. Deadlines are minutes or hours; two indexed reads a second are
+// cheap.
+constexpr std::chrono::milliseconds kSharedDeadlinePoll{1000};
 
 void register_system_assistants(ServerStore& store, const GraphRegistry& registry) {
   for (const auto& [graph_id, entry] : registry.entries()) {
@@ -169,8 +175,10 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   assert(storage.store && storage.reviews && storage.webhooks && storage.audit);
   p.webhook_queue = std::move(storage.webhooks);
   // A webhook whose secret is missing stops the server before the graphs are built.
+  // Other processes use the database too: PostgreSQL, or replicas sharing a SQLite file.
+  const bool shared = storage.shared || shares_database(options);
   p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get(),
-                                                    storage.one_database);
+                                                    storage.one_database, shared);
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
@@ -213,7 +221,8 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   p.runs->set_notifications(p.notifications.get());
   p.timer = std::make_unique<ReviewTimer>(
       *p.reviews, system_clock(),
-      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
+      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); },
+      shared ? kSharedDeadlinePoll : std::chrono::milliseconds::zero());
   p.runs->set_review_timer(p.timer.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);

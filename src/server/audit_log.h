@@ -24,6 +24,9 @@
 // authentication. It never comes from the request body.
 //
 // Thread-safety: every method may be called from any thread (one connection under a mutex).
+// Several processes may keep one log (server replicas on one PostgreSQL database): each write
+// transaction first takes a lock of the log's schema (an advisory lock), so appends and
+// settles of all of them form one chain.
 #pragma once
 
 #include <cstddef>

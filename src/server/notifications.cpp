@@ -32,7 +32,7 @@ Json expires_at_of(const Json* configs) {
 }  // namespace
 
 Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
-                             bool queue_in_store_database)
+                             bool queue_in_store_database, bool queue_shared)
     : queue_(queue), queue_in_store_database_(queue_in_store_database) {
   std::map<std::string, WebhookSender::Receiver> receivers;
   for (std::size_t i = 0; i < webhooks.size(); ++i) {
@@ -50,7 +50,8 @@ Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, Webhoo
   }
   if (!receivers.empty()) {
     assert(queue_ != nullptr);
-    sender_ = std::make_unique<WebhookSender>(*queue_, std::move(receivers));
+    sender_ = std::make_unique<WebhookSender>(*queue_, std::move(receivers),
+                                              queue_shared ? new_uuid7() : kOnlySenderId);
   }
 }
 

@@ -56,8 +56,10 @@ class Notifications {
   // twice. `queue` may be null when no webhook is configured; it must outlive this.
   // `queue_in_store_database`: the queue's tables are in the server store's database
   // (Storage::one_database), so the store can write notices with their facts.
+  // `queue_shared`: other processes send from the queue too (Storage::shared), so this one's
+  // sender leases under an id of its own (webhook_sender.h).
   Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
-                bool queue_in_store_database = false);
+                bool queue_in_store_database = false, bool queue_shared = false);
   ~Notifications();
   Notifications(const Notifications&) = delete;
   Notifications& operator=(const Notifications&) = delete;

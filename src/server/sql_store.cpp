@@ -217,9 +217,10 @@ std::string sql_rows::upsert_sql(const char* table, const char* columns, const c
          ") ON CONFLICT (" + key + ") DO UPDATE SET " + updates;
 }
 
-SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection)
+SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection, AssistantWriters writers)
     : connection_(std::move(connection)),
-      statements_(std::make_unique<sql::StatementCache>(*connection_)) {
+      statements_(std::make_unique<sql::StatementCache>(*connection_)),
+      cache_assistants_(writers == AssistantWriters::kThisStoreOnly) {
   std::lock_guard lock(mutex_);
   sql::migrate(*connection_, kSchema);
 }
@@ -298,6 +299,7 @@ void SqlStore::put_assistant(const AssistantRecord& a) {
 
 std::optional<AssistantRecord> SqlStore::get_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
+  if (!cache_assistants_) return read_assistant_locked(assistant_id);
   auto cached = assistants_.find(assistant_id);
   if (cached != assistants_.end()) return cached->second;
   if (assistants_.size() >= kMaxCachedAssistants) assistants_.clear();

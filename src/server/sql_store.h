@@ -15,7 +15,9 @@
 // stored rows.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
-// times); it assumes this store is the only writer of the database's assistants.
+// times) when this store is the only writer of the database's assistants; when other
+// processes write them too (server replicas on one PostgreSQL database), every read asks the
+// database, so a replica never serves an assistant another one changed or deleted.
 #pragma once
 
 #include <functional>
@@ -38,6 +40,10 @@ namespace tollgate::server {
 
 inline constexpr int kServerSchemaVersion = 5;
 
+// Who writes the database's assistants: this store alone (so it may cache them), or also other
+// processes.
+enum class AssistantWriters { kThisStoreOnly, kSeveralProcesses };
+
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
 // The notification channels a store tells other replicas on (PostgreSQL; cluster.h): each
@@ -55,7 +61,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Creates or migrates the tables on `connection`. Throws Error(kUnavailable) when the
   // database cannot be reached and Error(kConflict) when its schema is newer than
   // kServerSchemaVersion.
-  explicit SqlStore(std::unique_ptr<sql::Connection> connection);
+  explicit SqlStore(std::unique_ptr<sql::Connection> connection,
+                    AssistantWriters writers = AssistantWriters::kThisStoreOnly);
   ~SqlStore() override;
 
   int schema_version();
@@ -188,7 +195,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::unique_ptr<sql::StatementCache> statements_;
   std::vector<PendingEvent> pending_events_;
   StoreChannels channels_;
-  // Assistant id -> the record, or nullopt for an id known to be absent.
+  const bool cache_assistants_;
+  // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
+  // cache_assistants_).
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
 };
 
