@@ -61,8 +61,6 @@ class ReplicaStore {
   virtual bool heartbeat(const std::string& replica_id) = 0;
   // Removes the replica's row (a clean stop).
   virtual void deregister_replica(const std::string& replica_id) = 0;
-  // The replicas whose heartbeat is newer than `timeout_ms`, by id.
-  virtual std::vector<std::string> live_replicas(std::int64_t timeout_ms) = 0;
 
   // Takes up the pending run `run_id` owned by `replica_id` when it is due at `now` and its
   // thread is free (see above): status running, attempts + 1, the thread's rollback point taken.
@@ -80,9 +78,6 @@ class ReplicaStore {
   // Writes the queued stream events now: replicas flush them often, so that a client of another
   // replica follows a run as it goes.
   virtual void flush_events() = 0;
-  // Whether the run is still `replica_id`'s and active (pending or running): false once another
-  // replica adopted it (this replica was taken for dead) or it ended.
-  virtual bool still_owned(const std::string& run_id, const std::string& replica_id) = 0;
 
   enum class Insert { kInserted, kThreadGone, kThreadBusy };
   // ServerStore::insert_run, unless a run of the thread is pending or running (kThreadBusy,

@@ -109,12 +109,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void register_replica(const std::string& replica_id, const Json& info) override;
   bool heartbeat(const std::string& replica_id) override;
   void deregister_replica(const std::string& replica_id) override;
-  std::vector<std::string> live_replicas(std::int64_t timeout_ms) override;
   ClaimOutcome claim_run(const std::string& run_id, const std::string& replica_id,
                          std::int64_t now, ClaimedRun& claimed) override;
   std::vector<RunRecord> adopt_orphaned_runs(const std::string& replica_id,
                                              std::int64_t timeout_ms) override;
-  bool still_owned(const std::string& run_id, const std::string& replica_id) override;
   std::vector<RunRecord> owned_runs(const std::string& replica_id) override;
   Insert insert_run_unless_busy(const RunRecord& run, const Json& thread_metadata,
                                 std::vector<QueuedNotification>* notices) override;

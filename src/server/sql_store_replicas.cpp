@@ -68,18 +68,6 @@ void SqlStore::deregister_replica(const std::string& replica_id) {
   });
 }
 
-std::vector<std::string> SqlStore::live_replicas(std::int64_t timeout_ms) {
-  std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(std::string("SELECT replica_id FROM server_replicas WHERE "
-                                          "heartbeat_at > ") +
-                              database_now(connection_->dialect()) +
-                              " - ? ORDER BY replica_id"));
-  s.bind(1, timeout_ms);
-  std::vector<std::string> out;
-  while (s.step()) out.push_back(s.text(0));
-  return out;
-}
-
 ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& replica_id,
                                  std::int64_t now, ClaimedRun& claimed) {
   std::lock_guard lock(mutex_);
@@ -174,15 +162,6 @@ std::vector<RunRecord> SqlStore::adopt_orphaned_runs(const std::string& replica_
     forget.bind(1, replica_id).bind(2, timeout_ms).run();
   });
   return adopted;
-}
-
-bool SqlStore::still_owned(const std::string& run_id, const std::string& replica_id) {
-  std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(std::string("SELECT 1 FROM server_runs WHERE run_id = ? AND owner = "
-                                          "? AND ") +
-                              kActive));
-  s.bind(1, run_id).bind(2, replica_id);
-  return s.step();
 }
 
 std::vector<RunRecord> SqlStore::owned_runs(const std::string& replica_id) {
