@@ -286,5 +286,47 @@ TEST_F(ReplicasTest, AThreadsV2EventsAreNumberedOnceAcrossRunsOnBothReplicas) {
   }
 }
 
+// The config file's "replicas" section.
+std::string refusal_of(const Json& section) {
+  try {
+    parse_replica_options(section);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReplicaOptionsTest, MillisecondsAndDurationsAreRead) {
+  ReplicaOptions options =
+      parse_replica_options({{"id", "web-1"}, {"heartbeat", "250ms"}, {"timeout", "2s"}, {"poll", "1m"}});
+  EXPECT_EQ(options.id, "web-1");
+  EXPECT_EQ(options.heartbeat, 250ms);
+  EXPECT_EQ(options.timeout, 2000ms);
+  EXPECT_EQ(options.poll, 60000ms);
+}
+
+TEST(ReplicaOptionsTest, AnUnknownKeyIsRefusedNamingTheKnownOnes) {
+  EXPECT_EQ(refusal_of({{"hartbeat", "1s"}}),
+            "replicas: unknown key 'hartbeat' (expected id, heartbeat, timeout, poll)");
+}
+
+TEST(ReplicaOptionsTest, ABadDurationIsRefusedNamingTheField) {
+  EXPECT_NE(refusal_of({{"timeout", "10 seconds"}}).find("replicas.timeout: invalid duration"),
+            std::string::npos);
+  EXPECT_NE(refusal_of({{"poll", "0ms"}}).find("replicas.poll: invalid duration"), std::string::npos);
+  EXPECT_NE(refusal_of({{"heartbeat", 5}}).find("replicas.heartbeat: must be a duration string"),
+            std::string::npos);
+}
+
+TEST(ReplicaOptionsTest, ATimeoutNotAboveTwoHeartbeatsIsRefused) {
+  EXPECT_NE(refusal_of({{"heartbeat", "5s"}, {"timeout", "10s"}}).find("replicas.timeout: must be more than twice"),
+            std::string::npos);
+}
+
+TEST(ReplicaOptionsTest, AnEmptyIdIsRefused) {
+  EXPECT_NE(refusal_of({{"id", ""}}).find("replicas.id: must be a non-empty string"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tollgate::server::testing
