@@ -5,6 +5,8 @@
 #   TOLLGATE_IT_FILES="a.test.mjs b.test.mjs" runs only those files (default: every *.test.mjs)
 #   TOLLGATE_IT_POSTGRES=1 serves each test file from a fresh database on the PostgreSQL server
 #   of TOLLGATE_TEST_PG_URL (scripts/pg.sh run) instead of a SQLite file
+#   TOLLGATE_IT_REPLICAS=N (with TOLLGATE_IT_POSTGRES=1) serves each test file from N replicas on
+#   its database behind a round-robin proxy (tests/integration/harness.mjs)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 binary="${1:-${TOLLGATE_BIN:-$root/build/src/main/tollgate}}"

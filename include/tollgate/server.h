@@ -153,6 +153,34 @@ RetentionOptions parse_retention_options(const Json& section);
 // "90s", "15m", "24h", "7d" as milliseconds; throws Error(kInvalidArgument) naming `field`.
 std::chrono::milliseconds parse_duration(const std::string& text, const std::string& field);
 
+// ------------------------------------------------------------------ replicas (deploy.md)
+
+// Several `tollgate serve` processes on one database, any of them answering any request: runs
+// are queued in the database and executed by the replica they were submitted to, one run per
+// thread at a time across all replicas; a replica whose heartbeat stops for `timeout` is dead
+// and its runs are taken over by another, which resumes them from their last checkpoint.
+struct ReplicaOptions {
+  // kAuto: shared on PostgreSQL, alone on SQLite. kShared on a SQLite file lets several
+  // servers on one machine share it, reading each other's changes every `poll` (there is no
+  // notification between them); it exists for tests.
+  enum class Mode { kAuto, kAlone, kShared };
+  Mode mode = Mode::kAuto;
+  // This replica's name among the others. Each replica needs its own; a process started again
+  // with the name of one that died takes over that one's runs at once, instead of after
+  // `timeout`. Empty: "<host name>:<port>" when the port is given, else a new UUID.
+  std::string id;
+  std::chrono::milliseconds heartbeat{1000};  // how often a replica says it is alive
+  std::chrono::milliseconds timeout{10000};   // silent this long: dead, its runs taken over
+  // How often the tables are read again beyond notifications (claims of waiting runs, cancels
+  // asked on other replicas, streams of runs executing elsewhere, dead replicas).
+  std::chrono::milliseconds poll{1000};
+};
+
+// The `replicas` section of a config file: {"id": "a", "heartbeat": "1s", "timeout": "10s",
+// "poll": "1s"}; durations may also be given in milliseconds ("250ms").
+// Throws Error(kInvalidArgument) naming the field (a timeout not above the heartbeat too).
+ReplicaOptions parse_replica_options(const Json& section);
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 2024;  // 0: pick a free port (see Server::port())
@@ -183,6 +211,8 @@ struct ServerOptions {
   // How long a reviewer's claim of a review lasts after it was last taken (POST
   // /threads/{id}/claim; the config file's "claim_ttl"). Claims are advisory.
   std::chrono::milliseconds claim_ttl{5 * 60 * 1000};
+  // Several replicas on one database (docs/deploy.md).
+  ReplicaOptions replicas;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

@@ -39,11 +39,13 @@ struct ServeArguments {
   std::string public_url;                // the console's address in notifications
   RetentionOptions retention;  // the config file's "retention" section (docs/config.md)
   std::chrono::milliseconds claim_ttl{5 * 60 * 1000};  // the config file's "claim_ttl"
+  ReplicaOptions replicas;  // the config file's "replicas" section (docs/deploy.md)
+  std::string replica_id;   // --replica-id (wins over replicas.id)
   bool insecure_no_auth = false;
 };
 
 // The config file (docs/config.md): {"host", "port", "db", "workdir", "model", "auth",
-// "webhooks", "public_url", "retention", "claim_ttl", "agents"};
+// "webhooks", "public_url", "retention", "claim_ttl", "replicas", "agents"};
 // command-line flags win; relative paths resolve against the file's folder. Returns the
 // "agents" object (null when the file has none).
 Json apply_config_file(ServeArguments& args, const CLI::App& command) {
@@ -52,13 +54,13 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   const std::filesystem::path base = std::filesystem::path(args.config).parent_path();
   static const char* const kKeys[] = {"host",     "port",       "db",        "workdir",
                                       "model",    "auth",       "webhooks",  "public_url",
-                                      "retention", "claim_ttl", "agents"};
+                                      "retention", "claim_ttl", "replicas", "agents"};
   for (const auto& [key, value] : config.items()) {
     (void)value;
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw Error::InvalidArgument(args.config + ": unknown key '" + key +
                                    "' (expected host, port, db, workdir, model, auth, webhooks, "
-                                   "public_url, retention, claim_ttl, agents)");
+                                   "public_url, retention, claim_ttl, replicas, agents)");
     }
   }
   if (config.contains("auth")) {
@@ -78,6 +80,13 @@ Json apply_config_file(ServeArguments& args, const CLI::App& command) {
   if (config.contains("retention")) {
     try {
       args.retention = parse_retention_options(config["retention"]);
+    } catch (const Error& e) {
+      throw Error::InvalidArgument(args.config + ": " + e.what());
+    }
+  }
+  if (config.contains("replicas")) {
+    try {
+      args.replicas = parse_replica_options(config["replicas"]);
     } catch (const Error& e) {
       throw Error::InvalidArgument(args.config + ": " + e.what());
     }
@@ -248,6 +257,8 @@ int serve(ServeArguments args, const CLI::App& command) {
   options.allow_insecure_no_auth = args.insecure_no_auth;
   options.retention = args.retention;
   options.claim_ttl = args.claim_ttl;
+  options.replicas = args.replicas;
+  if (!args.replica_id.empty()) options.replicas.id = args.replica_id;
   if (!args.auth.enabled() && args.insecure_no_auth) {
     std::cerr << "tollgate serve: warning: no auth and --insecure-no-auth: whoever reaches "
               << args.host << " may read every thread and decide every review\n";
@@ -294,6 +305,9 @@ void add_serve_command(CLI::App& app) {
   command->add_option(
       "--workdir", args->workdir,
       "Folder of the demo tools' sandbox, database and outbox (default: next to --db)");
+  command->add_option("--replica-id", args->replica_id,
+                      "This replica's name when several servers share a PostgreSQL database "
+                      "(default: <host name>:<port>; docs/deploy.md)");
   command->callback([args, command] {
     int code = serve(*args, *command);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -23,6 +23,8 @@ class Notifications;
 class Retention;
 class ReviewClaims;
 
+class Cluster;
+
 struct ApiContext {
   ServerStore& store;
   RunManager& runs;
@@ -34,6 +36,9 @@ struct ApiContext {
   Retention* retention = nullptr;  // POST /threads/prune; null: refused
   std::optional<std::int64_t> default_ttl_ms;  // of threads created without a ttl
   ReviewClaims* claims = nullptr;  // POST/DELETE /threads/{id}/claim; null: refused
+  // Several replicas: this replica in its cluster (GET /ok says whether its heartbeat reaches
+  // the database, /info names it); null when the server runs alone.
+  const Cluster* cluster = nullptr;
 };
 
 void add_meta_routes(Router& router, ApiContext& context);

@@ -1,18 +1,25 @@
 #include "server/api_service.h"
 
+#include <unistd.h>
+
 #include <cassert>
+#include <chrono>
 
 #include "server/api.h"
 #include "server/audit_log.h"
 #include "server/auth.h"
+#include "server/cluster.h"
 #include "server/ids.h"
+#include "server/log.h"
 #include "server/notifications.h"
 #include "server/retention.h"
 #include "server/review_claims.h"
 #include "server/review_timer.h"
 #include "server/run_manager.h"
+#include "server/sql_store.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
+#include "sql/postgres_listener.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
 
@@ -26,7 +33,11 @@ struct ApiService::Parts {
   std::unique_ptr<WebhookQueue> webhook_queue;
   std::unique_ptr<Notifications> notifications;
   std::unique_ptr<ThreadStreams> streams;
+  std::unique_ptr<Cluster> cluster;  // several replicas; stopped by the runs, destroyed after them
   std::unique_ptr<RunManager> runs;
+  std::unique_ptr<FeedFollower> feed;  // several replicas: the review stream of all of them
+  // Several replicas on PostgreSQL: what the others tell (stopped before the runs go).
+  std::unique_ptr<sql::PostgresListener> listener;
   std::unique_ptr<Retention> retention;  // destroyed (stopped) before the runs
   std::unique_ptr<ReviewTimer> timer;  // stopped before the runs
   std::unique_ptr<ApiContext> api;
@@ -35,6 +46,11 @@ struct ApiService::Parts {
 };
 
 namespace {
+
+// On a database other processes share, review deadlines they stored are read this often: one
+// may fire this late at most. Deadlines are minutes or hours; two indexed reads a second are
+// cheap.
+constexpr std::chrono::milliseconds kSharedDeadlinePoll{1000};
 
 void register_system_assistants(ServerStore& store, const GraphRegistry& registry) {
   for (const auto& [graph_id, entry] : registry.entries()) {
@@ -50,6 +66,78 @@ void register_system_assistants(ServerStore& store, const GraphRegistry& registr
     a.metadata = Json{{"created_by", "system"}};
     store.put_assistant(a);
   }
+}
+
+// Whether several replicas may share the database: on PostgreSQL unless told otherwise.
+bool shares_database(const ServerOptions& options) {
+  switch (options.replicas.mode) {
+    case ReplicaOptions::Mode::kShared:
+      return true;
+    case ReplicaOptions::Mode::kAlone:
+      return false;
+    case ReplicaOptions::Mode::kAuto:
+      break;
+  }
+  try {
+    return parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// "<host name>:<port>", so that a replica started again where one died takes its runs over at
+// once; a new UUID without a port.
+std::string replica_name(std::uint16_t port) {
+  char host[256] = {};
+  if (port == 0 || gethostname(host, sizeof host - 1) != 0) return new_uuid7();
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+// GET /reviews/stream on any replica tells what happens on every one: events go through the
+// store (FeedFollower, review_feed.h).
+void share_review_stream(ApiService::Parts& p, ReplicaStore& replicas) {
+  p.notifications->set_feed_relay([&replicas](const std::vector<NotificationEvent>& events) {
+    std::vector<std::string> texts;
+    for (const NotificationEvent& event : events) texts.push_back(feed_event_text(event));
+    replicas.append_feed(texts, now_millis());
+  });
+  p.feed = std::make_unique<FeedFollower>(replicas, p.notifications->feed());
+  FeedFollower* feed = p.feed.get();
+  p.cluster->on_notification("feed", [feed](const std::string&) { feed->catch_up(); });
+  p.cluster->on_tick([feed] { feed->catch_up(); });
+}
+
+// The notifications replicas send each other on PostgreSQL: the store sends them in the
+// transactions of what they tell, the listener hands them to the cluster by topic.
+std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url,
+                                                          SqlStore& store, Cluster& cluster) {
+  // The server's tables are in the connection's default schema (open_storage).
+  const StoreChannels channels{sql::channel_name("", "runs"), sql::channel_name("", "events"),
+                               sql::channel_name("", "cancels"), sql::channel_name("", "feed")};
+  store.set_channels(channels);
+  sql::PostgresListenerOptions options;
+  options.on_notification = [&cluster, channels](const sql::Notification& n) {
+    const char* topic = n.channel == channels.runs      ? "runs"
+                        : n.channel == channels.events  ? "events"
+                        : n.channel == channels.cancels ? "cancels"
+                                                        : "feed";
+    cluster.deliver(topic, n.payload);
+  };
+  // Notifications sent while the session was lost are gone: read the tables again.
+  options.on_reconnect = [&cluster] {
+    cluster.deliver("events", "");
+    cluster.deliver("runs", "");
+    cluster.deliver("feed", "");
+  };
+  options.on_problem = [](const std::string& problem) {
+    log_warning("notifications between replicas: " + problem);
+  };
+  auto listener = std::make_unique<sql::PostgresListener>(url, std::move(options));
+  for (const std::string* channel :
+       {&channels.runs, &channels.events, &channels.cancels, &channels.feed}) {
+    listener->listen(*channel);
+  }
+  return listener;
 }
 
 }  // namespace
@@ -87,8 +175,10 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   assert(storage.store && storage.reviews && storage.webhooks && storage.audit);
   p.webhook_queue = std::move(storage.webhooks);
   // A webhook whose secret is missing stops the server before the graphs are built.
+  // Other processes use the database too: PostgreSQL, or replicas sharing a SQLite file.
+  const bool shared = storage.shared || shares_database(options);
   p.notifications = std::make_unique<Notifications>(options.webhooks, p.webhook_queue.get(),
-                                                    storage.one_database);
+                                                    storage.one_database, shared);
   if (!options.public_url.empty()) p.notifications->set_public_url(options.public_url);
   p.store = std::move(storage.store);
   p.streams = std::make_unique<ThreadStreams>(*p.store);
@@ -106,6 +196,16 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   register_system_assistants(*p.store, registry);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
+  if (shares_database(options)) {
+    auto* replicas = dynamic_cast<SqlStore*>(p.store.get());
+    if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
+    p.cluster = std::make_unique<Cluster>(*replicas, options.replicas);
+    p.runs->set_cluster(*p.cluster, *replicas);
+    share_review_stream(p, *replicas);
+    if (parse_storage_url(options.db_path).kind == StorageLocation::Kind::kPostgres) {
+      p.listener = listen_to_replicas(options.db_path, *replicas, *p.cluster);
+    }
+  }
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
                                             options.retention);
   p.api = std::make_unique<ApiContext>(
@@ -114,13 +214,15 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
                  std::nullopt});
   p.claims = std::make_unique<ReviewClaims>(*p.reviews, p.notifications.get(), options.claim_ttl);
   p.api->claims = p.claims.get();
+  p.api->cluster = p.cluster.get();
   if (options.retention.thread_ttl) p.api->default_ttl_ms = options.retention.thread_ttl->count();
   p.runs->set_audit_log(p.audit.get());
   p.runs->set_review_store(p.reviews.get());
   p.runs->set_notifications(p.notifications.get());
   p.timer = std::make_unique<ReviewTimer>(
       *p.reviews, system_clock(),
-      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); });
+      [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); },
+      shared ? kSharedDeadlinePoll : std::chrono::milliseconds::zero());
   p.runs->set_review_timer(p.timer.get());
   add_meta_routes(p.router, *p.api);
   add_assistant_routes(p.router, *p.api);
@@ -137,7 +239,14 @@ ApiService::~ApiService() {
   stop_runs();
 }
 
-void ApiService::start_runs() {
+void ApiService::start_runs(std::uint16_t port) {
+  if (parts_->cluster && parts_->cluster->replica_id().empty()) {
+    parts_->cluster->set_replica_id(replica_name(port));
+  }
+  // The review stream tells what happens from now on; the listener starts before recovery reads
+  // the tables, so nothing told from then on is missed.
+  if (parts_->feed) parts_->feed->start();
+  if (parts_->listener) parts_->listener->start();
   parts_->runs->start();
   parts_->notifications->start();
   parts_->retention->start();
@@ -148,6 +257,7 @@ void ApiService::start_runs() {
 void ApiService::stop_runs() {
   parts_->timer->stop();
   parts_->retention->stop();
+  if (parts_->listener) parts_->listener->stop();
   parts_->runs->stop();
   parts_->notifications->stop();
 }

@@ -26,8 +26,10 @@ class ApiService {
   ApiService(const ApiService&) = delete;
   ApiService& operator=(const ApiService&) = delete;
 
-  // Recovers runs a previous process left and starts the run workers.
-  void start_runs();
+  // Recovers runs a previous process left and starts the run workers. `port`: where the server
+  // listens (names this replica when several share the database and ReplicaOptions::id is
+  // empty; 0: a new name).
+  void start_runs(std::uint16_t port = 0);
   void stop_runs();
   const Router& router() const;
   // The address notifications link the console by (ServerOptions::public_url, else where the

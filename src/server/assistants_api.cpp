@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "server/api.h"
+#include "server/cluster.h"
 #include "server/ids.h"
 #include "server/wire_format.h"
 
@@ -57,14 +58,23 @@ Json auth_info(const ApiContext& context, const Identity& who) {
 
 void add_meta_routes(Router& router, ApiContext& context) {
   const ApiContext* ctx = &context;
-  router.add_open("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
+  // A replica whose heartbeat does not reach the database answers 503, so a load balancer
+  // sends its requests elsewhere until the database is back.
+  router.add_open("GET", "/ok", [ctx](HttpRequest&) {
+    if (ctx->cluster != nullptr && !ctx->cluster->healthy()) {
+      return HttpResponse::json(
+          {{"ok", false}, {"detail", "the database cannot be reached from this replica"}}, 503);
+    }
+    return HttpResponse::json({{"ok", true}});
+  });
   router.add_open("GET", "/info", [ctx](HttpRequest& request) {
-    return HttpResponse::json(
-        {{"version", "0.1.0"},
-         {"server", "tollgate"},
-         {"context", "cpp"},
-         {"flags", {{"assistants", true}, {"crons", false}, {"langsmith", false}}},
-         {"auth", auth_info(*ctx, request.identity)}});
+    Json info{{"version", "0.1.0"},
+              {"server", "tollgate"},
+              {"context", "cpp"},
+              {"flags", {{"assistants", true}, {"crons", false}, {"langsmith", false}}},
+              {"auth", auth_info(*ctx, request.identity)}};
+    if (ctx->cluster != nullptr) info["replica"] = ctx->cluster->replica_id();
+    return HttpResponse::json(info);
   });
 }
 

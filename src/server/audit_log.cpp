@@ -100,6 +100,19 @@ bool settled_later(const std::string& kind) {
   return kind == "decision" || kind == "state_write";
 }
 
+// Every write transaction of the log takes this lock first on PostgreSQL (released at its
+// commit), so processes sharing the database append one after the other: an append reads the
+// greatest id and the last hash, and two at once would fork the chain or collide on the id.
+// The key is derived from the schema, so logs in other schemas of the database do not wait.
+// On SQLite the write transaction (BEGIN IMMEDIATE) already holds the file's one write lock.
+void serialise_writers(sql::Connection& db) {
+  if (db.dialect() != sql::Dialect::kPostgres) return;
+  prepare_once(db,
+               "SELECT pg_advisory_xact_lock(hashtextextended('tollgate.server_audit_log.' || "
+               "current_schema(), 0))")
+      ->step();
+}
+
 std::string last_hash_locked(sql::Connection& db) {
   auto s = prepare_once(db, "SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
   return s->step() ? s->text(0) : std::string();
@@ -165,6 +178,7 @@ void AuditLog::chain_unchained() {
     if (!unchained->step()) return;
   }
   Transaction transaction(*db_, TransactionKind::kWrite);
+  serialise_writers(*db_);
   std::vector<AuditEntry> rows;
   {
     auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
@@ -225,6 +239,7 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
 std::int64_t AuditLog::append(const AuditEntry& entry) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
+  serialise_writers(*db_);
   AuditEntry appended = entry;
   if (settled_later(appended.kind)) {
     appended.outcome = "pending";
@@ -270,14 +285,17 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
 void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::string& message) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
+  serialise_writers(*db_);
   if (settle_locked(id, outcome, message)) transaction.commit();
 }
 
 std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
                                   const std::string& uncertain_message,
-                                  const std::set<std::string>& continued) {
+                                  const std::set<std::string>& continued,
+                                  const std::set<std::string>* only) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
+  serialise_writers(*db_);
   std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
   {
     auto s = prepare_once(*db_,
@@ -286,6 +304,7 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
     while (s->step()) {
       const std::string run_id = s->text(1);
       if (continued.count(run_id) != 0) continue;
+      if (only != nullptr && only->count(run_id) == 0) continue;
       pending.emplace_back(s->integer(0), uncertain.count(run_id) != 0);
     }
   }

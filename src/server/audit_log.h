@@ -24,6 +24,9 @@
 // authentication. It never comes from the request body.
 //
 // Thread-safety: every method may be called from any thread (one connection under a mutex).
+// Several processes may keep one log (server replicas on one PostgreSQL database): each write
+// transaction first takes a lock of the log's schema (an advisory lock), so appends and
+// settles of all of them form one chain.
 #pragma once
 
 #include <cstddef>
@@ -109,9 +112,12 @@ class AuditLog {
   // entries of the runs in `uncertain` (cut off while a tool call they authorized ran, whose
   // effect is unknown: docs/effects.md) as "effect_uncertain" with `uncertain_message`. Those of
   // the runs in `continued` stay pending: their cut-off step runs again and they settle them.
+  // With `only`, just the entries of those runs (a replica taking over a dead one's runs, while
+  // the other replicas' runs are still executing).
   std::size_t settle_lost(const std::string& message, const std::set<std::string>& uncertain = {},
                           const std::string& uncertain_message = "",
-                          const std::set<std::string>& continued = {});
+                          const std::set<std::string>& continued = {},
+                          const std::set<std::string>* only = nullptr);
   // The newest pending entry of run `run_id` (the decision it carries), if any.
   std::optional<std::int64_t> pending_decision_of(const std::string& run_id) const;
   std::vector<AuditEntry> list(const AuditQuery& query) const;

@@ -452,7 +452,8 @@ HttpServer::~HttpServer() {
   stop();
 }
 
-void HttpServer::start() {
+void HttpServer::bind() {
+  if (impl_->acceptor.is_open()) return;
   beast::error_code ec;
   auto address = net::ip::make_address(impl_->options.host, ec);
   if (ec) throw Error::InvalidArgument("host: not an IP address: " + impl_->options.host);
@@ -466,6 +467,10 @@ void HttpServer::start() {
                              std::to_string(impl_->options.port) + ": " + ec.message());
   }
   impl_->bound_port = impl_->acceptor.local_endpoint().port();
+}
+
+void HttpServer::start() {
+  bind();
   impl_->accept();
   std::size_t count = impl_->options.threads == 0 ? 1 : impl_->options.threads;
   for (std::size_t i = 0; i < count; ++i) {

@@ -40,7 +40,10 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  void start();  // binds and listens; throws Error(kUnavailable) if the address is taken
+  // Binds and listens (port() is known from then on; connections wait in the backlog);
+  // throws Error(kUnavailable) if the address is taken.
+  void bind();
+  void start();  // binds if not yet bound, and serves
   void stop();
   std::uint16_t port() const;
 

@@ -32,7 +32,7 @@ Json expires_at_of(const Json* configs) {
 }  // namespace
 
 Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
-                             bool queue_in_store_database)
+                             bool queue_in_store_database, bool queue_shared)
     : queue_(queue), queue_in_store_database_(queue_in_store_database) {
   std::map<std::string, WebhookSender::Receiver> receivers;
   for (std::size_t i = 0; i < webhooks.size(); ++i) {
@@ -50,7 +50,8 @@ Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, Webhoo
   }
   if (!receivers.empty()) {
     assert(queue_ != nullptr);
-    sender_ = std::make_unique<WebhookSender>(*queue_, std::move(receivers));
+    sender_ = std::make_unique<WebhookSender>(*queue_, std::move(receivers),
+                                              queue_shared ? new_uuid7() : kOnlySenderId);
   }
 }
 
@@ -160,7 +161,21 @@ void Notifications::publish_live(const std::string& type, Json data) {
   event.type = type;
   event.created_at = now_millis();
   event.data = std::move(data);
-  feed_->publish(std::move(event));
+  publish({std::move(event)});
+}
+
+void Notifications::publish(std::vector<NotificationEvent> events) {
+  if (events.empty()) return;
+  if (!relay_) {
+    for (NotificationEvent& event : events) feed_->publish(std::move(event));
+    return;
+  }
+  try {
+    relay_(events);
+  } catch (const std::exception& e) {
+    log_error("the review stream's events were not stored for every replica: " +
+              std::string(e.what()));
+  }
 }
 
 std::optional<QueuedNotification> Notifications::run_ended_notice(
@@ -199,11 +214,13 @@ QueuedNotification Notifications::notice(const std::string& type, const std::str
 
 void Notifications::told(const std::vector<QueuedNotification>& notices) {
   bool to_send = false;
+  std::vector<NotificationEvent> fresh;
   for (const QueuedNotification& n : notices) {
     if (!n.fresh) continue;  // told before
     to_send = to_send || !n.urls.empty();
-    feed_->publish(n.event);
+    fresh.push_back(n.event);
   }
+  publish(std::move(fresh));
   if (to_send && sender_) sender_->wake();
 }
 

@@ -22,6 +22,7 @@
 // logged, never thrown: a notification must not fail the run or decision it tells of.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,8 +56,10 @@ class Notifications {
   // twice. `queue` may be null when no webhook is configured; it must outlive this.
   // `queue_in_store_database`: the queue's tables are in the server store's database
   // (Storage::one_database), so the store can write notices with their facts.
+  // `queue_shared`: other processes send from the queue too (Storage::shared), so this one's
+  // sender leases under an id of its own (webhook_sender.h).
   Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
-                bool queue_in_store_database = false);
+                bool queue_in_store_database = false, bool queue_shared = false);
   ~Notifications();
   Notifications(const Notifications&) = delete;
   Notifications& operator=(const Notifications&) = delete;
@@ -67,6 +70,13 @@ class Notifications {
   void stop();
 
   const std::shared_ptr<ReviewFeed>& feed() const { return feed_; }
+  // Several replicas: the review stream's events go to `relay` (which stores them for every
+  // replica, ReplicaStore::append_feed) instead of straight to the feed, which a FeedFollower
+  // fills from the store. A relay that throws is logged: the event is lost to the stream only.
+  // Call before start().
+  void set_feed_relay(std::function<void(const std::vector<NotificationEvent>&)> relay) {
+    relay_ = std::move(relay);
+  }
   WebhookQueue* queue() const { return queue_; }
 
   // A run paused on the interrupts `interrupts` (task id -> [{id, value}]) at `checkpoint_id`:
@@ -115,6 +125,8 @@ class Notifications {
                                      const std::string& outcome) const;
   // To the review stream's subscribers only (nothing stored).
   void publish_live(const std::string& type, Json data);
+  // To the review stream: the feed, or the relay when there is one.
+  void publish(std::vector<NotificationEvent> events);
   Json claim_data(const ReviewClaim& claim, const std::string& assistant_id) const;
   Json review_data(const ReviewFacts& review) const;
   std::string console_url(const std::string& thread_id) const;
@@ -124,6 +136,7 @@ class Notifications {
   std::map<std::string, std::vector<std::string>> urls_by_type_;
   std::unique_ptr<WebhookSender> sender_;  // null: no webhook configured
   std::shared_ptr<ReviewFeed> feed_ = std::make_shared<ReviewFeed>();
+  std::function<void(const std::vector<NotificationEvent>&)> relay_;
   mutable std::mutex mutex_;  // guards public_url_
   std::string public_url_;
 };

@@ -17,10 +17,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "server/http_types.h"
+#include "server/replica_store.h"
 #include "server/webhook_queue.h"
 
 namespace tollgate::server {
@@ -37,6 +39,9 @@ class ReviewFeed {
 
   // Appends and wakes the subscribers.
   void publish(NotificationEvent event);
+  // Appends an event numbered elsewhere (several replicas: the store numbers them, FeedFollower);
+  // one numbered at or below the last is already here and ignored.
+  void publish(NotificationEvent event, std::int64_t seq);
   // Entries with seq > `after`, oldest first.
   std::vector<FeedEntryPtr> read_after(std::int64_t after) const;
   // The seq of the newest entry (0: none yet).
@@ -52,6 +57,32 @@ class ReviewFeed {
   int next_token_ = 1;
   std::map<int, std::function<void()>> subscribers_;
 };
+
+// Several replicas share one review stream: each replica's events are appended to the store
+// (ReplicaStore::append_feed, through Notifications::set_feed_relay), and every replica's feed
+// is filled from there, in the store's order, by its FeedFollower — so an event id
+// (Last-Event-ID) means the same event on every replica.
+//
+// Thread-safety: every method may be called from any thread; one catch-up runs at a time.
+class FeedFollower {
+ public:
+  FeedFollower(ReplicaStore& store, std::shared_ptr<ReviewFeed> feed);
+  // Starts after what is stored now (a new replica tells what happens from its start on).
+  void start();
+  // Publishes what was appended since; now and then forgets what is older than the feed keeps.
+  void catch_up();
+
+ private:
+  ReplicaStore& store_;
+  std::shared_ptr<ReviewFeed> feed_;
+  std::mutex mutex_;  // guards last_seq_, next_prune_; one catch-up at a time
+  std::int64_t last_seq_ = 0;
+  std::int64_t next_prune_ = 0;
+};
+
+// An event as the feed's table keeps it, and back (nullopt: not one).
+std::string feed_event_text(const NotificationEvent& event);
+std::optional<NotificationEvent> feed_event_of(const std::string& text);
 
 class ReviewFeedBody : public StreamBody {
  public:

@@ -17,8 +17,14 @@ constexpr std::int64_t kMaxSleepMillis = 60 * 1000;
 
 }  // namespace
 
-ReviewTimer::ReviewTimer(ReviewStore& reviews, const Clock& clock, Fire fire)
-    : reviews_(reviews), clock_(clock), fire_(std::move(fire)) {}
+ReviewTimer::ReviewTimer(ReviewStore& reviews, const Clock& clock, Fire fire,
+                         std::chrono::milliseconds poll_interval)
+    : reviews_(reviews),
+      clock_(clock),
+      fire_(std::move(fire)),
+      max_sleep_millis_(poll_interval.count() > 0
+                            ? std::min<std::int64_t>(poll_interval.count(), kMaxSleepMillis)
+                            : kMaxSleepMillis) {}
 
 ReviewTimer::~ReviewTimer() {
   stop();
@@ -80,7 +86,7 @@ std::size_t ReviewTimer::fire_due() {
 void ReviewTimer::loop() {
   for (;;) {
     fire_due();
-    std::int64_t wait = kMaxSleepMillis;
+    std::int64_t wait = max_sleep_millis_;
     try {
       if (auto next = reviews_.next_expiry()) wait = *next - now_millis(clock_);
     } catch (const std::exception& e) {
@@ -92,7 +98,7 @@ void ReviewTimer::loop() {
       std::lock_guard pass(fire_mutex_);
       if (failed_ || wait <= 0) wait = std::max(wait, kRetryMillis);
     }
-    wait = std::clamp<std::int64_t>(wait, 0, kMaxSleepMillis);
+    wait = std::clamp<std::int64_t>(wait, 0, max_sleep_millis_);
     std::unique_lock lock(mutex_);
     if (wait > 0) {
       wake_.wait_for(lock, std::chrono::milliseconds(wait),

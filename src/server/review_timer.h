@@ -8,10 +8,15 @@
 // conditional update (ReviewStore::expire) that fails when a decision or another timer won.
 // A `fire` that throws is logged and tried again a second later (while still due).
 //
+// Records added by another process sharing the database (a server replica) call no rearm()
+// here: given a poll interval, the thread reads the earliest deadline again at least that
+// often, so their deadlines fire that late at most, by whichever timer gets there first.
+//
 // Thread-safety: rearm() and fire_due() may be called from any thread; start() and stop() from
 // one owner thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -29,7 +34,10 @@ class ReviewTimer {
   // of its records), or finds it answered or gone, or throws (tried again later): when it
   // returns, the records are no longer pending. `reviews` and `clock` must outlive the timer.
   using Fire = std::function<void(const ReviewRecord& due)>;
-  ReviewTimer(ReviewStore& reviews, const Clock& clock, Fire fire);
+  // `poll_interval`: the longest the thread sleeps (zero: it wakes for the earliest deadline
+  // it read, on rearm(), and once a minute for a clock that jumped).
+  ReviewTimer(ReviewStore& reviews, const Clock& clock, Fire fire,
+              std::chrono::milliseconds poll_interval = std::chrono::milliseconds::zero());
   ~ReviewTimer();
   ReviewTimer(const ReviewTimer&) = delete;
   ReviewTimer& operator=(const ReviewTimer&) = delete;
@@ -49,6 +57,7 @@ class ReviewTimer {
   ReviewStore& reviews_;
   const Clock& clock_;
   Fire fire_;
+  const std::int64_t max_sleep_millis_;
   std::mutex fire_mutex_;  // one pass at a time
   std::mutex mutex_;       // guards stopping_, rearmed_
   std::condition_variable wake_;

@@ -44,6 +44,32 @@ bool unchanged(const CompiledGraph& graph, const std::string& thread_id, const P
   }
 }
 
+// Holds a thread's new v2 events back from its readers from hold() until release() (or the
+// end of the scope): ThreadStreams::hold.
+class HeldThreadEvents {
+ public:
+  HeldThreadEvents(ThreadStreams& streams, const std::string& thread_id)
+      : streams_(streams), thread_id_(thread_id) {}
+  ~HeldThreadEvents() { release(); }
+  HeldThreadEvents(const HeldThreadEvents&) = delete;
+  HeldThreadEvents& operator=(const HeldThreadEvents&) = delete;
+  void hold() {
+    if (held_) return;
+    streams_.hold(thread_id_);
+    held_ = true;
+  }
+  void release() {
+    if (!held_) return;
+    held_ = false;
+    streams_.release(thread_id_);
+  }
+
+ private:
+  ThreadStreams& streams_;
+  const std::string& thread_id_;
+  bool held_ = false;
+};
+
 // Stream events of a run that is ending: losing one must not keep the run from ending.
 void quietly(const std::string& run_id, const std::function<void()>& record_events) {
   try {
@@ -113,6 +139,8 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   const std::string graph_id = graph_id_of(record);
   const CompiledGraph* g = graph(graph_id);
   RunEvents events(store_, streams_, run->log, record, request, graph_id);
+  // The run's last v2 events (its pause, its end) reach readers once its end is stored.
+  HeldThreadEvents last_events(streams_, record.thread_id);
 
   Json result = Json::object();
   RunEnding ending = RunEnding::kCompleted;
@@ -135,16 +163,25 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     log_error("the start of run " + record.run_id + " could not be audited: " + e.what());
   }
   try {
-    // A continued step's attempt was counted by the recovery that queued it.
+    // A continued step's attempt was counted by the recovery that queued it, a claimed run's
+    // by its claim (several replicas).
+    bool taken_up = false;
+    {
+      std::lock_guard lock(mutex_);
+      taken_up = run->taken_up && !request.continues_cut_off_step;
+    }
     auto taken = request.continues_cut_off_step
                      ? store_.get_run(record.run_id)
-                     : store_.begin_attempt(record.run_id, "running", now_millis());
+                     : taken_up ? std::optional<RunRecord>(record)
+                                : store_.begin_attempt(record.run_id, "running", now_millis());
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
     }
     record.status = "running";
     record.attempts = taken->attempts;
+    // Another replica may have run this thread since this one last streamed it.
+    if (shared()) streams_.catch_up(record.thread_id);
     events.started();
     if (g == nullptr) throw Error::NotFound("Graph " + graph_id + " is not served here");
     RunConfig config = run_config(record, request, events, run->cancel);
@@ -182,9 +219,16 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       changed = true;
       outcome = g->invoke(input, config);
     }
+    last_events.hold();
     if (run->cancel->load()) {
-      std::lock_guard lock(mutex_);
-      if (run->rollback) rollback_to_[record.thread_id] = base.checkpoint_id;
+      bool rollback = false;
+      {
+        std::lock_guard lock(mutex_);
+        rollback = run->rollback;
+        if (rollback && !shared()) rollback_to_[record.thread_id] = base.checkpoint_id;
+      }
+      // The thread's next run may execute on another replica.
+      if (rollback && shared()) replicas_->set_rollback_point(record.thread_id, base.checkpoint_id);
       throw Error(ErrorCode::kCancelled, "Run cancelled");
     }
     events.finished(outcome);
@@ -194,6 +238,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     }
     record.status = "success";
   } catch (const Error& e) {
+    last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
     if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
       record.status = "interrupted";
@@ -234,6 +279,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       result = error_result(run_error_name(e.code()), e.what());
     }
   } catch (const std::exception& e) {
+    last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
     record.status = "error";
     ending = RunEnding::kFailed;
@@ -285,6 +331,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       if (!result.contains("__error__")) result = error_result("UnavailableError", message);
     }
   }
+  last_events.release();
   std::lock_guard lock(mutex_);
   finish_locked(run, std::move(result));
 }

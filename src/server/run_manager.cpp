@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "server/cluster.h"
 #include "server/ids.h"
 #include "server/log.h"
 #include "server/notifications.h"
 #include "server/review_binding.h"
+#include "server/run_mirrors.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -15,6 +17,12 @@ namespace {
 
 constexpr std::size_t kFinishedRunsKept = 512;
 constexpr std::int64_t kSettleRetryMillis = 1000;
+std::string delete_busy_message(const std::string& thread_id) {
+  return "Thread " + thread_id +
+         " has a run pending or running; cancel it (or wait for it to end) before deleting the "
+         "thread";
+}
+
 constexpr const char* kBusyMessage =
     "Thread is already running a task. Wait for it to finish or choose a different multitask "
     "strategy.";
@@ -30,9 +38,14 @@ RunManager::~RunManager() {
 }
 
 void RunManager::start() {
-  recover();
+  if (shared()) {
+    recover_shared();
+  } else {
+    recover();
+  }
   std::size_t count = worker_count_ == 0 ? 1 : worker_count_;
   for (std::size_t i = 0; i < count; ++i) workers_.emplace_back([this] { worker_loop(); });
+  if (shared()) flusher_ = std::thread([this] { flush_loop(); });
 }
 
 void RunManager::stop() {
@@ -47,6 +60,8 @@ void RunManager::stop() {
     if (worker.joinable()) worker.join();
   }
   workers_.clear();
+  if (flusher_.joinable()) flusher_.join();
+  stop_cluster();
 }
 
 const CompiledGraph* RunManager::graph(const std::string& graph_id) const {
@@ -80,6 +95,7 @@ bool RunManager::any_run_of_locked(const std::string& thread_id) const {
 }
 
 bool RunManager::thread_active(const std::string& thread_id) {
+  if (shared()) return !replicas_->active_runs(thread_id).empty();
   std::lock_guard lock(mutex_);
   return thread_active_locked(thread_id);
 }
@@ -97,15 +113,30 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   check_reviewers(stored, *thread, assistant->graph_id);
 
   std::unique_lock lock(mutex_);
-  std::vector<std::shared_ptr<ActiveRun>> in_flight;
-  for (const auto& [id, run] : active_) {
-    if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
-  }
-  if (!in_flight.empty()) {
-    if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
-    if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
-      for (auto& run : in_flight) {
-        cancel_locked(run, request.multitask_strategy == "rollback", lock);
+  if (shared()) {
+    // The thread's runs on every replica; a reject is checked again as the run is inserted.
+    lock.unlock();
+    std::vector<RunRecord> in_flight = replicas_->active_runs(request.thread_id);
+    if (!in_flight.empty()) {
+      if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
+      if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
+        for (const RunRecord& run : in_flight) {
+          cancel(run.run_id, request.multitask_strategy == "rollback");
+        }
+      }
+    }
+    lock.lock();
+  } else {
+    std::vector<std::shared_ptr<ActiveRun>> in_flight;
+    for (const auto& [id, run] : active_) {
+      if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
+    }
+    if (!in_flight.empty()) {
+      if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
+      if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
+        for (auto& run : in_flight) {
+          cancel_locked(run, request.multitask_strategy == "rollback", lock);
+        }
       }
     }
   }
@@ -119,6 +150,8 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   record.multitask_strategy = request.multitask_strategy;
   record.created_at = now;
   record.updated_at = now;
+  record.not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
+  if (shared()) record.owner = cluster_replica_id();
   Json metadata = assistant->metadata.is_object() ? assistant->metadata : Json::object();
   if (thread->metadata.is_object()) metadata.update(thread->metadata);
   if (request.metadata.is_object()) metadata.update(request.metadata);
@@ -143,20 +176,27 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   record.kwargs = stored.to_kwargs();
   record.kwargs["config"]["configurable"] = configurable;
   if (!approval_only(stored)) claim_reviews(stored, record.run_id);
-  bool inserted = false;
+  ReplicaStore::Insert inserted = ReplicaStore::Insert::kThreadGone;
   try {
-    inserted = store_.insert_run(record, thread_metadata, notices_for_store(notices));
+    if (shared() && request.multitask_strategy == "reject") {
+      // Another replica may have started a run of the thread since it was read above.
+      inserted = replicas_->insert_run_unless_busy(record, thread_metadata,
+                                                   notices_for_store(notices));
+    } else if (store_.insert_run(record, thread_metadata, notices_for_store(notices))) {
+      inserted = ReplicaStore::Insert::kInserted;
+    }
   } catch (const std::exception&) {
     reopen_reviews(record.run_id);
     throw;
   }
-  if (!inserted) {
+  if (inserted != ReplicaStore::Insert::kInserted) {
     reopen_reviews(record.run_id);
+    if (inserted == ReplicaStore::Insert::kThreadBusy) throw Error::Conflict(kBusyMessage);
     throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
   }
 
   auto active = enqueue_locked(record, std::move(stored));
-  active->not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
+  active->not_before = record.not_before;
   lock.unlock();
   wake_.notify_all();
   tell_after_store(notices);
@@ -181,7 +221,10 @@ std::shared_ptr<EventLog> RunManager::events(const std::string& run_id) {
     auto done = finished_.find(run_id);
     if (done != finished_.end()) return done->second.log;
   }
-  if (!store_.get_run(run_id)) return nullptr;
+  const std::optional<RunRecord> stored = store_.get_run(run_id);
+  if (!stored) return nullptr;
+  // Executing on another replica: followed until it ends.
+  if (shared() && run_is_active(*stored)) return mirrors_->open(run_id);
   auto log = std::make_shared<EventLog>();
   for (LogEntry& entry : store_.run_events(run_id)) log->append(std::move(entry));
   log->close();
@@ -196,6 +239,7 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
   lock.unlock();
   auto run = store_.get_run(run_id);
   if (!run) return Json();
+  if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica
   auto thread = store_.get_thread(run->thread_id);
   if (run->status == "error") {
     std::string message =
@@ -214,22 +258,31 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
 }
 
 bool RunManager::cancel(const std::string& run_id, bool rollback) {
-  std::unique_lock lock(mutex_);
-  auto it = active_.find(run_id);
-  if (it == active_.end()) return false;
-  auto run = it->second;
-  cancel_locked(run, rollback, lock);
-  return true;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = active_.find(run_id);
+    if (it != active_.end()) {
+      auto run = it->second;
+      cancel_locked(run, rollback, lock);
+      return true;
+    }
+  }
+  // Another replica's run: its owner cancels it when told (or at its next poll).
+  return shared() && replicas_->request_cancel(run_id, rollback).has_value();
 }
 
 void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints) {
+  if (shared()) {
+    // The thread's row goes first, in one transaction with the check that nothing runs: a run
+    // submitted on any replica afterwards finds no thread.
+    if (!replicas_->delete_idle_thread(thread_id)) throw Error::Conflict(delete_busy_message(thread_id));
+    if (checkpoints != nullptr) checkpoints->delete_thread(thread_id);
+    streams_.forget(thread_id);
+    return;
+  }
   std::unique_lock lock(mutex_);
   for (;;) {
-    if (thread_active_locked(thread_id)) {
-      throw Error::Conflict("Thread " + thread_id +
-                            " has a run pending or running; cancel it (or wait for it to end) "
-                            "before deleting the thread");
-    }
+    if (thread_active_locked(thread_id)) throw Error::Conflict(delete_busy_message(thread_id));
     if (!any_run_of_locked(thread_id)) break;
     // A refused run ends at once; it must not write after the thread is gone.
     ended_.wait(lock);
@@ -241,6 +294,11 @@ void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints)
 }
 
 bool RunManager::prune_checkpoints(const std::string& thread_id, Saver& checkpoints) {
+  if (shared()) {
+    // The thread's row stays locked meanwhile: no replica starts or inserts a run of it.
+    return replicas_->with_idle_thread(
+        thread_id, [&] { checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest); });
+  }
   // Under the lock: no run of the thread can be submitted while its checkpoints change.
   std::lock_guard lock(mutex_);
   if (thread_active_locked(thread_id)) return false;
@@ -383,8 +441,9 @@ void RunManager::worker_loop() {
         if (active_.at(*before)->record.thread_id == run->record.thread_id) earlier_waiting = true;
       }
       if (earlier_waiting) continue;
-      if (run->not_before > now) {
-        if (earliest == 0 || run->not_before < earliest) earliest = run->not_before;
+      const std::int64_t due = std::max(run->not_before, run->next_try);
+      if (due > now) {
+        if (earliest == 0 || due < earliest) earliest = due;
         continue;
       }
       next = run;
@@ -405,8 +464,30 @@ void RunManager::worker_loop() {
       }
       continue;
     }
-    next->started = true;
     running_threads_.insert(next->record.thread_id);
+    if (shared() && !next->taken_up) {
+      // Taken up through the database: one run per thread at a time across every replica.
+      lock.unlock();
+      std::string rollback_to;
+      const ClaimOutcome outcome = claim(next, rollback_to);
+      lock.lock();
+      const bool cancelled = active_.count(next->record.run_id) == 0;  // cancelled meanwhile
+      if (outcome != ClaimOutcome::kClaimed || cancelled) {
+        running_threads_.erase(next->record.thread_id);
+        if (outcome == ClaimOutcome::kWaiting && !cancelled) {
+          // Its place in the queue is kept (no earlier run of its thread was waiting).
+          next->next_try = now_millis() + poll_millis();
+          queue_.push_front(next->record.run_id);
+        } else if (outcome == ClaimOutcome::kGone && !cancelled) {
+          finish_locked(next, Json::object());  // no longer this replica's to run
+        }
+        wake_.notify_all();
+        continue;
+      }
+      next->taken_up = true;
+      if (!rollback_to.empty()) rollback_to_[next->record.thread_id] = rollback_to;
+    }
+    next->started = true;
     lock.unlock();
     try {
       execute(next);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/replica_store.h"
 #include "server/run_request.h"
 #include "server/store.h"
 #include "server/thread_outcome.h"
@@ -28,7 +29,10 @@
 namespace tollgate::server {
 
 class AuditLog;
+class Cluster;
 class Notifications;
+class ReplicaStore;
+class RunMirrors;
 class ReviewStore;
 class ReviewTimer;
 struct ReviewRecord;
@@ -117,6 +121,12 @@ class RunManager {
   void set_graphs_rerunning_cut_off_steps(std::set<std::string, std::less<>> graph_ids) {
     rerunning_graphs_ = std::move(graph_ids);
   }
+  // Makes this manager one replica of several on one database (cluster.h, replica_store.h):
+  // runs are taken up through `replicas` (one per thread at a time across replicas), cancels
+  // and streams reach runs executing elsewhere, and the runs of a replica that died are taken
+  // over. Call before start(); both must outlive the manager, and the cluster is started by
+  // start() and stopped by stop().
+  void set_cluster(Cluster& cluster, ReplicaStore& replicas);
   // Woken when review records with a deadline are added. Call before start().
   void set_review_timer(ReviewTimer* timer) { timer_ = timer; }
   // The clock review deadlines are read by (the system clock by default). Call before start();
@@ -160,6 +170,11 @@ class RunManager {
     // A run continued by start-up recovery: the audit entry of the decision it carries, still
     // pending from the attempt that was cut off (settled as this one ends).
     std::optional<std::int64_t> audit_id;
+    // Several replicas: its record is already taken up for this replica (status running, the
+    // attempt counted): claimed, or continued after a cut-off. Guarded by mutex_.
+    bool taken_up = false;
+    // Several replicas: not tried again before this time (its thread was busy elsewhere).
+    std::int64_t next_try = 0;
   };
   // What start-up recovery does with a run a dead process was executing (run_recovery.cpp).
   struct CutOffRun {
@@ -220,6 +235,27 @@ class RunManager {
   // Queues `run` again to finish the step it was cut off in (RunRequest::continues_cut_off_step).
   void continue_cut_off_step(const RunRecord& run);
   void reconcile_thread(const std::string& thread_id);
+  // Several replicas (run_manager_replicas.cpp).
+  bool shared() const { return cluster_ != nullptr; }
+  // Start-up: the runs a previous process with this replica id left, and those of dead
+  // replicas; then the notifications and the tick.
+  void recover_shared();
+  // At each poll: dead replicas' runs, cancels asked elsewhere, waiting claims, followed
+  // streams.
+  void replica_tick();
+  // Recovers runs taken over (from a dead replica, or this replica's previous process): a
+  // running one as start-up recovery does, a pending one queued here.
+  void take_over(std::vector<RunRecord> runs);
+  // Takes up `run` through the replica store; kClaimed updates its record.
+  ClaimOutcome claim(const std::shared_ptr<ActiveRun>& run, std::string& rollback_to);
+  // Another replica took this one for dead: stops what executes here (the store refuses
+  // their ends) and drops the runs it had queued.
+  void fenced();
+  // Writes queued stream events often, so clients of other replicas follow runs as they go.
+  void flush_loop();
+  const std::string& cluster_replica_id() const;
+  std::int64_t poll_millis() const;
+  void stop_cluster();
   // The audit entry of the decision `request` carries (nullopt: it carries none, or no log).
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
                                              const std::string& graph_id,
@@ -307,6 +343,12 @@ class RunManager {
   std::map<std::string, Finished> finished_;
   std::deque<std::string> finished_order_;
   std::map<std::string, std::string> rollback_to_;  // thread -> checkpoint the next run forks
+
+  // Several replicas (set_cluster); null when this server runs alone.
+  Cluster* cluster_ = nullptr;
+  ReplicaStore* replicas_ = nullptr;
+  std::unique_ptr<RunMirrors> mirrors_;
+  std::thread flusher_;
   std::mutex unsettled_mutex_;
   std::vector<UnsettledEnd> unsettled_;
   std::int64_t next_settle_retry_ = 0;  // milliseconds since the epoch

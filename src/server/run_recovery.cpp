@@ -119,7 +119,14 @@ void RunManager::settle_cut_off_decisions(const std::vector<CutOffRun>& cut_off)
       continued.insert(cut.record.run_id);  // settled by the continued run, as it ends
     }
   }
-  audit_->settle_lost(kLostMessage, uncertain, kUncertainMessage, continued);
+  if (!shared()) {
+    audit_->settle_lost(kLostMessage, uncertain, kUncertainMessage, continued);
+    return;
+  }
+  // Other replicas' decisions are pending while their runs execute: only these runs' settle.
+  std::set<std::string> cut;
+  for (const CutOffRun& run : cut_off) cut.insert(run.record.run_id);
+  audit_->settle_lost(kLostMessage, uncertain, kUncertainMessage, continued, &cut);
 }
 
 void RunManager::carry_out(CutOffRun& cut) {
@@ -156,6 +163,7 @@ void RunManager::continue_cut_off_step(const RunRecord& run) {
   std::unique_lock lock(mutex_);
   auto active = enqueue_locked(run, std::move(request));
   active->audit_id = audit_id;
+  active->taken_up = true;  // its record is running and this replica's already
   // A client joining the run's stream reads what the earlier attempt sent, then the rest.
   for (LogEntry& entry : earlier_events) active->log->append(std::move(entry));
 }

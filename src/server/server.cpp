@@ -54,7 +54,6 @@ void Server::start() {
         "(ServerOptions::allow_insecure_no_auth)");
   }
   s.api = std::make_unique<server::ApiService>(s.options, s.registry);
-  s.api->start_runs();
   server::HttpServerOptions http_options;
   http_options.host = s.options.host;
   http_options.port = s.options.port;
@@ -65,6 +64,10 @@ void Server::start() {
   http_options.loopback_hosts_only =
       !s.options.auth.enabled() && server::is_loopback_host(s.options.host);
   s.http = std::make_unique<server::HttpServer>(s.api->router(), http_options);
+  // Bound first: a replica is named by the port it serves on (ReplicaOptions::id). Requests
+  // wait in the backlog until the runs a previous process left are recovered.
+  s.http->bind();
+  s.api->start_runs(s.http->port());
   s.http->start();
   if (s.options.public_url.empty()) {
     const bool ipv6 = s.options.host.find(':') != std::string::npos;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <variant>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "server/sql_store_rows.h"
 #include "server/sql_webhook_queue.h"
 #include "tollgate/clock.h"
+#include "server/log.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -146,6 +148,36 @@ DROP INDEX server_threads_by_status;
 CREATE INDEX server_threads_by_read_status ON server_threads(read_status, updated_at);
 CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at);
 )sql"},
+    // 5: several replicas on one database (docs/deploy.md). Each run names the replica that
+    // executes it (or will: its owner, '' on a server alone) and when it may start; a cancel
+    // asked on another replica waits in cancel_request until the owner acts on it. A thread
+    // keeps the checkpoint its next run starts from after a rollback. Replicas say they are
+    // alive in server_replicas (times by the database's clock); the review stream's events
+    // pass through server_feed, numbered in the order they were committed.
+    {R"sql(
+ALTER TABLE server_runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_runs ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE server_runs ADD COLUMN cancel_request TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_threads ADD COLUMN rollback_to TEXT NOT NULL DEFAULT '';
+CREATE INDEX server_runs_by_owner ON server_runs(owner, status);
+CREATE TABLE server_replicas (
+  replica_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL,
+  info TEXT NOT NULL);
+CREATE TABLE server_feed (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL, created_at INTEGER NOT NULL);
+)sql",
+     R"sql(
+ALTER TABLE server_runs ADD COLUMN owner TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE server_runs ADD COLUMN not_before BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE server_runs ADD COLUMN cancel_request TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_threads ADD COLUMN rollback_to TEXT NOT NULL DEFAULT '';
+CREATE INDEX server_runs_by_owner ON server_runs(owner, status);
+CREATE TABLE server_replicas (
+  replica_id TEXT COLLATE "C" PRIMARY KEY, started_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL, info TEXT NOT NULL);
+CREATE TABLE server_feed (
+  seq BIGINT PRIMARY KEY, event TEXT NOT NULL, created_at BIGINT NOT NULL);
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -185,9 +217,10 @@ std::string sql_rows::upsert_sql(const char* table, const char* columns, const c
          ") ON CONFLICT (" + key + ") DO UPDATE SET " + updates;
 }
 
-SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection)
+SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection, AssistantWriters writers)
     : connection_(std::move(connection)),
-      statements_(std::make_unique<sql::StatementCache>(*connection_)) {
+      statements_(std::make_unique<sql::StatementCache>(*connection_)),
+      cache_assistants_(writers == AssistantWriters::kThisStoreOnly) {
   std::lock_guard lock(mutex_);
   sql::migrate(*connection_, kSchema);
 }
@@ -219,6 +252,14 @@ void SqlStore::write_locked(const std::function<void()>& body) {
 }
 
 void SqlStore::write_events_locked() {
+  if (!channels_.events.empty()) {
+    // One notice per run and thread with new events, sent at commit.
+    std::set<std::string> told;
+    for (const PendingEvent& pending : pending_events_) {
+      std::string payload = (pending.of_thread ? "t:" : "r:") + pending.owner_id;
+      if (told.insert(payload).second) notify_locked(channels_.events, payload);
+    }
+  }
   for (const PendingEvent& pending : pending_events_) {
     const LogEntry& e = pending.entry;
     static const std::string kThreadEvent = upsert_sql(
@@ -258,6 +299,7 @@ void SqlStore::put_assistant(const AssistantRecord& a) {
 
 std::optional<AssistantRecord> SqlStore::get_assistant(const std::string& assistant_id) {
   std::lock_guard lock(mutex_);
+  if (!cache_assistants_) return read_assistant_locked(assistant_id);
   auto cached = assistants_.find(assistant_id);
   if (cached != assistants_.end()) return cached->second;
   if (assistants_.size() >= kMaxCachedAssistants) assistants_.clear();
@@ -452,17 +494,19 @@ std::size_t SqlStore::count_threads(const ThreadFilter& filter) {
 
 void SqlStore::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  write_locked([&] {
-    Statement(prepared_locked("DELETE FROM server_run_events WHERE run_id IN "
-                              "(SELECT run_id FROM server_runs WHERE thread_id = ?)"))
-        .bind(1, thread_id)
-        .run();
-    for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
-                             "DELETE FROM server_thread_events WHERE thread_id = ?",
-                             "DELETE FROM server_threads WHERE thread_id = ?"}) {
-      Statement(prepared_locked(text)).bind(1, thread_id).run();
-    }
-  });
+  write_locked([&] { delete_thread_locked(thread_id); });
+}
+
+void SqlStore::delete_thread_locked(const std::string& thread_id) {
+  Statement(prepared_locked("DELETE FROM server_run_events WHERE run_id IN "
+                            "(SELECT run_id FROM server_runs WHERE thread_id = ?)"))
+      .bind(1, thread_id)
+      .run();
+  for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
+                           "DELETE FROM server_thread_events WHERE thread_id = ?",
+                           "DELETE FROM server_threads WHERE thread_id = ?"}) {
+    Statement(prepared_locked(text)).bind(1, thread_id).run();
+  }
 }
 
 void SqlStore::put_run(const RunRecord& r) {
@@ -475,11 +519,25 @@ void SqlStore::put_run_locked(const RunRecord& r) {
   Statement s(prepared_locked(kPut));
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
   s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
-  s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts}).run();
+  s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
+  s.bind(11, r.owner).bind(12, r.not_before).run();
   count_active_runs_locked(r.thread_id);
 }
 
+bool SqlStore::lock_thread_locked(const std::string& thread_id) {
+  // SQLite has one writer at a time: the write transaction is the lock.
+  Statement s(prepared_locked(connection_->dialect() == sql::Dialect::kPostgres
+                                  ? "SELECT 1 FROM server_threads WHERE thread_id = ? FOR UPDATE"
+                                  : "SELECT 1 FROM server_threads WHERE thread_id = ?"));
+  s.bind(1, thread_id);
+  return s.step();
+}
+
 void SqlStore::count_active_runs_locked(const std::string& thread_id) {
+  // Counted after the thread's row is locked, by a statement of its own: on PostgreSQL each
+  // statement reads what was committed when it began, so two replicas writing runs of one
+  // thread at once count each other's runs.
+  lock_thread_locked(thread_id);
   Statement(prepared_locked("UPDATE server_threads SET active_runs = (SELECT count(*) FROM "
                             "server_runs WHERE thread_id = ?1 AND status IN ('pending', "
                             "'running')) WHERE thread_id = ?1"))
@@ -532,6 +590,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
                        std::vector<QueuedNotification>* notices) {
   std::lock_guard lock(mutex_);
   bool found = false;
+  bool fenced = false;
   write_locked([&] {
     {
       Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));
@@ -539,6 +598,11 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       found = s.step();
     }
     if (!found) return;
+    if (!run.owner.empty() && !owned_locked(run)) {
+      // Another replica took this one for dead and adopted the run: its end is theirs to write.
+      fenced = true;
+      return;
+    }
     if (keep_run) {
       put_run_locked(run);
     } else {
@@ -546,8 +610,18 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
     }
     if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread);
     write_notices_locked(notices);
+    notify_locked(channels_.runs, run.thread_id);
+    notify_locked(channels_.events, "r:" + run.run_id);
   });
+  if (fenced) log_warning("run " + run.run_id + ": its end was not stored, another replica owns it now");
   return found;
+}
+
+bool SqlStore::owned_locked(const RunRecord& run) {
+  lock_thread_locked(run.thread_id);
+  Statement s(prepared_locked("SELECT owner FROM server_runs WHERE run_id = ?"));
+  s.bind(1, run.run_id);
+  return !s.step() || s.text(0) == run.owner;
 }
 
 std::optional<RunRecord> SqlStore::get_run(const std::string& run_id) {
@@ -605,18 +679,18 @@ void SqlStore::append_run_event(const std::string& run_id, const LogEntry& e) {
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
-std::vector<LogEntry> SqlStore::run_events(const std::string& run_id) {
+std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64_t after_seq) {
   std::lock_guard lock(mutex_);
   const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
   {
     Statement s(
         prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
-                        "WHERE run_id = ? ORDER BY seq"));
-    s.bind(1, run_id);
+                        "WHERE run_id = ? AND seq > ? ORDER BY seq"));
+    s.bind(1, run_id).bind(2, after_seq);
     while (s.step()) out.push_back(log_entry_of(s));
   }
-  if (!flushed) append_queued_locked(false, run_id, out);
+  if (!flushed) append_queued_locked(false, run_id, after_seq, out);
   return out;
 }
 
@@ -627,15 +701,16 @@ void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry&
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }
 
-std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id) {
+std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
+                                              std::int64_t after_seq) {
   std::lock_guard lock(mutex_);
   const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
   {
     Statement s(
         prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
-                        "server_thread_events WHERE thread_id = ? ORDER BY seq"));
-    s.bind(1, thread_id);
+                        "server_thread_events WHERE thread_id = ? AND seq > ? ORDER BY seq"));
+    s.bind(1, thread_id).bind(2, after_seq);
     while (s.step()) {
       LogEntry e = log_entry_of(s);
       e.channel = s.text(4);
@@ -643,7 +718,7 @@ std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id) {
       out.push_back(std::move(e));
     }
   }
-  if (!flushed) append_queued_locked(true, thread_id, out);
+  if (!flushed) append_queued_locked(true, thread_id, after_seq, out);
   return out;
 }
 
@@ -657,11 +732,17 @@ bool SqlStore::try_flush_events_locked() {
 }
 
 void SqlStore::append_queued_locked(bool of_thread, const std::string& owner_id,
-                                       std::vector<LogEntry>& out) const {
+                                    std::int64_t after_seq, std::vector<LogEntry>& out) const {
   for (const PendingEvent& pending : pending_events_) {
-    if (pending.of_thread == of_thread && pending.owner_id == owner_id)
+    if (pending.of_thread == of_thread && pending.owner_id == owner_id &&
+        pending.entry.seq > after_seq)
       out.push_back(pending.entry);
   }
+}
+
+void SqlStore::flush_events() {
+  std::lock_guard lock(mutex_);
+  flush_events_locked();
 }
 
 }  // namespace tollgate::server

@@ -15,7 +15,9 @@
 // stored rows.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
-// times); it assumes this store is the only writer of the database's assistants.
+// times) when this store is the only writer of the database's assistants; when other
+// processes write them too (server replicas on one PostgreSQL database), every read asks the
+// database, so a replica never serves an assistant another one changed or deleted.
 #pragma once
 
 #include <functional>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "server/replica_store.h"
 #include "server/store.h"
 
 namespace tollgate::sql {
@@ -35,16 +38,31 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 4;
+inline constexpr int kServerSchemaVersion = 5;
+
+// Who writes the database's assistants: this store alone (so it may cache them), or also other
+// processes.
+enum class AssistantWriters { kThisStoreOnly, kSeveralProcesses };
 
 // Thread-safety: one connection, serialised by a mutex (guards the connection, the prepared
 // statements, the queued events and the assistants cache).
-class SqlStore : public ServerStore {
+// The notification channels a store tells other replicas on (PostgreSQL; cluster.h): each
+// is sent in the transaction of what it tells, so it arrives once that is committed. Empty:
+// not told.
+struct StoreChannels {
+  std::string runs;     // a run ended (payload: its thread id): runs waiting for it may start
+  std::string events;   // stream events were stored ("r:<run id>", "t:<thread id>")
+  std::string cancels;  // a cancel was asked ("interrupt:<run id>", "rollback:<run id>")
+  std::string feed;     // review stream events were appended
+};
+
+class SqlStore : public ServerStore, public ReplicaStore {
  public:
   // Creates or migrates the tables on `connection`. Throws Error(kUnavailable) when the
   // database cannot be reached and Error(kConflict) when its schema is newer than
   // kServerSchemaVersion.
-  explicit SqlStore(std::unique_ptr<sql::Connection> connection);
+  explicit SqlStore(std::unique_ptr<sql::Connection> connection,
+                    AssistantWriters writers = AssistantWriters::kThisStoreOnly);
   ~SqlStore() override;
 
   int schema_version();
@@ -87,10 +105,38 @@ class SqlStore : public ServerStore {
   std::vector<RunRecord> list_runs_with_status(const std::string& status) override;
   void delete_run(const std::string& run_id) override;
 
+  // sql_store_replicas.cpp (replica_store.h)
+  void register_replica(const std::string& replica_id, const Json& info) override;
+  bool heartbeat(const std::string& replica_id) override;
+  void deregister_replica(const std::string& replica_id) override;
+  ClaimOutcome claim_run(const std::string& run_id, const std::string& replica_id,
+                         std::int64_t now, ClaimedRun& claimed) override;
+  std::vector<RunRecord> adopt_orphaned_runs(const std::string& replica_id,
+                                             std::int64_t timeout_ms) override;
+  std::vector<RunRecord> owned_runs(const std::string& replica_id) override;
+  Insert insert_run_unless_busy(const RunRecord& run, const Json& thread_metadata,
+                                std::vector<QueuedNotification>* notices) override;
+  std::vector<RunRecord> active_runs(const std::string& thread_id) override;
+  std::optional<RunRecord> request_cancel(const std::string& run_id, bool rollback) override;
+  std::vector<CancelRequest> cancel_requests(const std::string& replica_id) override;
+  void set_rollback_point(const std::string& thread_id, const std::string& checkpoint_id) override;
+  bool delete_idle_thread(const std::string& thread_id) override;
+  bool with_idle_thread(const std::string& thread_id, const std::function<void()>& body) override;
+  void flush_events() override;
+  void append_feed(const std::vector<std::string>& events, std::int64_t at) override;
+  std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
+                                                               std::size_t limit) override;
+  std::int64_t last_feed_seq() override;
+  void prune_feed(std::int64_t before) override;
+  // Tells other replicas on these channels from now on (PostgreSQL only).
+  void set_channels(StoreChannels channels);
+
   void append_run_event(const std::string& run_id, const LogEntry& entry) override;
-  std::vector<LogEntry> run_events(const std::string& run_id) override;
+  std::vector<LogEntry> run_events(const std::string& run_id,
+                                   std::int64_t after_seq = -1) override;
   void append_thread_event(const std::string& thread_id, const LogEntry& entry) override;
-  std::vector<LogEntry> thread_events(const std::string& thread_id) override;
+  std::vector<LogEntry> thread_events(const std::string& thread_id,
+                                      std::int64_t after_seq = -1) override;
 
  private:
   struct PendingEvent {
@@ -107,9 +153,21 @@ class SqlStore : public ServerStore {
   std::optional<RunRecord> read_run_locked(const std::string& run_id);
   void put_run_locked(const RunRecord& run);
   void delete_run_locked(const std::string& run_id);
+  // Locks the thread's row until the transaction ends (PostgreSQL; SQLite's write transaction
+  // already excludes every other writer). False when the thread is gone.
+  bool lock_thread_locked(const std::string& thread_id);
   // Writes the thread's active_runs (its runs pending or running), in the transaction of each
   // write of its runs: the thread's busy status is never out of step with them.
   void count_active_runs_locked(const std::string& thread_id);
+  // Whether no run of the thread is pending or running, read with the thread's row locked.
+  bool idle_thread_locked(const std::string& thread_id);
+  // Whether `run`'s stored owner is still its owner (or the run is not stored), with its
+  // thread's row locked: an end written by a replica that was taken for dead is dropped.
+  bool owned_locked(const RunRecord& run);
+  void delete_thread_locked(const std::string& thread_id);
+  // pg_notify(channel, payload) in the current transaction (nothing on SQLite or without a
+  // channel).
+  void notify_locked(const std::string& channel, const std::string& payload);
   // Writes each notice with the current write transaction (write_webhook_event); null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
@@ -126,7 +184,7 @@ class SqlStore : public ServerStore {
   // Flushes the queue; false (the queue kept) when the write fails.
   bool try_flush_events_locked();
   // Appends the queued events of one run or thread to `out` (a read while writes fail).
-  void append_queued_locked(bool of_thread, const std::string& owner_id,
+  void append_queued_locked(bool of_thread, const std::string& owner_id, std::int64_t after_seq,
                             std::vector<LogEntry>& out) const;
 
   std::mutex mutex_;
@@ -134,7 +192,10 @@ class SqlStore : public ServerStore {
   // Destroyed before the connection (declared after it).
   std::unique_ptr<sql::StatementCache> statements_;
   std::vector<PendingEvent> pending_events_;
-  // Assistant id -> the record, or nullopt for an id known to be absent.
+  StoreChannels channels_;
+  const bool cache_assistants_;
+  // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
+  // cache_assistants_).
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
 };
 

@@ -101,6 +101,8 @@ inline RunRecord read_run(const Statement& s) {
   r.created_at = s.integer(7);
   r.updated_at = s.integer(8);
   r.attempts = static_cast<int>(s.integer(9));
+  r.owner = s.text(10);
+  r.not_before = s.integer(11);
   return r;
 }
 
@@ -126,7 +128,7 @@ inline const std::string kThreadReadColumns =
     "error";
 inline constexpr const char* kRunColumns =
     "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
-    "updated_at, attempts";
+    "updated_at, attempts, owner, not_before";
 
 // Whether `interrupts` (task id -> [Interrupt]) still lists one: the column pending_interrupts,
 // as migration 4 computes it for older rows.

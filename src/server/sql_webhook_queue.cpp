@@ -17,7 +17,7 @@ using sql::Transaction;
 using sql::TransactionKind;
 
 // Each entry moves the schema one version up. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 1> kMigrations = {{
+constexpr std::array<sql::Migration, 2> kMigrations = {{
     // 1: events and their deliveries.
     {R"sql(
 CREATE TABLE server_webhook_events (
@@ -39,13 +39,24 @@ CREATE TABLE server_webhook_deliveries (
   delivered_at BIGINT NOT NULL, UNIQUE (event_id, url));
 CREATE INDEX server_webhook_deliveries_pending ON server_webhook_deliveries(status, url, delivery_id);
 )sql"},
+    // 2: leases: the sender trying a delivery holds it until leased_until (several senders,
+    // one per server replica, share the queue).
+    {R"sql(
+ALTER TABLE server_webhook_deliveries ADD COLUMN leased_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_webhook_deliveries ADD COLUMN leased_until INTEGER NOT NULL DEFAULT 0;
+)sql",
+     R"sql(
+ALTER TABLE server_webhook_deliveries ADD COLUMN leased_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE server_webhook_deliveries ADD COLUMN leased_until BIGINT NOT NULL DEFAULT 0;
+)sql"},
 }};
 
 constexpr sql::Schema kSchema{"webhooks", kMigrations};
 
 constexpr const char* kSelect =
     "SELECT d.delivery_id, d.event_id, e.type, d.url, e.body, d.status, d.attempts, "
-    "d.next_attempt_at, d.last_error, d.last_status, d.created_at, d.delivered_at FROM "
+    "d.next_attempt_at, d.last_error, d.last_status, d.created_at, d.delivered_at, "
+    "d.leased_by, d.leased_until FROM "
     "server_webhook_deliveries d JOIN server_webhook_events e ON e.event_id = d.event_id ";
 
 WebhookDelivery read_delivery(const sql::Statement& s) {
@@ -62,6 +73,8 @@ WebhookDelivery read_delivery(const sql::Statement& s) {
   d.last_status = static_cast<int>(s.integer(9));
   d.created_at = s.integer(10);
   d.delivered_at = s.integer(11);
+  d.leased_by = s.text(12);
+  d.leased_until = s.integer(13);
   return d;
 }
 
@@ -119,24 +132,47 @@ std::vector<WebhookDelivery> SqlWebhookQueue::heads() {
   return out;
 }
 
+bool SqlWebhookQueue::lease(const WebhookDelivery& head, const std::string& holder,
+                            std::int64_t now, std::int64_t leased_until) {
+  std::lock_guard lock(mutex_);
+  // One statement, so that of two senders leasing at once one wins (PostgreSQL re-checks the
+  // conditions on the row the other just leased; SQLite runs one write at a time). The older
+  // pending delivery it must not overtake is one whose insert committed after the heads were
+  // read.
+  auto s =
+      prepare_once(*db_,
+                   "UPDATE server_webhook_deliveries SET leased_by = ?1, leased_until = ?2 "
+                   "WHERE delivery_id = ?3 AND attempts = ?4 AND status = 'pending' "
+                   "AND next_attempt_at <= ?5 AND (leased_until <= ?5 OR leased_by = ?1) "
+                   "AND NOT EXISTS (SELECT 1 FROM server_webhook_deliveries older WHERE "
+                   "older.url = server_webhook_deliveries.url AND older.status = 'pending' AND "
+                   "older.delivery_id < server_webhook_deliveries.delivery_id)");
+  s->bind(1, holder).bind(2, leased_until).bind(3, head.delivery_id);
+  s->bind(4, std::int64_t{head.attempts}).bind(5, now);
+  return s->run() == 1;
+}
+
 void SqlWebhookQueue::delivered(std::int64_t delivery_id, int status, std::int64_t at) {
   std::lock_guard lock(mutex_);
   auto s = prepare_once(*db_,
-                    "UPDATE server_webhook_deliveries SET status = 'delivered', attempts = "
-                    "attempts + 1, next_attempt_at = 0, last_error = '', last_status = ?, "
-                    "delivered_at = ? WHERE delivery_id = ? AND status = 'pending'");
+                        "UPDATE server_webhook_deliveries SET status = 'delivered', attempts = "
+                        "attempts + 1, next_attempt_at = 0, last_error = '', last_status = ?, "
+                        "delivered_at = ?, leased_by = '', leased_until = 0 WHERE delivery_id = ? "
+                        "AND status = 'pending'");
   s->bind(1, std::int64_t{status}).bind(2, at).bind(3, delivery_id).run();
 }
 
-void SqlWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string& error,
-                                        int status, std::int64_t next_attempt_at, bool give_up) {
+void SqlWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string& holder,
+                                     const std::string& error, int status,
+                                     std::int64_t next_attempt_at, bool give_up) {
   std::lock_guard lock(mutex_);
   auto s = prepare_once(*db_,
-                    "UPDATE server_webhook_deliveries SET status = ?, attempts = attempts + 1, "
-                    "next_attempt_at = ?, last_error = ?, last_status = ? WHERE delivery_id = ? "
-                    "AND status = 'pending'");
+                        "UPDATE server_webhook_deliveries SET status = ?, attempts = attempts + 1, "
+                        "next_attempt_at = ?, last_error = ?, last_status = ?, leased_by = '', "
+                        "leased_until = 0 WHERE delivery_id = ? AND status = 'pending' AND "
+                        "leased_by = ?");
   s->bind(1, give_up ? "failed" : "pending").bind(2, give_up ? std::int64_t{0} : next_attempt_at);
-  s->bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).run();
+  s->bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).bind(6, holder).run();
 }
 
 std::vector<WebhookDelivery> SqlWebhookQueue::list(const std::optional<std::string>& status,

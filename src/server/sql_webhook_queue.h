@@ -26,9 +26,11 @@ class SqlWebhookQueue : public WebhookQueue {
 
   bool add(const NotificationEvent& event, const std::vector<std::string>& urls) override;
   std::vector<WebhookDelivery> heads() override;
+  bool lease(const WebhookDelivery& head, const std::string& holder, std::int64_t now,
+             std::int64_t leased_until) override;
   void delivered(std::int64_t delivery_id, int status, std::int64_t at) override;
-  void attempt_failed(std::int64_t delivery_id, const std::string& error, int status,
-                      std::int64_t next_attempt_at, bool give_up) override;
+  void attempt_failed(std::int64_t delivery_id, const std::string& holder, const std::string& error,
+                      int status, std::int64_t next_attempt_at, bool give_up) override;
   std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
                                     std::size_t limit) override;
 

@@ -59,10 +59,11 @@ Storage open_storage(const std::string& url, const std::string& postgres_schema)
     sql::create_postgres_schema(*first, postgres_schema);
   }
   storage.webhooks = std::make_unique<SqlWebhookQueue>(connect());
-  storage.store = std::make_unique<SqlStore>(connect());
+  storage.store = std::make_unique<SqlStore>(connect(), AssistantWriters::kSeveralProcesses);
   storage.audit = std::make_unique<AuditLog>(connect());
   storage.reviews = std::make_unique<SqlReviewStore>(connect());
   storage.one_database = true;
+  storage.shared = true;
   return storage;
 }
 

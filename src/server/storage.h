@@ -31,6 +31,11 @@ struct Storage {
   // transaction may write another's tables: a run's notifications are stored with its end
   // (ServerStore::end_run). False for ":memory:", where each connection is a database of its own.
   bool one_database = false;
+  // Other processes may use the database at the same time (PostgreSQL: server replicas): the
+  // parts were opened for that (the store caches no assistants), and the server polls for
+  // what another process wrote (the review deadlines it stored). False for SQLite, which one
+  // process uses.
+  bool shared = false;
 };
 
 // What a database URL names.

@@ -53,7 +53,17 @@ struct RunRecord {
   // How many times a process took the run up: a worker started it, or start-up recovery found it
   // cut off by the death of the previous process.
   int attempts = 0;
+  // The replica that executes the run, or will: the one it was submitted to, or the one that
+  // took it over when that one died ("" on a server that runs alone; docs/deploy.md).
+  std::string owner;
+  // Not started before this time (milliseconds since the epoch; the request's after_seconds).
+  std::int64_t not_before = 0;
 };
+
+// Whether a run is pending or running (its thread reads busy).
+inline bool run_is_active(const RunRecord& run) {
+  return run.status == "pending" || run.status == "running";
+}
 
 // What a run (or a state update) leaves its thread with, read from the thread's latest
 // checkpoint. Stored with the run's own end in one transaction.
@@ -169,9 +179,12 @@ class ServerStore {
   // thread (v2 protocol), in append order. Appending never fails: an event that cannot be
   // written yet is kept for a later write, and reads include it.
   virtual void append_run_event(const std::string& run_id, const LogEntry& entry) = 0;
-  virtual std::vector<LogEntry> run_events(const std::string& run_id) = 0;
+  // The run's events with seq > after_seq (every event by default).
+  virtual std::vector<LogEntry> run_events(const std::string& run_id,
+                                           std::int64_t after_seq = -1) = 0;
   virtual void append_thread_event(const std::string& thread_id, const LogEntry& entry) = 0;
-  virtual std::vector<LogEntry> thread_events(const std::string& thread_id) = 0;
+  virtual std::vector<LogEntry> thread_events(const std::string& thread_id,
+                                              std::int64_t after_seq = -1) = 0;
 };
 
 }  // namespace tollgate::server

@@ -23,7 +23,7 @@ void ThreadStreams::drop_idle_locked() {
   // waits for kIdleLogsKept more logs than survive this one, so sweeps cost amortized O(1)
   // per new log however many logs are being read.
   for (auto it = streams_.begin(); it != streams_.end();) {
-    if (it->second.log.use_count() == 1) {
+    if (it->second.log.use_count() == 1 && !it->second.held) {
       it = streams_.erase(it);
     } else {
       ++it;
@@ -64,7 +64,11 @@ std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string
                 {"params", std::move(params)}};
   entry.data = envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
   store_.append_thread_event(thread_id, entry);
-  stream.log->append(std::move(entry));
+  if (stream.held) {
+    stream.held_back.push_back(std::move(entry));
+  } else {
+    stream.log->append(std::move(entry));
+  }
   return seq;
 }
 
@@ -76,6 +80,52 @@ std::int64_t ThreadStreams::current_seq(const std::string& thread_id) {
 void ThreadStreams::forget(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   streams_.erase(thread_id);
+}
+
+void ThreadStreams::hold(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  stream_locked(thread_id).held = true;
+}
+
+void ThreadStreams::release(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(thread_id);
+  if (it == streams_.end()) return;
+  it->second.held = false;
+  for (LogEntry& entry : it->second.held_back) it->second.log->append(std::move(entry));
+  it->second.held_back.clear();
+}
+
+void ThreadStreams::catch_up(const std::string& thread_id) {
+  std::int64_t after = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = streams_.find(thread_id);
+    if (it == streams_.end()) return;  // read from the store when it is next used
+    after = it->second.last_seq;
+  }
+  // Read without the lock (a query must not hold up every run's events); what arrived
+  // meanwhile is skipped by seq below.
+  std::vector<LogEntry> entries = store_.thread_events(thread_id, after);
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(thread_id);
+  if (it == streams_.end()) return;
+  for (LogEntry& entry : entries) {
+    if (entry.seq <= it->second.last_seq) continue;
+    it->second.last_seq = entry.seq;
+    it->second.log->append(std::move(entry));
+  }
+}
+
+void ThreadStreams::catch_up_read() {
+  std::vector<std::string> read;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [thread_id, stream] : streams_) {
+      if (stream.log.use_count() > 1) read.push_back(thread_id);
+    }
+  }
+  for (const std::string& thread_id : read) catch_up(thread_id);
 }
 
 std::size_t ThreadStreams::logs_in_memory() {

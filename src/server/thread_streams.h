@@ -35,6 +35,17 @@ class ThreadStreams {
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
+  // Holds the thread's new events back from its readers (they are stored as usual) until
+  // release(): a run's last events reach the readers only once the run's end is stored, so a
+  // client that answers the pause they announce finds the thread paused.
+  void hold(const std::string& thread_id);
+  void release(const std::string& thread_id);
+  // Several replicas (cluster.h): appends to the thread's log, when it is in memory, the events
+  // another replica stored since, and continues the thread's seq after them. Called before a
+  // run of the thread executes here, and when another replica says it stored events.
+  void catch_up(const std::string& thread_id);
+  // catch_up for every log someone reads (an open /stream/events connection).
+  void catch_up_read();
   // How many thread logs are in memory (for tests and diagnostics).
   std::size_t logs_in_memory();
 
@@ -45,6 +56,8 @@ class ThreadStreams {
   struct Stream {
     std::shared_ptr<EventLog> log;
     std::int64_t last_seq = 0;
+    bool held = false;
+    std::vector<LogEntry> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
   void drop_idle_locked();

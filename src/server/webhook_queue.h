@@ -12,6 +12,11 @@
 // pending delivery is tried (see heads()), so review.requested reaches a receiver before the
 // review.decided that answers it, even across retries.
 //
+// Several senders may share one queue (server replicas on one database): a sender leases a
+// delivery before each try (lease()), a conditional update that only one of them wins, so a
+// delivery is tried by one sender at a time; a lease lapses at its leased_until, so the
+// delivery of a sender that died mid-try is tried again by another.
+//
 // The interface knows no SQL: SqlWebhookQueue keeps it in the server's database, SQLite or
 // PostgreSQL (sql_webhook_queue.h).
 // Thread-safety: every method may be called from any thread; each call is atomic.
@@ -59,7 +64,10 @@ struct WebhookDelivery {
   int last_status = 0;               // HTTP status of the last answer; 0: none
   std::int64_t created_at = 0;
   std::int64_t delivered_at = 0;
+  std::string leased_by;          // the sender trying it now ("" when none has leased it)
+  std::int64_t leased_until = 0;  // ms since the epoch; the lease is held until then
 
+  // Without the lease (which is the senders' business, not the log's).
   Json to_json() const;
 };
 
@@ -70,14 +78,22 @@ class WebhookQueue {
   // Stores `event` and a pending delivery of it to each of `urls` (due at once), in one
   // transaction. False, and nothing stored, when an event with its id was stored before.
   virtual bool add(const NotificationEvent& event, const std::vector<std::string>& urls) = 0;
-  // The oldest pending delivery of each receiver.
+  // The oldest pending delivery of each receiver (leased or not).
   virtual std::vector<WebhookDelivery> heads() = 0;
-  // The delivery's try was answered 2xx.
+  // Leases the delivery `head` (as heads() read it) to `holder` (a sender's id) for one try,
+  // until `leased_until`: true when it is still its receiver's oldest pending delivery, with
+  // the tries `head` counts, due at `now`, and no other holder's lease on it runs past `now`.
+  // False: another sender has it, or it moved on since it was read.
+  virtual bool lease(const WebhookDelivery& head, const std::string& holder, std::int64_t now,
+                     std::int64_t leased_until) = 0;
+  // The delivery's try was answered 2xx (whoever holds the lease now: it was delivered).
   virtual void delivered(std::int64_t delivery_id, int status, std::int64_t at) = 0;
-  // The delivery's try failed (`status` 0: no answer); it is tried again at `next_attempt_at`,
-  // or, when `give_up`, marked failed.
-  virtual void attempt_failed(std::int64_t delivery_id, const std::string& error, int status,
-                              std::int64_t next_attempt_at, bool give_up) = 0;
+  // `holder`'s try of the delivery failed (`status` 0: no answer); it is tried again at
+  // `next_attempt_at`, or, when `give_up`, marked failed. Nothing changes when `holder` no
+  // longer holds the lease (it lapsed and another sender took the delivery).
+  virtual void attempt_failed(std::int64_t delivery_id, const std::string& holder,
+                              const std::string& error, int status, std::int64_t next_attempt_at,
+                              bool give_up) = 0;
   // The newest deliveries first, only those in `status` when given.
   virtual std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
                                             std::size_t limit) = 0;

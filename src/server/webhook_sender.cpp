@@ -17,6 +17,14 @@ namespace {
 constexpr std::int64_t kIdlePollMillis = 1000;
 // How long the sender waits after storage failed before it reads the queue again.
 constexpr std::int64_t kStorageRetryMillis = 1000;
+// A try's lease outlasts its timeout by this much (the answer is stored after it, and the
+// clocks of the processes sharing the queue may differ a little). Another sender takes the
+// delivery over only after the lease of one that died mid-try lapsed.
+constexpr std::int64_t kLeaseMarginMillis = 30 * 1000;
+
+std::chrono::milliseconds try_timeout(const WebhookOptions& options) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000));
+}
 
 }  // namespace
 
@@ -32,8 +40,12 @@ std::string webhook_signature(const std::string& secret, std::int64_t unix_secon
   return "t=" + t + ",v1=" + core::hmac_sha256_hex(secret, t + "." + body);
 }
 
-WebhookSender::WebhookSender(WebhookQueue& queue, std::map<std::string, Receiver> receivers)
-    : queue_(queue), receivers_(std::move(receivers)), random_(std::random_device{}()) {}
+WebhookSender::WebhookSender(WebhookQueue& queue, std::map<std::string, Receiver> receivers,
+                             std::string holder)
+    : queue_(queue),
+      receivers_(std::move(receivers)),
+      holder_(std::move(holder)),
+      random_(std::random_device{}()) {}
 
 WebhookSender::~WebhookSender() {
   stop();
@@ -87,6 +99,11 @@ std::int64_t WebhookSender::send_due(std::int64_t now) {
       next = std::min(next, head.next_attempt_at);
       continue;
     }
+    // Another sender is trying it (its answer frees the receiver's next delivery).
+    if (head.leased_until > now && head.leased_by != holder_) continue;
+    // Leased from now, not from `now`: the tries before this one took their time.
+    const std::int64_t leased_at = now_millis();
+    if (!queue_.lease(head, holder_, leased_at, leased_at + lease_millis(head.url))) continue;
     attempt(head);
     sent = true;
     std::lock_guard lock(mutex_);
@@ -96,11 +113,18 @@ std::int64_t WebhookSender::send_due(std::int64_t now) {
   return sent ? now : next;
 }
 
+std::int64_t WebhookSender::lease_millis(const std::string& url) const {
+  auto receiver = receivers_.find(url);
+  const std::int64_t timeout =
+      receiver == receivers_.end() ? 0 : try_timeout(receiver->second.options).count();
+  return timeout + kLeaseMarginMillis;
+}
+
 void WebhookSender::attempt(const WebhookDelivery& delivery) {
   auto receiver = receivers_.find(delivery.url);
   if (receiver == receivers_.end()) {
-    queue_.attempt_failed(delivery.delivery_id, "no webhook with this URL is configured", 0, 0,
-                          true);
+    queue_.attempt_failed(delivery.delivery_id, holder_, "no webhook with this URL is configured",
+                          0, 0, true);
     return;
   }
   const WebhookOptions& options = receiver->second.options;
@@ -112,7 +136,7 @@ void WebhookSender::attempt(const WebhookDelivery& delivery) {
                      {"User-Agent", "tollgate-webhooks"},
                      {"Tollgate-Signature",
                       webhook_signature(receiver->second.secret, unix_seconds, delivery.body)}};
-  request.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000));
+  request.timeout = try_timeout(options);
   request.connect_timeout = std::min(request.timeout, std::chrono::milliseconds(5000));
   const models::HttpResponse response = models::http_post(request);
   if (response.status >= 200 && response.status < 300) {
@@ -126,8 +150,8 @@ void WebhookSender::attempt(const WebhookDelivery& delivery) {
   const bool give_up = attempts >= options.max_attempts;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   const std::int64_t next = now_millis() + retry_delay_millis(options, attempts, unit(random_));
-  queue_.attempt_failed(delivery.delivery_id, error, static_cast<int>(response.status), next,
-                        give_up);
+  queue_.attempt_failed(delivery.delivery_id, holder_, error, static_cast<int>(response.status),
+                        next, give_up);
   if (give_up) {
     log_warning("webhooks: delivery " + std::to_string(delivery.delivery_id) + " of event " +
                 delivery.event_id + " to " + delivery.url + " failed " + std::to_string(attempts) +

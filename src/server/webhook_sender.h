@@ -7,6 +7,12 @@
 // A 2xx answer delivers it; anything else (another status, a transport error, the timeout) is a
 // failed try, retried after retry_delay_millis().
 //
+// Before each try the sender leases the delivery (WebhookQueue::lease) for the receiver's
+// timeout plus a margin, under an id of its own: senders of several processes sharing the
+// queue never try one delivery at once, and each receiver's deliveries still go out one at a
+// time, oldest first. Every process must configure the same webhooks: a sender gives up a
+// delivery whose URL it does not know.
+//
 // Thread-safety: start/stop/wake may be called from any thread; stop() is idempotent.
 #pragma once
 
@@ -31,14 +37,20 @@ std::int64_t retry_delay_millis(const WebhookOptions& options, int attempts, dou
 std::string webhook_signature(const std::string& secret, std::int64_t unix_seconds,
                               const std::string& body);
 
+// The lease holder of the one sender of a queue no other process shares.
+inline constexpr const char* kOnlySenderId = "only-sender";
+
 class WebhookSender {
  public:
   struct Receiver {
     WebhookOptions options;
     std::string secret;
   };
-  // Receivers by URL; `queue` must outlive the sender.
-  WebhookSender(WebhookQueue& queue, std::map<std::string, Receiver> receivers);
+  // Receivers by URL; `queue` must outlive the sender. `holder`: the id its leases carry,
+  // unique per sender when other processes share the queue (new_uuid7()); kOnlySenderId when
+  // none does, so that after a crash the restarted process takes back at once the lease its
+  // previous run left, as a process alone on its queue may.
+  WebhookSender(WebhookQueue& queue, std::map<std::string, Receiver> receivers, std::string holder);
   ~WebhookSender();
   WebhookSender(const WebhookSender&) = delete;
   WebhookSender& operator=(const WebhookSender&) = delete;
@@ -53,9 +65,12 @@ class WebhookSender {
   // Tries every due head once; returns when the earliest later head is due (ms since epoch).
   std::int64_t send_due(std::int64_t now);
   void attempt(const WebhookDelivery& delivery);
+  // How long a try of a delivery to `url` holds its lease.
+  std::int64_t lease_millis(const std::string& url) const;
 
   WebhookQueue& queue_;
   const std::map<std::string, Receiver> receivers_;
+  const std::string holder_;  // this sender's id in the leases it takes
   std::mt19937_64 random_;  // used by the sender thread only
   std::thread thread_;
   std::mutex mutex_;  // guards stopping_ and woken_

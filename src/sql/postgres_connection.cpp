@@ -27,15 +27,6 @@ bool is_transient(std::string_view sqlstate) {
          sqlstate == "57P02" || sqlstate == "57P03" || sqlstate == "40001" || sqlstate == "40P01";
 }
 
-std::string first_line(const char* text) {
-  std::string line = text != nullptr ? text : "";
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  for (char& c : line) {
-    if (c == '\n') c = ' ';
-  }
-  return line;
-}
-
 bool is_postgres_url(const std::string& url) {
   return url.starts_with("postgres://") || url.starts_with("postgresql://");
 }
@@ -58,14 +49,60 @@ std::string quote_identifier(std::string_view name) {
   return quoted;
 }
 
-PostgresConnection::PostgresConnection(const std::string& url, const PostgresOptions& options)
-    : url_(url), options_(options) {
+pg_conn* open_postgres_session(const std::string& url, PostgresSessionKind kind) {
   if (!is_postgres_url(url)) {
     throw Error::InvalidArgument(
         "postgres: the URL must start with postgres:// or "
         "postgresql://, not '" +
         url.substr(0, url.find(':')) + "'");
   }
+  const bool listener = kind == PostgresSessionKind::kListener;
+  // Ours first: a value the URL gives for the same keyword comes later and wins. An empty value
+  // is libpq's default. Keepalives: a vanished peer is noticed after about a minute.
+  const char* keywords[] = {"connect_timeout",
+                            "application_name",
+                            "keepalives_idle",
+                            "keepalives_interval",
+                            "keepalives_count",
+                            "dbname",
+                            nullptr};
+  const char* values[] = {"10",
+                          listener ? "tollgate listener" : "tollgate",
+                          listener ? "30" : "",
+                          listener ? "10" : "",
+                          listener ? "3" : "",
+                          url.c_str(),
+                          nullptr};
+  pg_conn* conn = listener ? PQconnectStartParams(keywords, values, /*expand_dbname=*/1)
+                           : PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (conn == nullptr) throw Error::Unavailable("postgres: out of memory connecting");
+  return conn;
+}
+
+std::string postgres_where(const pg_conn* conn) {
+  const char* host = PQhost(conn);
+  const char* port = PQport(conn);
+  const char* db = PQdb(conn);
+  return std::string(host ? host : "?") + ":" + (port ? port : "?") + "/" + (db ? db : "?");
+}
+
+std::string postgres_message_line(const char* text) {
+  // libpq indents continuation lines with a tab ("failed: ...\n\tIs the server running").
+  std::string line;
+  for (const char* c = text != nullptr ? text : ""; *c != '\0'; ++c) {
+    const bool space = *c == ' ' || *c == '\n' || *c == '\t';
+    if (!space) {
+      line += *c;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
+  }
+  if (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+PostgresConnection::PostgresConnection(const std::string& url, const PostgresOptions& options)
+    : url_(url), options_(options) {
   connect();
 }
 
@@ -77,17 +114,10 @@ PostgresConnection::~PostgresConnection() {
 }
 
 void PostgresConnection::connect() {
-  // Ours first: a value the URL gives for the same keyword comes later and wins.
-  const char* keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"10", "tollgate", url_.c_str(), nullptr};
-  conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
-  if (conn_ == nullptr) throw Error::Unavailable("postgres: out of memory connecting");
-  const char* host = PQhost(conn_);
-  const char* port = PQport(conn_);
-  const char* db = PQdb(conn_);
-  where_ = std::string(host ? host : "?") + ":" + (port ? port : "?") + "/" + (db ? db : "?");
+  conn_ = open_postgres_session(url_, PostgresSessionKind::kStatements);
+  where_ = postgres_where(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) {
-    const std::string message = first_line(PQerrorMessage(conn_));
+    const std::string message = postgres_message_line(PQerrorMessage(conn_));
     PQfinish(conn_);
     conn_ = nullptr;
     throw Error::Unavailable("postgres: cannot connect to " + where_ + ": " + message);
@@ -117,7 +147,7 @@ void PostgresConnection::ensure_connected() {
   PQreset(conn_);
   if (PQstatus(conn_) != CONNECTION_OK) {
     throw Error::Unavailable("postgres: cannot reconnect to " + where_ + ": " +
-                             first_line(PQerrorMessage(conn_)));
+                             postgres_message_line(PQerrorMessage(conn_)));
   }
   after_connect();
 }
@@ -129,8 +159,9 @@ std::string PostgresConnection::next_statement_name() {
 void PostgresConnection::fail(pg_result* result, std::string_view what) {
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string sqlstate = state != nullptr ? state : "";
-  std::string message = result != nullptr ? first_line(PQresultErrorMessage(result)) : "";
-  if (message.empty()) message = first_line(PQerrorMessage(conn_));
+  std::string message =
+      result != nullptr ? postgres_message_line(PQresultErrorMessage(result)) : "";
+  if (message.empty()) message = postgres_message_line(PQerrorMessage(conn_));
   PQclear(result);
   const bool lost = PQstatus(conn_) != CONNECTION_OK;
   if (lost) in_transaction_ = false;  // the server rolled it back with the session

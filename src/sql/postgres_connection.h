@@ -40,6 +40,23 @@ struct PostgresOptions {
 // `name` as a quoted SQL identifier ("a""b" for a"b).
 std::string quote_identifier(std::string_view name);
 
+// Who opens a libpq session; each has Tollgate's settings (application_name, a connect timeout)
+// before the URL's own, which win.
+enum class PostgresSessionKind {
+  kStatements,  // a PostgresConnection: connected when open_postgres_session returns
+  kListener,    // a PostgresListener: only started (PQconnectStartParams), so that the caller can
+                // poll it and give up early; with TCP keepalives, since it idles for hours and
+                // would not otherwise notice a peer that vanished without closing the connection
+};
+// Opens a session to `url` (postgres://user[:password]@host[:port]/database[?param=value...]);
+// the caller checks its status and finishes it (PQfinish). Throws Error(kInvalidArgument) for a
+// URL of another scheme.
+pg_conn* open_postgres_session(const std::string& url, PostgresSessionKind kind);
+// host:port/database of a session, for messages (never the password).
+std::string postgres_where(const pg_conn* conn);
+// A message of libpq or the server on one line, each run of blanks one space (null: empty).
+std::string postgres_message_line(const char* message);
+
 class PostgresConnection final : public Connection {
  public:
   // Connects to `url` (postgres://user[:password]@host[:port]/database[?param=value...], any

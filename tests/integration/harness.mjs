@@ -1,6 +1,8 @@
-// Starts `tollgate serve` on a free port with a fresh database and hands out SDK clients.
+// Starts `tollgate serve` on a free port with a fresh database and hands out SDK clients; on
+// PostgreSQL also several replicas of one server on one database, behind a round-robin proxy.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, after } from "node:test";
@@ -14,6 +16,12 @@ if (!BINARY) throw new Error("set TOLLGATE_BIN to the tollgate executable");
 // a SQLite file.
 const PG_URL = process.env.TOLLGATE_TEST_DB_URL || "";
 let databasesMade = 0;
+
+// TOLLGATE_IT_REPLICAS=N (with TOLLGATE_TEST_DB_URL): each ServerProcess is N replicas of the
+// server on its database behind a RoundRobinProxy, so the whole suite runs as behind a load
+// balancer; the server's url and clients are the proxy's, and start, kill and stop act on
+// every replica.
+const REPLICAS = PG_URL ? Number(process.env.TOLLGATE_IT_REPLICAS || 1) : 1;
 
 function psql(sql) {
   execFileSync("psql", [PG_URL, "-v", "ON_ERROR_STOP=1", "-qc", sql], { stdio: ["ignore", "ignore", "pipe"] });
@@ -45,30 +53,66 @@ export function badEnd({ code, signal, stopped, output }) {
 export class ServerProcess {
   // `args`: more `tollgate serve` arguments (e.g. a --config file); `config`: a config file's
   // contents (agents, ...) written into the server's folder and served instead of the demo
-  // agent; the demo tools' sandbox is then `${dir}/tollgate-demo/sandbox`.
-  constructor({ args = [], config = null } = {}) {
+  // agent; the demo tools' folder (sandbox, outbox.db) is then `${workdir}`.
+  // `joins`: another ServerProcess (PostgreSQL only) whose database and demo tools' folder this
+  // one shares, as a further replica of the same server (its database is dropped when `joins`
+  // stops, so stop the joiners first); `replicaId`: the `--replica-id`.
+  // `replicas`: how many processes serve it behind a RoundRobinProxy (TOLLGATE_IT_REPLICAS).
+  constructor({ args = [], config = null, joins = null, replicaId = null, replicas = REPLICAS } = {}) {
     this.dir = mkdtempSync(join(tmpdir(), "tollgate-it-"));
     this.db = join(this.dir, "tollgate.db");
+    this.workdir = join(this.dir, "tollgate-demo");
     this.port = 0;
     this.args = [...args];
-    if (PG_URL) {
+    if (joins) {
+      if (!joins.database) throw new Error("replicas share a PostgreSQL database: set TOLLGATE_TEST_DB_URL");
+      this.db = joins.db; // not this.database: the database stays joins's own
+      this.workdir = joins.workdir;
+      this.args.push("--workdir", this.workdir);
+    } else if (PG_URL) {
       this.database = freshDatabase();
       this.db = this.database.url;
       // The demo tools' folder is next to a SQLite file; with PostgreSQL, where a file would be.
-      this.args.push("--workdir", join(this.dir, "tollgate-demo"));
+      this.args.push("--workdir", this.workdir);
     }
     this.output = ""; // the stderr of every process started, kept across restarts
     this.ends = []; // why a process ended badly (checked at stop)
+    this.siblings = []; // the other replicas under TOLLGATE_IT_REPLICAS
+    const shared = replicas > 1 && !joins;
+    if (shared) {
+      replicaId ??= "a"; // the siblings are b, c, ...
+      // Fast replica timing, unless the test brings its own config file.
+      if (!args.includes("--config")) config = { replicas: FAST_REPLICAS, ...(config ?? {}) };
+    }
+    this.replicaId = replicaId;
+    let configArgs = [];
     if (config) {
       const file = join(this.dir, "tollgate.json");
       writeFileSync(file, JSON.stringify(config));
-      this.args.push("--config", file);
+      configArgs = ["--config", file];
     }
+    this.args.push(...configArgs);
+    // The siblings read the same config file: paths in it are relative to its folder.
+    for (let i = 1; shared && i < replicas; i++) {
+      const id = String.fromCharCode(97 + i);
+      this.siblings.push(new ServerProcess({ args: [...args, ...configArgs], joins: this, replicaId: id }));
+    }
+    if (replicaId) this.args.push("--replica-id", replicaId);
   }
 
   // Starts the server (on the same port after a restart) and resolves once it listens. `env`:
   // variables added to this start's environment (e.g. the TOLLGATE_FAULT test seam).
   async start({ env = {} } = {}) {
+    await this.startProcess(env);
+    if (this.siblings.length === 0) return this;
+    for (const sibling of this.siblings) await sibling.startProcess(env);
+    this.proxy ??= await new RoundRobinProxy([this, ...this.siblings]).start();
+    this.url = this.proxy.url;
+    return this;
+  }
+
+  // Starts this process alone (not its siblings).
+  async startProcess(env) {
     this.child = spawn(BINARY, ["serve", "--host", "127.0.0.1", "--port", String(this.port), "--db", this.db, ...this.args], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },
@@ -104,12 +148,11 @@ export class ServerProcess {
       this.child.on("exit", (code) => reject(new Error(`server exited with ${code}: ${out}${this.stderr}`)));
     });
     this.url = `http://127.0.0.1:${this.port}`;
-    return this;
   }
 
   // Runs `statement` on the server's database behind its back (sqlite3, or psql on PostgreSQL).
   sql(statement) {
-    if (this.database) {
+    if (/^postgres(ql)?:/.test(this.db)) {
       execFileSync("psql", [this.db, "-v", "ON_ERROR_STOP=1", "-qc", statement], { stdio: ["ignore", "ignore", "pipe"] });
     } else {
       execFileSync("sqlite3", [this.db, statement]);
@@ -120,9 +163,15 @@ export class ServerProcess {
     return new Client({ apiUrl: this.url, apiKey, callerOptions: { maxRetries: 0 } });
   }
 
+  // Whether its process runs now.
+  running() {
+    return Boolean(this.child) && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   // Ends the server as a crash would (its exit code is not checked).
   async kill(signal = "SIGKILL") {
-    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    for (const sibling of this.siblings) await sibling.kill(signal);
+    if (!this.running()) return;
     this.child.killedBySignal = signal !== "SIGTERM";
     this.child.stopping = true;
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
@@ -130,15 +179,27 @@ export class ServerProcess {
     await exited;
   }
 
-  // Resolves once the server process has ended by itself (e.g. through the fault seam).
+  // Resolves once the server process has ended by itself (e.g. through the fault seam); with
+  // siblings, once one replica has, and the others are then killed: the server is down.
   async exited() {
-    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    await new Promise((resolve) => this.child.once("exit", resolve));
+    const alive = [this, ...this.siblings].filter((r) => r.running());
+    if (alive.length < 1 + this.siblings.length) return;
+    await Promise.race(alive.map((r) => new Promise((resolve) => r.child.once("exit", resolve))));
+    for (const sibling of this.siblings) await sibling.kill("SIGKILL");
+    if (this.running()) await this.kill("SIGKILL");
   }
 
   // Stops the server (SIGTERM) and throws, failing the test file, when it or an earlier
   // process of this server ended badly or printed a sanitizer report.
   async stop() {
+    for (const sibling of this.siblings) {
+      try {
+        await sibling.stop();
+      } catch (e) {
+        this.ends.push(`replica ${sibling.replicaId}: ${e.message}`);
+      }
+    }
+    await this.proxy?.stop();
     await this.kill("SIGTERM");
     rmSync(this.dir, { recursive: true, force: true });
     if (this.database) psql(`DROP DATABASE IF EXISTS ${this.database.name} WITH (FORCE)`);
@@ -156,6 +217,137 @@ export function serveForFile(server, onClient = () => {}) {
     onClient(server.client());
   });
   after(() => server.stop());
+}
+
+// Replica timing for tests: a replica silent for 2 s is dead and its runs are taken over;
+// the tables are read again every 100 ms (docs/deploy.md, "Several replicas").
+export const FAST_REPLICAS = { heartbeat: "200ms", timeout: "2s", poll: "100ms" };
+
+// `count` replicas of one server on one fresh PostgreSQL database, named a, b, c, ... (their
+// --replica-id), serving `config` (agents, ...) with `timing` as its "replicas" section; they
+// share the demo tools' folder, so one outbox.db holds every replica's emails. Not started:
+// start each (with the env it needs); stop them with stopReplicas.
+export function replicasOf(count, { config = {}, timing = FAST_REPLICAS } = {}) {
+  const withTiming = { ...config, replicas: timing };
+  const first = new ServerProcess({ config: withTiming, replicaId: "a", replicas: 1 });
+  const others = Array.from({ length: count - 1 }, (_, i) =>
+    new ServerProcess({ config: withTiming, joins: first, replicaId: String.fromCharCode(98 + i) }));
+  return [first, ...others];
+}
+
+// Stops replicas made by replicasOf, the joiners before the one whose database they share;
+// throws every bad end together once all are stopped.
+export async function stopReplicas(servers) {
+  const problems = [];
+  for (const server of [...servers].reverse()) {
+    try {
+      await server.stop();
+    } catch (e) {
+      problems.push(`replica ${server.replicaId}: ${e.message}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(problems.join("\n\n"));
+}
+
+// Headers that belong to one connection, not to the request or response carried.
+const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"];
+
+function endToEnd(headers) {
+  const kept = { ...headers };
+  for (const name of HOP_BY_HOP) delete kept[name];
+  return kept;
+}
+
+// A round-robin HTTP proxy in front of replicas, as a load balancer without sticky sessions:
+// each request goes to the next replica whose process runs, so consecutive requests of one SDK
+// client land on different replicas. Headers are forwarded, responses stream through as they
+// come (SSE included), and a client that goes away closes its upstream request (a stream's
+// on_disconnect). A replica that refuses the connection (it just died) is skipped, as a
+// balancer's passive health check would; a request it took before dying is not sent again.
+// The replica that answered is named in the response header x-tollgate-replica; `requests`
+// lists {method, path, replica} in the order they were answered.
+export class RoundRobinProxy {
+  constructor(servers) {
+    this.servers = servers;
+    this.next = 0;
+    this.requests = [];
+    this.open = new Set(); // responses still being carried
+  }
+
+  async start() {
+    this.server = createServer((request, response) => {
+      this.forward(request, response).catch(() => response.destroy()); // the client went away
+    });
+    await new Promise((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${this.server.address().port}`;
+    return this;
+  }
+
+  client(apiKey = null) {
+    return new Client({ apiUrl: this.url, apiKey, callerOptions: { maxRetries: 0 } });
+  }
+
+  // The running replicas in turn, starting with the next one.
+  rotation() {
+    const running = this.servers.filter((s) => s.running());
+    const start = this.next++ % Math.max(running.length, 1);
+    return [...running.slice(start), ...running.slice(0, start)];
+  }
+
+  async forward(request, response) {
+    const chunks = [];
+    for await (const chunk of request) chunks.push(chunk);
+    const body = Buffer.concat(chunks); // kept whole, to be sent again to another replica
+    const candidates = this.rotation();
+    const attempt = (i) => {
+      const target = candidates[i];
+      if (!target) {
+        response.writeHead(502, { "content-type": "text/plain" }).end("no replica is running");
+        return;
+      }
+      const upstream = httpRequest({
+        host: "127.0.0.1",
+        port: target.port,
+        method: request.method,
+        path: request.url,
+        agent: false, // a connection per request: no kept-alive socket of a replica that died
+        headers: { ...endToEnd(request.headers), host: `127.0.0.1:${target.port}`, "content-length": String(body.length) },
+      });
+      upstream.on("response", (answer) => {
+        const name = target.replicaId ?? String(target.port);
+        this.requests.push({ method: request.method, path: request.url.split("?")[0], replica: name });
+        this.open.add(response);
+        response.writeHead(answer.statusCode, { ...endToEnd(answer.headers), "x-tollgate-replica": name });
+        response.flushHeaders();
+        answer.pipe(response);
+        answer.on("error", () => response.destroy());
+      });
+      upstream.on("error", (e) => {
+        if (response.headersSent) return response.destroy();
+        if (e.code === "ECONNREFUSED") return attempt(i + 1); // never reached it: safe to resend
+        response.writeHead(502, { "content-type": "text/plain" }).end(String(e));
+      });
+      // The client went away (or the response ended): nothing more to carry.
+      response.on("close", () => {
+        this.open.delete(response);
+        upstream.destroy();
+      });
+      upstream.end(body);
+    };
+    attempt(0);
+  }
+
+  // Breaks every response being carried (an SSE stream mid-run), as a dropped connection
+  // would: a client that resumes streams reconnects, through the proxy, to another replica.
+  cutStreams() {
+    for (const response of this.open) response.destroy();
+  }
+
+  async stop() {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
 }
 
 export async function collect(stream) {

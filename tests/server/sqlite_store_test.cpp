@@ -332,8 +332,17 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a database of the current schema back to version 3 (what schema 4 added, removed).
-constexpr const char* kBackToVersion3 =
+// Takes a database of the current schema back to version 4 (what schema 5 added, removed).
+#define TOLLGATE_BACK_TO_VERSION_4                                                          \
+  "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; DROP TABLE server_feed; "   \
+  "ALTER TABLE server_runs DROP COLUMN owner; ALTER TABLE server_runs DROP COLUMN not_before; " \
+  "ALTER TABLE server_runs DROP COLUMN cancel_request; "                                    \
+  "ALTER TABLE server_threads DROP COLUMN rollback_to; "                                    \
+  "UPDATE tollgate_schema SET version = 4 WHERE component = 'server_store'; "
+constexpr const char* kBackToVersion4 = TOLLGATE_BACK_TO_VERSION_4;
+
+// ... and back to version 3 (what schema 4 added, removed).
+constexpr const char* kBackToVersion3 = TOLLGATE_BACK_TO_VERSION_4
     "DROP INDEX server_threads_by_read_status; DROP INDEX server_threads_awaiting_review; "
     "ALTER TABLE server_threads DROP COLUMN awaiting_review; "
     "ALTER TABLE server_threads DROP COLUMN read_status; "
@@ -341,6 +350,22 @@ constexpr const char* kBackToVersion3 =
     "ALTER TABLE server_threads DROP COLUMN active_runs; "
     "CREATE INDEX server_threads_by_status ON server_threads(status, updated_at); "
     "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
+
+TEST_F(SqliteStoreTest, AVersion4DatabaseGainsRunOwnersAndKeepsItsPendingRuns) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
+  store_->create_thread(thread("t1"));
+  rewrite_closed_database({kBackToVersion4,
+                           "INSERT INTO server_runs (run_id, thread_id, assistant_id, metadata, "
+                           "status, kwargs, multitask_strategy, created_at, updated_at, attempts) "
+                           "VALUES ('r1', 't1', 'a', '{}', 'pending', '{}', 'reject', 1, 1, 0)"});
+  reopen();
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  auto run = store_->get_run("r1");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "pending");
+  EXPECT_EQ(run->owner, "");
+  EXPECT_EQ(run->not_before, 0);
+}
 
 TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
   if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";

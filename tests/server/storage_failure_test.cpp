@@ -120,12 +120,14 @@ class DiskFullStore : public ServerStore {
   void append_run_event(const std::string& id, const LogEntry& e) override {
     store_.append_run_event(id, e);  // queued; never fails
   }
-  std::vector<LogEntry> run_events(const std::string& id) override { return store_.run_events(id); }
+  std::vector<LogEntry> run_events(const std::string& id, std::int64_t after) override {
+    return store_.run_events(id, after);
+  }
   void append_thread_event(const std::string& id, const LogEntry& e) override {
     store_.append_thread_event(id, e);
   }
-  std::vector<LogEntry> thread_events(const std::string& id) override {
-    return store_.thread_events(id);
+  std::vector<LogEntry> thread_events(const std::string& id, std::int64_t after) override {
+    return store_.thread_events(id, after);
   }
 
  private:

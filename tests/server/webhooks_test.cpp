@@ -9,11 +9,12 @@
 #include <mutex>
 #include <thread>
 
+#include "core/sha256.h"
 #include "server/http_server.h"
 #include "server/http_test_client.h"
 #include "server/router.h"
-#include "core/sha256.h"
 #include "server/sql_webhook_queue.h"
+#include "server/webhook_receiver.h"
 #include "server/webhook_sender.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
@@ -169,7 +170,8 @@ TEST_F(WebhookQueueTest, EachReceiverGetsOnlyItsOldestPendingDeliveryTried) {
 
 TEST_F(WebhookQueueTest, AFailedTryKeepsTheDeliveryPendingUntilItsNextTry) {
   queue_->add(event("e1"), {"http://a/"});
-  queue_->attempt_failed(queue_->heads()[0].delivery_id, "HTTP 500", 500, 5000, false);
+  ASSERT_TRUE(queue_->lease(queue_->heads()[0], "sender-a", 1000, 31000));
+  queue_->attempt_failed(queue_->heads()[0].delivery_id, "sender-a", "HTTP 500", 500, 5000, false);
   const WebhookDelivery d = queue_->heads().at(0);
   EXPECT_EQ(d.status, "pending");
   EXPECT_EQ(d.attempts, 1);
@@ -181,9 +183,55 @@ TEST_F(WebhookQueueTest, AFailedTryKeepsTheDeliveryPendingUntilItsNextTry) {
 TEST_F(WebhookQueueTest, GivingUpMarksTheDeliveryFailedAndFreesTheReceiversNext) {
   queue_->add(event("e1"), {"http://a/"});
   queue_->add(event("e2"), {"http://a/"});
-  queue_->attempt_failed(queue_->heads()[0].delivery_id, "timed out", 0, 0, true);
+  ASSERT_TRUE(queue_->lease(queue_->heads()[0], "sender-a", 1000, 31000));
+  queue_->attempt_failed(queue_->heads()[0].delivery_id, "sender-a", "timed out", 0, 0, true);
   EXPECT_EQ(queue_->list(std::string("failed"), 10).at(0).event_id, "e1");
   EXPECT_EQ(queue_->heads().at(0).event_id, "e2");
+}
+
+TEST_F(WebhookQueueTest, ALeasedDeliveryIsRefusedToAnotherSenderUntilTheLeaseLapses) {
+  queue_->add(event("e1"), {"http://a/"});
+  const WebhookDelivery head = queue_->heads().at(0);
+  ASSERT_TRUE(queue_->lease(head, "sender-a", 1000, 31000));
+  EXPECT_FALSE(queue_->lease(head, "sender-b", 30999, 61000));
+  EXPECT_TRUE(queue_->lease(head, "sender-b", 31000, 61000));
+  EXPECT_EQ(queue_->heads().at(0).leased_by, "sender-b");
+}
+
+TEST_F(WebhookQueueTest, ASenderTakesBackItsOwnLeaseBeforeItLapses) {
+  // A process alone on its queue, restarted after a crash mid-try, under the same holder id.
+  queue_->add(event("e1"), {"http://a/"});
+  ASSERT_TRUE(queue_->lease(queue_->heads().at(0), kOnlySenderId, 1000, 31000));
+  EXPECT_TRUE(queue_->lease(queue_->heads().at(0), kOnlySenderId, 2000, 32000));
+}
+
+TEST_F(WebhookQueueTest, AReceiversNextDeliveryCannotBeLeasedWhileAnOlderOneIsPending) {
+  queue_->add(event("e1"), {"http://a/"});
+  queue_->add(event("e2"), {"http://a/"});
+  WebhookDelivery second = queue_->list(std::nullopt, 10).at(0);
+  ASSERT_EQ(second.event_id, "e2");
+  EXPECT_FALSE(queue_->lease(second, "sender-a", 1000, 31000));
+}
+
+TEST_F(WebhookQueueTest, ADeliveryReadBeforeAnotherSendersFailedTryCannotBeLeased) {
+  queue_->add(event("e1"), {"http://a/"});
+  const WebhookDelivery read_before = queue_->heads().at(0);
+  ASSERT_TRUE(queue_->lease(read_before, "sender-a", 1000, 31000));
+  queue_->attempt_failed(read_before.delivery_id, "sender-a", "HTTP 500", 500, 1000, false);
+  EXPECT_FALSE(queue_->lease(read_before, "sender-b", 2000, 32000));
+  EXPECT_TRUE(queue_->lease(queue_->heads().at(0), "sender-b", 2000, 32000));
+}
+
+TEST_F(WebhookQueueTest, AFailedTryOfASenderWhoseLeaseWasTakenOverChangesNothing) {
+  queue_->add(event("e1"), {"http://a/"});
+  const WebhookDelivery head = queue_->heads().at(0);
+  ASSERT_TRUE(queue_->lease(head, "sender-a", 1000, 31000));
+  ASSERT_TRUE(queue_->lease(head, "sender-b", 40000, 70000));
+  queue_->attempt_failed(head.delivery_id, "sender-a", "timed out", 0, 0, true);
+  const WebhookDelivery after = queue_->heads().at(0);
+  EXPECT_EQ(after.status, "pending");
+  EXPECT_EQ(after.attempts, 0);
+  EXPECT_EQ(after.leased_by, "sender-b");
 }
 
 TEST_F(WebhookQueueTest, PendingDeliveriesSurviveReopeningTheFile) {
@@ -197,59 +245,7 @@ TEST_F(WebhookQueueTest, PendingDeliveriesSurviveReopeningTheFile) {
 
 // ------------------------------------------------------------------ a server and a receiver
 
-// A webhook receiver on 127.0.0.1: records what it was sent; answers `failing` tries with 500
-// first (a real HTTP server of our own, the server's HTTP front end).
-class Receiver {
- public:
-  Receiver() {
-    router_.add("POST", "/hook", [this](HttpRequest& request) {
-      std::lock_guard lock(mutex_);
-      ++tries_;
-      if (failing_ > 0) {
-        --failing_;
-        return HttpResponse::error(500, "not now");
-      }
-      received_.push_back({request.body, request.header("tollgate-signature")});
-      return HttpResponse::empty(204);
-    });
-    HttpServerOptions options;
-    options.heartbeat_seconds = 0;
-    http_ = std::make_unique<HttpServer>(router_, options);
-    http_->start();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(http_->port()) + "/hook"; }
-  void fail_next(int tries) {
-    std::lock_guard lock(mutex_);
-    failing_ = tries;
-  }
-  struct Delivery {
-    std::string body;
-    std::string signature;
-    Json json() const { return Json::parse(body); }
-  };
-  std::vector<Delivery> received() {
-    std::lock_guard lock(mutex_);
-    return received_;
-  }
-  int tries() {
-    std::lock_guard lock(mutex_);
-    return tries_;
-  }
-  // Waits (a bounded number of short sleeps) until `count` deliveries arrived.
-  std::vector<Delivery> wait_for(std::size_t count) {
-    for (int i = 0; i < 2000 && received().size() < count; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return received();
-  }
-
- private:
-  Router router_;
-  std::unique_ptr<HttpServer> http_;
-  std::mutex mutex_;  // guards failing_, tries_ and received_
-  int failing_ = 0;
-  int tries_ = 0;
-  std::vector<Delivery> received_;
-};
+using Receiver = testing::WebhookReceiver;
 
 GraphRegistry review_graph() {
   GraphRegistry registry;
