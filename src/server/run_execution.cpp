@@ -243,7 +243,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
       record.status = "interrupted";
       ending = RunEnding::kCancelled;
-      if (!gone) quietly(record.run_id, [&] { events.cancelled(); });
+      if (!gone && !handed_over(run)) quietly(record.run_id, [&] { events.cancelled(); });
     } else {
       const bool refusal = e.code() == ErrorCode::kConflict ||
                            e.code() == ErrorCode::kUnprocessable ||
@@ -288,6 +288,15 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     result = error_result("Error", e.what());
   }
 
+  if (handed_over(run)) {
+    // Its record stays running and this replica's; once this replica's row is gone another
+    // adopts it (run_manager_replicas.cpp), settles its decision and continues or fails it.
+    log_info("run " + record.run_id + " is handed over to another replica (this one stops)");
+    last_events.release();
+    std::lock_guard lock(mutex_);
+    finish_locked(run, std::move(result));
+    return;
+  }
   settle_decision(audit_id, record, refused, result, approval_only(request));
   record.updated_at = now_millis();
   bool rolled_back;

@@ -53,7 +53,12 @@ void RunManager::stop() {
     std::lock_guard lock(mutex_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
-    for (auto& [id, run] : active_) run->cancel->store(true);
+    for (auto& [id, run] : active_) {
+      // With other replicas, a run executing here is handed over rather than ended: it stops,
+      // and the replica that adopts it continues it from its last checkpoint.
+      if (shared() && run->started) run->handed_over = true;
+      run->cancel->store(true);
+    }
   }
   wake_.notify_all();
   for (auto& worker : workers_) {
@@ -61,6 +66,15 @@ void RunManager::stop() {
   }
   workers_.clear();
   if (flusher_.joinable()) flusher_.join();
+  if (shared()) {
+    try {
+      // Before the row goes: what the runs handed over streamed is stored before an adopter
+      // numbers its own events after it.
+      replicas_->flush_events();
+    } catch (const Error& e) {
+      log_warning(std::string("stream events not stored at stop: ") + e.what());
+    }
+  }
   stop_cluster();
 }
 

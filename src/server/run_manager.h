@@ -175,6 +175,9 @@ class RunManager {
     bool taken_up = false;
     // Several replicas: not tried again before this time (its thread was busy elsewhere).
     std::int64_t next_try = 0;
+    // Several replicas: stopped because this replica stops; its end is not stored, another
+    // replica adopts and continues it. Guarded by mutex_.
+    bool handed_over = false;
   };
   // What start-up recovery does with a run a dead process was executing (run_recovery.cpp).
   struct CutOffRun {
@@ -253,6 +256,7 @@ class RunManager {
   void fenced();
   // Writes queued stream events often, so clients of other replicas follow runs as they go.
   void flush_loop();
+  bool handed_over(const std::shared_ptr<ActiveRun>& run);
   const std::string& cluster_replica_id() const;
   std::int64_t poll_millis() const;
   void stop_cluster();

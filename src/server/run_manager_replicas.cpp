@@ -152,6 +152,11 @@ void RunManager::fenced() {
   for (auto& [id, run] : active_) run->cancel->store(true);
 }
 
+bool RunManager::handed_over(const std::shared_ptr<ActiveRun>& run) {
+  std::lock_guard lock(mutex_);
+  return run->handed_over;
+}
+
 void RunManager::flush_loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {

@@ -52,7 +52,25 @@ class ReplicasTest : public ::testing::Test {
     options.replicas.heartbeat = 50ms;
     options.replicas.timeout = 600ms;
     options.replicas.poll = 20ms;
-    auto server = std::make_unique<Server>(options, test_graphs(gate_));
+    GraphRegistry graphs = test_graphs(gate_);
+    // Like "gated", but a step cut off (its node stopped by the replica's stop) runs again.
+    graphs.add(
+        "resumable",
+        [gate = gate_](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+          StateGraph g;
+          g.add_node("wait", [gate](const State&, Runtime& rt) -> NodeResult {
+            gate->entered++;
+            while (!gate->open) {
+              if (rt.cancelled()) throw Error(ErrorCode::kCancelled, "stopped");
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            return Json{{"done", true}};
+          });
+          g.add_edge(START, "wait").add_edge("wait", END);
+          return g.compile(compile_options(saver, "resumable"));
+        },
+        "", ServedGraphOptions{.rerun_cut_off_steps = true});
+    auto server = std::make_unique<Server>(options, std::move(graphs));
     server->start();
     return server;
   }
@@ -71,10 +89,11 @@ class ReplicasTest : public ::testing::Test {
     return response.json()["thread_id"].get<std::string>();
   }
   // A background run of the gated graph; returns its id once its node is entered.
-  std::string start_gated_run(Server& server, const std::string& thread_id) {
+  std::string start_gated_run(Server& server, const std::string& thread_id,
+                              const std::string& graph = "gated") {
     const int entered = gate_->entered.load();
     auto response = call(server, "POST", "/threads/" + thread_id + "/runs",
-                         {{"assistant_id", "gated"}, {"input", Json::object()}});
+                         {{"assistant_id", graph}, {"input", Json::object()}});
     EXPECT_EQ(response.status, 200) << response.body;
     for (int i = 0; i < 1000 && gate_->entered.load() == entered; ++i) std::this_thread::sleep_for(5ms);
     EXPECT_GT(gate_->entered.load(), entered) << "the gated node never started";
@@ -204,6 +223,16 @@ TEST_F(ReplicasTest, ADecisionSentToBothReplicasAtOnceIsAcceptedOnce) {
   const int b_status = on_b.get().status;
   EXPECT_EQ((a_status == 200) + (b_status == 200), 1) << a_status << " " << b_status;
   EXPECT_EQ(call(*a_, "GET", "/threads/" + thread_id).json()["status"], "idle");
+}
+
+TEST_F(ReplicasTest, AReplicaThatStopsHandsItsRunningRunToAnotherWhichContinuesIt) {
+  const std::string thread_id = new_thread(*a_);
+  const std::string run_id = start_gated_run(*a_, thread_id, "resumable");
+  a_.reset();  // a clean stop
+  gate_->open = true;
+  wait_for_run(*b_, thread_id, run_id, "success");
+  EXPECT_EQ(call(*b_, "GET", "/threads/" + thread_id).json()["values"]["done"], true);
+  EXPECT_EQ(gate_->entered.load(), 2) << "the step ran once on each replica";
 }
 
 // A replica that stops without a word: its row stays, its heartbeat stops.
