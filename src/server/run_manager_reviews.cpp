@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/audit_log.h"
+#include "server/cluster.h"
 #include "server/ids.h"
 #include "server/log.h"
 #include "server/notifications.h"
@@ -79,12 +80,16 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
     if (claimed == 0) {
       // A claim whose run was never stored (its insert failed and so did putting the claim
       // back, e.g. on a full disk, or the process died in between) holds the review for
-      // nobody: it is put back. Claims and run inserts both happen under mutex_, held here.
+      // nobody: it is put back. Here claims and run inserts both happen under mutex_, held
+      // now; another replica's claim may be a moment from its insert, so it is taken for
+      // orphaned only once it is older than a replica is given to live.
+      const std::int64_t orphaned_before =
+          shared() ? now - cluster_->options().timeout.count() : now + 1;
       bool orphaned = false;
       for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
         if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
             (r.status == "decided" || r.status == "expired") && active_.count(r.run_id) == 0 &&
-            !store_.get_run(r.run_id)) {
+            r.decided_at < orphaned_before && !store_.get_run(r.run_id)) {
           reviews_->reopen(r.run_id);
           orphaned = true;
         }

@@ -17,6 +17,7 @@
 #include "server/ids.h"
 #include "server/run_request.h"
 #include "server/server_fixture.h"
+#include "server/sql_review_store.h"
 #include "server/sql_store.h"
 #include "tollgate/sqlite_saver.h"
 
@@ -233,6 +234,27 @@ TEST_F(ReplicasTest, AReplicaThatStopsHandsItsRunningRunToAnotherWhichContinuesI
   wait_for_run(*b_, thread_id, run_id, "success");
   EXPECT_EQ(call(*b_, "GET", "/threads/" + thread_id).json()["values"]["done"], true);
   EXPECT_EQ(gate_->entered.load(), 2) << "the step ran once on each replica";
+}
+
+// Another replica accepted a decision a moment ago and is about to store its run: the review is
+// claimed by a run not stored yet. That claim is not taken for orphaned.
+TEST_F(ReplicasTest, AReviewJustClaimedByAnotherReplicasDecisionIsNotTakenOver) {
+  const std::string thread_id = new_thread(*a_);
+  auto paused = call(*a_, "POST", "/threads/" + thread_id + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"input", Json::object()}});
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  {
+    SqliteReviewStore reviews(db_.string());
+    std::vector<ReviewRecord> records = reviews.list(thread_id);
+    ASSERT_EQ(records.size(), 1u);
+    ASSERT_EQ(reviews.decide(thread_id, records[0].checkpoint_id, records[0].interrupt_id, "ada",
+                             "01900000-0000-7000-8000-0000000000aa", now_millis()),
+              1u);
+  }
+  auto second = call(*b_, "POST", "/threads/" + thread_id + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"command", {{"resume", "yes"}}}});
+  EXPECT_EQ(second.status, 409) << second.body;
+  EXPECT_EQ(call(*b_, "GET", "/threads/" + thread_id).json()["status"], "interrupted");
 }
 
 // A replica that stops without a word: its row stays, its heartbeat stops.
