@@ -245,22 +245,24 @@ sql::Statement& SqlStore::prepared_locked(const std::string& text) {
 
 void SqlStore::write_locked(const std::function<void()>& body) {
   sql::Transaction transaction(*connection_, sql::TransactionKind::kWrite);
-  write_events_locked();
+  const std::vector<bool> written = write_events_locked();
   body();
   transaction.commit();
-  pending_events_.clear();
+  std::size_t i = 0;
+  std::erase_if(pending_events_, [&](const PendingEvent&) { return written[i++]; });
 }
 
-void SqlStore::write_events_locked() {
-  if (!channels_.events.empty()) {
-    // One notice per run and thread with new events, sent at commit.
-    std::set<std::string> told;
-    for (const PendingEvent& pending : pending_events_) {
+std::vector<bool> SqlStore::write_events_locked() {
+  std::vector<bool> written(pending_events_.size(), false);
+  std::set<std::string> told;  // one notice per run and thread with new events, sent at commit
+  for (std::size_t i = 0; i < pending_events_.size(); ++i) {
+    const PendingEvent& pending = pending_events_[i];
+    if (pending.held) continue;
+    written[i] = true;
+    if (!channels_.events.empty()) {
       std::string payload = (pending.of_thread ? "t:" : "r:") + pending.owner_id;
       if (told.insert(payload).second) notify_locked(channels_.events, payload);
     }
-  }
-  for (const PendingEvent& pending : pending_events_) {
     const LogEntry& e = pending.entry;
     static const std::string kThreadEvent = upsert_sql(
         "server_thread_events",
@@ -273,10 +275,30 @@ void SqlStore::write_events_locked() {
     if (pending.of_thread) s.bind(6, e.channel).bind(7, Json(e.ns).dump()).bind(8, pending.appended_at);
     s.run();
   }
+  return written;
+}
+
+void SqlStore::hold_thread_events(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  held_threads_.insert(thread_id);
+}
+
+void SqlStore::release_thread_events(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  release_thread_events_locked(thread_id);
+}
+
+void SqlStore::release_thread_events_locked(const std::string& thread_id) {
+  if (held_threads_.erase(thread_id) == 0) return;
+  for (PendingEvent& pending : pending_events_) {
+    if (pending.of_thread && pending.owner_id == thread_id) pending.held = false;
+  }
 }
 
 void SqlStore::flush_events_locked() {
-  if (!pending_events_.empty()) write_locked([] {});
+  const bool any = std::any_of(pending_events_.begin(), pending_events_.end(),
+                               [](const PendingEvent& pending) { return !pending.held; });
+  if (any) write_locked([] {});
 }
 
 int SqlStore::schema_version() {
@@ -591,6 +613,8 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
   std::lock_guard lock(mutex_);
   bool found = false;
   bool fenced = false;
+  // The run's last events are stored with its end.
+  release_thread_events_locked(run.thread_id);
   write_locked([&] {
     {
       Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));
@@ -696,7 +720,8 @@ std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64
 
 void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
   std::lock_guard lock(mutex_);
-  pending_events_.push_back(PendingEvent{true, thread_id, e, now_millis()});
+  pending_events_.push_back(
+      PendingEvent{true, thread_id, e, now_millis(), held_threads_.count(thread_id) != 0});
   // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
   if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
 }

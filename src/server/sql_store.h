@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::vector<LogEntry> run_events(const std::string& run_id,
                                    std::int64_t after_seq = -1) override;
   void append_thread_event(const std::string& thread_id, const LogEntry& entry) override;
+  void hold_thread_events(const std::string& thread_id) override;
+  void release_thread_events(const std::string& thread_id) override;
   std::vector<LogEntry> thread_events(const std::string& thread_id,
                                       std::int64_t after_seq = -1) override;
 
@@ -144,6 +147,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
     std::string owner_id;  // thread id or run id
     LogEntry entry;
     std::int64_t appended_at;  // milliseconds since the epoch (thread events keep it)
+    bool held = false;         // a held thread's (hold_thread_events): not written yet
   };
   static constexpr std::size_t kMaxPendingEvents = 256;
   static constexpr std::size_t kMaxCachedAssistants = 1024;
@@ -179,7 +183,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   sql::Statement& prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.
   void write_locked(const std::function<void()>& body);
-  void write_events_locked();
+  void release_thread_events_locked(const std::string& thread_id);
+  // Writes the queued events that are not held; returns which were written (by position).
+  std::vector<bool> write_events_locked();
   void flush_events_locked();
   // Flushes the queue; false (the queue kept) when the write fails.
   bool try_flush_events_locked();
@@ -193,6 +199,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::unique_ptr<sql::StatementCache> statements_;
   std::vector<PendingEvent> pending_events_;
   StoreChannels channels_;
+  std::set<std::string, std::less<>> held_threads_;  // hold_thread_events
   const bool cache_assistants_;
   // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
   // cache_assistants_).

@@ -183,6 +183,11 @@ class ServerStore {
   virtual std::vector<LogEntry> run_events(const std::string& run_id,
                                            std::int64_t after_seq = -1) = 0;
   virtual void append_thread_event(const std::string& thread_id, const LogEntry& entry) = 0;
+  // Keeps the thread's events appended from now on from being written until
+  // release_thread_events, or the end of a run of the thread (end_run writes them with it):
+  // another replica reads a run's last events only once its end is stored. No-ops by default.
+  virtual void hold_thread_events(const std::string& thread_id) { (void)thread_id; }
+  virtual void release_thread_events(const std::string& thread_id) { (void)thread_id; }
   virtual std::vector<LogEntry> thread_events(const std::string& thread_id,
                                               std::int64_t after_seq = -1) = 0;
 };

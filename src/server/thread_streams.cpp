@@ -85,10 +85,13 @@ void ThreadStreams::forget(const std::string& thread_id) {
 void ThreadStreams::hold(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
   stream_locked(thread_id).held = true;
+  // Held back from the store's writes too: other replicas read the stored events.
+  store_.hold_thread_events(thread_id);
 }
 
 void ThreadStreams::release(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
+  store_.release_thread_events(thread_id);
   auto it = streams_.find(thread_id);
   if (it == streams_.end()) return;
   it->second.held = false;
