@@ -139,6 +139,39 @@ Json normalize_input(const Json& input) {
   return out;
 }
 
+std::string event_json(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string event_json_without(const Json& object, std::string_view skip) {
+  if (!object.is_object()) return event_json(object);
+  std::string out = "{";
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (it.key() == skip) continue;
+    if (out.size() > 1) out += ',';
+    append_json_string(out, it.key());
+    out += ':';
+    out += event_json(it.value());
+  }
+  out += '}';
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  // Printable ASCII without quotes or backslashes is written as it is; anything else (escapes,
+  // UTF-8 to validate) goes through the serializer so that the bytes stay exactly its own.
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || c == '"' || c == '\\') {
+      out += event_json(Json(text));
+      return;
+    }
+  }
+  out += '"';
+  out.append(text);
+  out += '"';
+}
+
 bool json_contains(const Json& object, const Json& subset) {
   if (!subset.is_object() || subset.empty()) return true;
   if (!object.is_object()) return false;

@@ -85,5 +85,25 @@ TEST(WireFormatTest, MetadataContainmentNeedsEveryKeyEqual) {
   EXPECT_TRUE(json_contains(metadata, Json::object()));
 }
 
+// Stream events are written by hand around data dumped once; every piece must read as the
+// serializer writes it, or a client replaying the stream would see other bytes.
+TEST(WireFormatTest, JsonStringsAreWrittenAsTheSerializerWritesThem) {
+  const std::string texts[] = {"plain words", "quote \" and \\ backslash", "tab\tnew\nline\x01",
+                               "20 \xC2\xB0" "C", "broken \xC3( utf-8", ""};
+  for (const std::string& text : texts) {
+    std::string out;
+    append_json_string(out, text);
+    EXPECT_EQ(out, event_json(Json(text))) << text;
+  }
+}
+
+TEST(WireFormatTest, AnObjectWithoutOneMemberReadsAsItsDumpWithoutIt) {
+  Json values{{"messages", Json::array({"a"})}, {"__interrupt__", Json::array()}, {"z", 1}};
+  Json without = values;
+  without.erase("__interrupt__");
+  EXPECT_EQ(event_json_without(values, "__interrupt__"), event_json(without));
+  EXPECT_EQ(event_json_without(Json::object(), "x"), "{}");
+}
+
 }  // namespace
 }  // namespace tollgate::server
