@@ -11,6 +11,42 @@ using testing::Log;
 using testing::on_thread;
 using testing::resume;
 
+// Forwards to a saver and remembers whether each get_tuple left out values the caller held.
+class ReuseRecordingSaver final : public Saver {
+ public:
+  explicit ReuseRecordingSaver(std::shared_ptr<Saver> inner) : inner_(std::move(inner)) {}
+
+  std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
+                                           const GetOptions& options = {}) override {
+    auto tuple = inner_->get_tuple(config, options);
+    last_reused = tuple && tuple->values_reused;
+    return tuple;
+  }
+  std::vector<CheckpointTuple> list(const ListQuery& query) override { return inner_->list(query); }
+  CheckpointConfig put(const CheckpointConfig& config, const Checkpoint& checkpoint,
+                       const Json& metadata, const ChannelVersions& new_versions,
+                       const ChannelDeltas& deltas = {}) override {
+    return inner_->put(config, checkpoint, metadata, new_versions, deltas);
+  }
+  void put_writes(const CheckpointConfig& config,
+                  const std::vector<std::pair<std::string, Json>>& writes,
+                  const std::string& task_id, const std::string& task_path = "") override {
+    inner_->put_writes(config, writes, task_id, task_path);
+  }
+  void delete_thread(const std::string& thread_id) override { inner_->delete_thread(thread_id); }
+  void prune(const std::vector<std::string>& ids, PruneStrategy strategy) override {
+    inner_->prune(ids, strategy);
+  }
+  void copy_thread(const std::string& from, const std::string& to) override {
+    inner_->copy_thread(from, to);
+  }
+
+  bool last_reused = false;
+
+ private:
+  std::shared_ptr<Saver> inner_;
+};
+
 class TimeTravelTest : public testing::SaverTest {
  protected:
   std::shared_ptr<CompiledGraph> one_two(Log& log) {
@@ -33,6 +69,26 @@ class TimeTravelTest : public testing::SaverTest {
     return config;
   }
 };
+
+TEST_P(TimeTravelTest, TheStateBetweenRunsTakesTheValuesTheLastRunLeftInMemory) {
+  Log log;
+  saver_ = std::make_shared<ReuseRecordingSaver>(saver_);
+  auto graph = one_two(log);
+  graph->invoke(Json{{"n", 1}}, on_thread("t"));
+  StateSnapshot state = graph->get_state(on_thread("t"));
+  EXPECT_TRUE(static_cast<ReuseRecordingSaver&>(*saver_).last_reused);
+  EXPECT_EQ(state.values.to_json(), (Json{{"n", 20}}));
+  EXPECT_EQ(graph->get_state(on_thread("t")).values.to_json(), (Json{{"n", 20}}));
+}
+
+TEST_P(TimeTravelTest, TheStateIsReadFromTheSaverOnceAnotherWriterMovedTheThreadOn) {
+  Log log;
+  auto graph = one_two(log);
+  auto other = one_two(log);  // e.g. another process: its own memory, the same saver
+  graph->invoke(Json{{"n", 1}}, on_thread("t"));
+  other->invoke(Json{{"n", 2}}, on_thread("t"));
+  EXPECT_EQ(graph->get_state(on_thread("t")).values.to_json(), (Json{{"n", 30}}));
+}
 
 TEST_P(TimeTravelTest, HistoryListsEveryCheckpointNewestFirst) {
   Log log;
