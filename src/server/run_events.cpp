@@ -224,25 +224,36 @@ void RunEvents::on_event(const StreamEvent& event) {
     }
     case StreamMode::kCheckpoints: {
       if (legacy_wants("checkpoints") && legacy_visible) legacy("checkpoints" + suffix, event.data);
+      if (!v2_enabled_) break;
+      // The v2 event names the checkpoint: its id, its parent's, its step and source.
       const Json& d = event.data;
-      Json summary = Json::object();
-      auto checkpoint_id_of = [](const Json& config) -> Json {
-        if (!config.is_object()) return Json();
-        if (config.contains("checkpoint_id")) return config["checkpoint_id"];
-        if (config.contains("configurable"))
-          return config["configurable"].value("checkpoint_id", Json());
-        return Json();
+      auto member = [](const Json& object, const char* key) -> const Json* {
+        if (!object.is_object()) return nullptr;
+        auto it = object.find(key);
+        return it == object.end() ? nullptr : &*it;
       };
+      auto or_null = [](const Json* value) -> const Json& { return value ? *value : null_json(); };
+      auto checkpoint_id_of = [&member](const Json* config) -> const Json* {
+        if (config == nullptr || !config->is_object()) return nullptr;
+        if (const Json* id = member(*config, "checkpoint_id")) return id;
+        const Json* configurable = member(*config, "configurable");
+        return configurable ? member(*configurable, "checkpoint_id") : nullptr;
+      };
+      Json summary = Json::object();
       if (d.is_object()) {
-        summary["id"] = d.contains("id") ? d["id"] : checkpoint_id_of(d.value("config", Json()));
-        summary["parent_id"] = d.contains("parent_id")
-                                   ? d["parent_id"]
-                                   : checkpoint_id_of(d.value("parent_config", Json()));
-        const Json metadata = d.value("metadata", Json::object());
-        summary["step"] = d.contains("step") ? d["step"] : metadata.value("step", Json());
-        summary["source"] = d.contains("source") ? d["source"] : metadata.value("source", Json());
+        const Json* metadata = member(d, "metadata");
+        const Json* id = member(d, "id");
+        const Json* parent_id = member(d, "parent_id");
+        const Json* step = member(d, "step");
+        const Json* source = member(d, "source");
+        summary["id"] = or_null(id ? id : checkpoint_id_of(member(d, "config")));
+        summary["parent_id"] =
+            or_null(parent_id ? parent_id : checkpoint_id_of(member(d, "parent_config")));
+        summary["step"] = or_null(step ? step : metadata ? member(*metadata, "step") : nullptr);
+        summary["source"] =
+            or_null(source ? source : metadata ? member(*metadata, "source") : nullptr);
       }
-      v2("checkpoints", event.ns, summary);
+      v2_json("checkpoints", event.ns, event_json(summary));
       break;
     }
     case StreamMode::kDebug:
