@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "support/forwarding_saver.h"
 
 namespace tollgate {
 namespace {
@@ -11,40 +12,19 @@ using testing::Log;
 using testing::on_thread;
 using testing::resume;
 
-// Forwards to a saver and remembers whether each get_tuple left out values the caller held.
-class ReuseRecordingSaver final : public Saver {
+// Remembers whether the saver's last get_tuple left out values the caller held.
+class ReuseRecordingSaver final : public testing::ForwardingSaver {
  public:
-  explicit ReuseRecordingSaver(std::shared_ptr<Saver> inner) : inner_(std::move(inner)) {}
+  using ForwardingSaver::ForwardingSaver;
 
   std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
                                            const GetOptions& options = {}) override {
-    auto tuple = inner_->get_tuple(config, options);
+    auto tuple = inner().get_tuple(config, options);
     last_reused = tuple && tuple->values_reused;
     return tuple;
   }
-  std::vector<CheckpointTuple> list(const ListQuery& query) override { return inner_->list(query); }
-  CheckpointConfig put(const CheckpointConfig& config, const Checkpoint& checkpoint,
-                       const Json& metadata, const ChannelVersions& new_versions,
-                       const ChannelDeltas& deltas = {}) override {
-    return inner_->put(config, checkpoint, metadata, new_versions, deltas);
-  }
-  void put_writes(const CheckpointConfig& config,
-                  const std::vector<std::pair<std::string, Json>>& writes,
-                  const std::string& task_id, const std::string& task_path = "") override {
-    inner_->put_writes(config, writes, task_id, task_path);
-  }
-  void delete_thread(const std::string& thread_id) override { inner_->delete_thread(thread_id); }
-  void prune(const std::vector<std::string>& ids, PruneStrategy strategy) override {
-    inner_->prune(ids, strategy);
-  }
-  void copy_thread(const std::string& from, const std::string& to) override {
-    inner_->copy_thread(from, to);
-  }
 
   bool last_reused = false;
-
- private:
-  std::shared_ptr<Saver> inner_;
 };
 
 class TimeTravelTest : public testing::SaverTest {
