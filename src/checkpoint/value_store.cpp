@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <string>
 
+#include "checkpoint/message_pack.h"
 #include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
@@ -116,41 +115,6 @@ class DecodedDom {
   Json* member_ = nullptr;   // the object member the next value goes to
 };
 
-// MessagePack sizes as nlohmann's writer produces them (smallest header for a length).
-std::uint64_t length_header(std::size_t length, std::size_t fix_limit, bool has_8_bit_form) {
-  if (length <= fix_limit) return 1;
-  if (has_8_bit_form && length <= 0xFF) return 2;
-  if (length <= 0xFFFF) return 3;
-  return 5;
-}
-
-std::uint64_t unsigned_size(std::uint64_t n) {
-  if (n < 128) return 1;
-  if (n <= 0xFF) return 2;
-  if (n <= 0xFFFF) return 3;
-  if (n <= 0xFFFFFFFFULL) return 5;
-  return 9;
-}
-
-std::uint64_t integer_size(std::int64_t n) {
-  if (n >= 0) return unsigned_size(static_cast<std::uint64_t>(n));
-  if (n >= -32) return 1;
-  if (n >= INT8_MIN) return 2;
-  if (n >= INT16_MIN) return 3;
-  if (n >= INT32_MIN) return 5;
-  return 9;
-}
-
-std::uint64_t float_size(double n) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wfloat-equal"
-  const bool fits_float = n >= static_cast<double>(std::numeric_limits<float>::lowest()) &&
-                          n <= static_cast<double>(std::numeric_limits<float>::max()) &&
-                          static_cast<double>(static_cast<float>(n)) == n;
-#pragma GCC diagnostic pop
-  return fits_float ? 5 : 9;
-}
-
 // Writes MessagePack byte for byte as nlohmann's writer does (smallest form of each length and
 // number), into a buffer sized by encoded_size; that writer allocates a JSON string for every
 // object key it writes, this one allocates nothing.
@@ -161,31 +125,28 @@ class MessagePackWriter {
   void write(const Json& value) {
     switch (value.type()) {
       case Json::value_t::null:
-        return byte(0xC0);
+        return out_.null();
       case Json::value_t::boolean:
-        return byte(value.get<bool>() ? 0xC3 : 0xC2);
-      case Json::value_t::number_integer: {
-        const std::int64_t n = value.get<std::int64_t>();
-        if (n >= 0) return write_unsigned(static_cast<std::uint64_t>(n));
-        return write_negative(n);
-      }
+        return out_.boolean(value.get<bool>());
+      case Json::value_t::number_integer:
+        return out_.integer(value.get<std::int64_t>());
       case Json::value_t::number_unsigned:
-        return write_unsigned(value.get<std::uint64_t>());
+        return out_.unsigned_integer(value.get<std::uint64_t>());
       case Json::value_t::number_float:
-        return write_float(value.get<double>());
+        return out_.float_number(value.get<double>());
       case Json::value_t::string:
-        return write_string(value.get_ref<const Json::string_t&>());
+        return out_.string(value.get_ref<const Json::string_t&>());
       case Json::value_t::array: {
         const auto& items = value.get_ref<const Json::array_t&>();
-        length(items.size(), 0x90, 15, 0, 0xDC, 0xDD);
+        out_.array_header(items.size());
         for (const Json& item : items) write(item);
         return;
       }
       case Json::value_t::object: {
         const auto& members = value.get_ref<const Json::object_t&>();
-        length(members.size(), 0x80, 15, 0, 0xDE, 0xDF);
+        out_.map_header(members.size());
         for (const auto& [key, member] : members) {
-          write_string(key);
+          out_.string(key);
           write(member);
         }
         return;
@@ -195,7 +156,7 @@ class MessagePackWriter {
         break;
     }
     // Binary values (ext/bin forms, rare): nlohmann's writer, straight into the buffer.
-    RawOutput output(out_);
+    RawOutput output(out_.cursor());
     nlohmann::detail::binary_writer<Json, std::uint8_t> writer(unowned(output));
     writer.write_msgpack(value);
   }
@@ -215,53 +176,7 @@ class MessagePackWriter {
     std::uint8_t*& cursor_;
   };
 
-  void byte(std::uint64_t b) { *out_++ = static_cast<std::uint8_t>(b); }
-  // A marker byte, then `n` big-endian in `bytes` bytes.
-  void marked(std::uint32_t marker, std::uint64_t n, int bytes) {
-    byte(marker);
-    for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) byte((n >> shift) & 0xFF);
-  }
-  // A length: in the fix form's low bits, else after the 8-, 16- or 32-bit form's marker
-  // (marker8 0: no 8-bit form).
-  void length(std::size_t n, std::uint32_t fix, std::size_t fix_limit, std::uint32_t marker8,
-              std::uint32_t marker16, std::uint32_t marker32) {
-    if (n <= fix_limit) return byte(fix | static_cast<std::uint32_t>(n));
-    if (marker8 != 0 && n <= 0xFF) return marked(marker8, n, 1);
-    if (n <= 0xFFFF) return marked(marker16, n, 2);
-    marked(marker32, n, 4);
-  }
-  void write_string(const std::string& text) {
-    length(text.size(), 0xA0, 31, 0xD9, 0xDA, 0xDB);
-    out_ = std::copy(text.begin(), text.end(), out_);
-  }
-  void write_unsigned(std::uint64_t n) {
-    if (n < 128) return byte(static_cast<std::uint32_t>(n));
-    if (n <= 0xFF) return marked(0xCC, n, 1);
-    if (n <= 0xFFFF) return marked(0xCD, n, 2);
-    if (n <= 0xFFFFFFFFULL) return marked(0xCE, n, 4);
-    marked(0xCF, n, 8);
-  }
-  void write_negative(std::int64_t n) {
-    const auto bits = static_cast<std::uint64_t>(n);  // two's complement
-    if (n >= -32) return byte(static_cast<std::uint32_t>(bits & 0xFF));
-    if (n >= INT8_MIN) return marked(0xD0, bits, 1);
-    if (n >= INT16_MIN) return marked(0xD1, bits, 2);
-    if (n >= INT32_MIN) return marked(0xD2, bits, 4);
-    marked(0xD3, bits, 8);
-  }
-  void write_float(double n) {
-    if (float_size(n) == 5) {
-      std::uint32_t bits = 0;
-      const auto narrow = static_cast<float>(n);
-      std::memcpy(&bits, &narrow, sizeof bits);
-      return marked(0xCA, bits, 4);
-    }
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &n, sizeof bits);
-    marked(0xCB, bits, 8);
-  }
-
-  std::uint8_t* out_;
+  message_pack::Writer out_;
 };
 
 }  // namespace
@@ -285,26 +200,24 @@ std::uint64_t encoded_size(const Json& value) {
     case Json::value_t::discarded:
       return 0;
     case Json::value_t::number_integer:
-      return integer_size(value.get<std::int64_t>());
+      return message_pack::integer_size(value.get<std::int64_t>());
     case Json::value_t::number_unsigned:
-      return unsigned_size(value.get<std::uint64_t>());
+      return message_pack::unsigned_size(value.get<std::uint64_t>());
     case Json::value_t::number_float:
-      return float_size(value.get<double>());
-    case Json::value_t::string: {
-      const std::size_t length = value.get_ref<const Json::string_t&>().size();
-      return length_header(length, 31, true) + length;
-    }
+      return message_pack::float_size(value.get<double>());
+    case Json::value_t::string:
+      return message_pack::string_size(value.get_ref<const Json::string_t&>().size());
     case Json::value_t::array: {
       const auto& items = value.get_ref<const Json::array_t&>();
-      std::uint64_t size = length_header(items.size(), 15, false);
+      std::uint64_t size = message_pack::container_header_size(items.size());
       for (const Json& item : items) size += encoded_size(item);
       return size;
     }
     case Json::value_t::object: {
       const auto& members = value.get_ref<const Json::object_t&>();
-      std::uint64_t size = length_header(members.size(), 15, false);
+      std::uint64_t size = message_pack::container_header_size(members.size());
       for (const auto& [key, member] : members) {
-        size += length_header(key.size(), 31, true) + key.size() + encoded_size(member);
+        size += message_pack::string_size(key.size()) + encoded_size(member);
       }
       return size;
     }

@@ -293,15 +293,14 @@ void LoopCheckpointer::emit_checkpoint() {
   to_json(config, CheckpointConfig{config_.thread_id, context_.checkpoint_ns, checkpoint_id_});
   Json parent;
   if (parent_config_) to_json(parent, *parent_config_);
-  Json payload{{"config", config},
-               {"metadata", metadata_},
-               {"values", channels_.view(true).to_json()},
-               {"parent_config", parent}};
-  emitter.emit(StreamMode::kDebug, ns,
-               Json{{"type", "checkpoint"},
-                    {"step", step_},
-                    {"timestamp", created_at_},
-                    {"payload", payload}});
+  Json payload = json_object("config", std::move(config), "metadata", metadata_, "values",
+                             channels_.view(true).to_json(), "parent_config", std::move(parent));
+  if (emitter.wants(StreamMode::kDebug, ns)) {
+    // A copy only for a debug stream: the payload (the whole state) is large.
+    emitter.emit(StreamMode::kDebug, ns,
+                 json_object("type", "checkpoint", "step", step_, "timestamp", created_at_,
+                             "payload", payload));
+  }
   emitter.emit(StreamMode::kCheckpoints, ns, std::move(payload));
 }
 

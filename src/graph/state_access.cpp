@@ -74,9 +74,16 @@ StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr
   StateSnapshot empty;
   empty.config = CheckpointConfig{config.thread_id, config.checkpoint_ns, ""};
   if (!saver || config.thread_id.empty()) return empty;
+  // The values of the checkpoint a run of the thread last ended on are still in memory: the
+  // saver reads the rest of the checkpoint and leaves them (when it is still that checkpoint).
+  std::optional<CachedValues> cached =
+      graph.values_cache.peek(saver.get(), config.thread_id, config.checkpoint_ns);
+  GetOptions options;
+  if (cached) options.reuse_values_of = cached->checkpoint_id;
   auto tuple = saver->get_tuple(
-      CheckpointConfig{config.thread_id, config.checkpoint_ns, config.checkpoint_id});
+      CheckpointConfig{config.thread_id, config.checkpoint_ns, config.checkpoint_id}, options);
   if (!tuple) return empty;
+  if (tuple->values_reused && cached) tuple->checkpoint.channel_values = std::move(cached->values);
   RunConfig quiet;
   quiet.thread_id = config.thread_id;
   StreamEmitter emitter(quiet);

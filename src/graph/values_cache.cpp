@@ -20,6 +20,21 @@ std::optional<CachedValues> ValuesCache::take(const Saver* saver, const std::str
   return values;
 }
 
+std::optional<CachedValues> ValuesCache::peek(const Saver* saver, const std::string& thread_id,
+                                              const std::string& checkpoint_ns) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(Key{saver, thread_id, checkpoint_ns});
+  if (it == entries_.end()) return std::nullopt;
+  const CachedValues& entry = it->second.values;
+  CachedValues values;
+  values.checkpoint_id = entry.checkpoint_id;
+  values.values = entry.values;
+  for (const auto& [name, channel] : entry.channels) {
+    if (JsonPtr value = channel->checkpoint()) values.values.emplace(name, std::move(value));
+  }
+  return values;
+}
+
 void ValuesCache::put(const Saver* saver, const std::string& thread_id,
                       const std::string& checkpoint_ns, CachedValues values) {
   if (capacity_ == 0) return;

@@ -42,6 +42,11 @@ class ValuesCache {
   // Removes and returns the entry of (saver, thread, ns), if any.
   std::optional<CachedValues> take(const Saver* saver, const std::string& thread_id,
                                    const std::string& checkpoint_ns);
+  // The values of the entry of (saver, thread, ns), which stays in place: shared references,
+  // so a channel that later edits its list in place sees the extra holder and copies instead.
+  // For reads of a thread's state between its runs (the entry's `channels` are left empty).
+  std::optional<CachedValues> peek(const Saver* saver, const std::string& thread_id,
+                                   const std::string& checkpoint_ns);
   void put(const Saver* saver, const std::string& thread_id, const std::string& checkpoint_ns,
            CachedValues values);
   // Forgets every entry of a thread (e.g. after update_state wrote a new checkpoint).

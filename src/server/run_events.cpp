@@ -29,6 +29,16 @@ std::vector<std::string> split_ns(const std::string& text) {
   return out;
 }
 
+const Json& empty_object() {
+  static const Json object = Json::object();
+  return object;
+}
+
+const Json& empty_array() {
+  static const Json array = Json::array();
+  return array;
+}
+
 bool has_interrupt_key(const Json& data) {
   return data.is_object() && data.contains("__interrupt__");
 }
@@ -99,10 +109,14 @@ bool RunEvents::wants_subgraphs() const {
 }
 
 void RunEvents::legacy(const std::string& name, const Json& data) {
+  legacy_json(name, event_json(data));
+}
+
+void RunEvents::legacy_json(const std::string& name, std::string data_json) {
   LogEntry entry;
   entry.seq = next_id_++;
   entry.event = name;
-  entry.data = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+  entry.data = std::move(data_json);
   if (!request_.temporary) entry.id = std::to_string(entry.seq);
   store_.append_run_event(record_.run_id, entry);
   log_->append(std::move(entry));
@@ -112,6 +126,12 @@ void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns
                    const std::string& node) {
   if (!v2_enabled_) return;
   streams_.emit(record_.thread_id, method, ns, data, node, record_.run_id);
+}
+
+void RunEvents::v2_json(const std::string& method, const std::vector<std::string>& ns,
+                        std::string_view data_json, const std::string& node) {
+  if (!v2_enabled_) return;
+  streams_.emit_json(record_.thread_id, method, ns, data_json, node, record_.run_id);
 }
 
 void RunEvents::started() {
@@ -126,13 +146,22 @@ void RunEvents::on_event(const StreamEvent& event) {
   const std::string suffix = root ? "" : "|" + join_ns(event.ns);
   switch (event.mode) {
     case StreamMode::kValues: {
-      if (root && has_interrupt_key(event.data)) root_interrupt_values_seen_ = true;
-      if (legacy_wants("values") && legacy_visible) legacy("values" + suffix, event.data);
+      // One serialisation for the legacy `values` mode and the v2 event when they read alike.
+      const bool interrupted = has_interrupt_key(event.data);
+      if (root && interrupted) root_interrupt_values_seen_ = true;
+      std::string values_json;
+      if (legacy_wants("values") && legacy_visible) {
+        values_json = event_json(event.data);
+        legacy_json("values" + suffix, interrupted ? std::move(values_json) : values_json);
+      }
       if (root && legacy_wants("messages")) legacy_complete(event.data);
-      if (event.data.is_object()) {
-        Json values = event.data;
-        values.erase("__interrupt__");
-        if (!values.empty() || !has_interrupt_key(event.data)) v2("values", event.ns, values);
+      if (v2_enabled_ && event.data.is_object() && (!interrupted || event.data.size() > 1)) {
+        if (interrupted) {
+          values_json = event_json_without(event.data, "__interrupt__");
+        } else if (values_json.empty()) {
+          values_json = event_json(event.data);
+        }
+        v2_json("values", event.ns, values_json);
       }
       break;
     }
@@ -145,35 +174,38 @@ void RunEvents::on_event(const StreamEvent& event) {
           v2_interrupts(event.ns, it.value());
         } else {
           v2_finish_messages(event.ns, it.value());
-          v2("updates", event.ns, it.value(), it.key());
+          if (v2_enabled_) v2_json("updates", event.ns, event_json(it.value()), it.key());
         }
       }
       break;
     }
     case StreamMode::kMessages: {
-      Json chunk = event.data;
-      Json metadata = Json::object();
-      if (event.data.is_array() && event.data.size() == 2) {
-        chunk = event.data[0];
-        metadata = event.data[1].is_object() ? event.data[1] : Json::object();
-      }
-      const std::string ns_text = join_ns(event.ns);
-      if (!metadata.contains("langgraph_checkpoint_ns"))
-        metadata["langgraph_checkpoint_ns"] = ns_text;
-      if (!metadata.contains("checkpoint_ns"))
-        metadata["checkpoint_ns"] = metadata["langgraph_checkpoint_ns"];
-      if (!metadata.contains("tags")) metadata["tags"] = Json::array();
-      metadata["thread_id"] = record_.thread_id;
-      metadata["run_id"] = record_.run_id;
-      metadata["graph_id"] = graph_id_;
-      metadata["assistant_id"] = record_.assistant_id;
-      if (legacy_visible && legacy_wants("messages-tuple")) {
-        legacy("messages" + suffix, Json::array({chunk, metadata}));
-      }
-      if (legacy_visible && legacy_wants("messages")) legacy_partial(suffix, chunk, metadata);
+      const bool pair = event.data.is_array() && event.data.size() == 2;
+      const Json& chunk = pair ? event.data[0] : event.data;
+      const Json& given = pair && event.data[1].is_object() ? event.data[1] : empty_object();
+      // The v2 namespace is the chunk's checkpoint namespace (the legacy metadata's).
+      auto given_ns = given.find("langgraph_checkpoint_ns");
       std::vector<std::string> message_ns = event.ns;
-      if (metadata["langgraph_checkpoint_ns"].is_string()) {
-        message_ns = split_ns(metadata["langgraph_checkpoint_ns"].get<std::string>());
+      if (given_ns == given.end()) {
+        message_ns = split_ns(join_ns(event.ns));
+      } else if (given_ns->is_string()) {
+        message_ns = split_ns(given_ns->get_ref<const std::string&>());
+      }
+      const bool tuple_mode = legacy_visible && legacy_wants("messages-tuple");
+      const bool messages_mode = legacy_visible && legacy_wants("messages");
+      if (tuple_mode || messages_mode) {
+        Json metadata = given;
+        if (!metadata.contains("langgraph_checkpoint_ns"))
+          metadata["langgraph_checkpoint_ns"] = join_ns(event.ns);
+        if (!metadata.contains("checkpoint_ns"))
+          metadata["checkpoint_ns"] = metadata["langgraph_checkpoint_ns"];
+        if (!metadata.contains("tags")) metadata["tags"] = Json::array();
+        metadata["thread_id"] = record_.thread_id;
+        metadata["run_id"] = record_.run_id;
+        metadata["graph_id"] = graph_id_;
+        metadata["assistant_id"] = record_.assistant_id;
+        if (tuple_mode) legacy("messages" + suffix, Json::array({chunk, metadata}));
+        if (messages_mode) legacy_partial(suffix, chunk, metadata);
       }
       v2_message_chunk(message_ns, chunk);
       break;
@@ -182,31 +214,46 @@ void RunEvents::on_event(const StreamEvent& event) {
       if (legacy_wants("custom") && legacy_visible) legacy("custom" + suffix, event.data);
       v2("custom", event.ns, Json{{"payload", event.data}});
       break;
-    case StreamMode::kTasks:
-      if (legacy_wants("tasks") && legacy_visible) legacy("tasks" + suffix, event.data);
-      v2("tasks", event.ns, event.data);
+    case StreamMode::kTasks: {
+      const bool legacy_tasks = legacy_wants("tasks") && legacy_visible;
+      if (!legacy_tasks && !v2_enabled_) break;
+      std::string tasks_json = event_json(event.data);
+      if (legacy_tasks) legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json));
+      v2_json("tasks", event.ns, tasks_json);
       break;
+    }
     case StreamMode::kCheckpoints: {
       if (legacy_wants("checkpoints") && legacy_visible) legacy("checkpoints" + suffix, event.data);
+      if (!v2_enabled_) break;
+      // The v2 event names the checkpoint: its id, its parent's, its step and source.
       const Json& d = event.data;
-      Json summary = Json::object();
-      auto checkpoint_id_of = [](const Json& config) -> Json {
-        if (!config.is_object()) return Json();
-        if (config.contains("checkpoint_id")) return config["checkpoint_id"];
-        if (config.contains("configurable"))
-          return config["configurable"].value("checkpoint_id", Json());
-        return Json();
+      auto member = [](const Json& object, const char* key) -> const Json* {
+        if (!object.is_object()) return nullptr;
+        auto it = object.find(key);
+        return it == object.end() ? nullptr : &*it;
       };
+      auto or_null = [](const Json* value) -> const Json& { return value ? *value : null_json(); };
+      auto checkpoint_id_of = [&member](const Json* config) -> const Json* {
+        if (config == nullptr || !config->is_object()) return nullptr;
+        if (const Json* id = member(*config, "checkpoint_id")) return id;
+        const Json* configurable = member(*config, "configurable");
+        return configurable ? member(*configurable, "checkpoint_id") : nullptr;
+      };
+      Json summary = Json::object();
       if (d.is_object()) {
-        summary["id"] = d.contains("id") ? d["id"] : checkpoint_id_of(d.value("config", Json()));
-        summary["parent_id"] = d.contains("parent_id")
-                                   ? d["parent_id"]
-                                   : checkpoint_id_of(d.value("parent_config", Json()));
-        const Json metadata = d.value("metadata", Json::object());
-        summary["step"] = d.contains("step") ? d["step"] : metadata.value("step", Json());
-        summary["source"] = d.contains("source") ? d["source"] : metadata.value("source", Json());
+        const Json* metadata = member(d, "metadata");
+        const Json* id = member(d, "id");
+        const Json* parent_id = member(d, "parent_id");
+        const Json* step = member(d, "step");
+        const Json* source = member(d, "source");
+        summary["id"] = or_null(id ? id : checkpoint_id_of(member(d, "config")));
+        summary["parent_id"] =
+            or_null(parent_id ? parent_id : checkpoint_id_of(member(d, "parent_config")));
+        summary["step"] = or_null(step ? step : metadata ? member(*metadata, "step") : nullptr);
+        summary["source"] =
+            or_null(source ? source : metadata ? member(*metadata, "source") : nullptr);
       }
-      v2("checkpoints", event.ns, summary);
+      v2_json("checkpoints", event.ns, event_json(summary));
       break;
     }
     case StreamMode::kDebug:
@@ -263,39 +310,44 @@ void RunEvents::v2_interrupts(const std::vector<std::string>& ns, const Json& in
 }
 
 void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk) {
-  if (!v2_enabled_ || !chunk.is_object() || !chunk.contains("id") || !chunk["id"].is_string())
-    return;
-  const std::string id = chunk["id"].get<std::string>();
+  if (!v2_enabled_ || !chunk.is_object()) return;
+  auto id_member = chunk.find("id");
+  if (id_member == chunk.end() || !id_member->is_string()) return;
+  const std::string& id = id_member->get_ref<const std::string&>();
   auto [it, inserted] = open_messages_.try_emplace(id);
   OpenMessage& message = it->second;
   if (inserted) {
     message.ns = ns;
     std::string type = chunk.value("type", std::string("ai"));
     if (type.size() > 12 && type.compare(type.size() - 12, 12, "MessageChunk") == 0) type = "ai";
-    v2("messages", ns,
-       Json{{"event", "message-start"},
-            {"id", id},
-            {"run_id", record_.run_id},
-            {"role", type == "ai" ? "ai" : type}});
+    // Written by hand, as the members are sorted when dumped: one per streamed message.
+    std::string start = "{\"event\":\"message-start\",\"id\":";
+    append_json_string(start, id);
+    start += ",\"role\":";
+    append_json_string(start, type);
+    start += ",\"run_id\":";
+    append_json_string(start, record_.run_id);
+    start += '}';
+    v2_json("messages", ns, start);
   }
-  if (chunk.contains("content") && chunk["content"].is_string() &&
-      !chunk["content"].get<std::string>().empty()) {
-    const std::string text = chunk["content"].get<std::string>();
+  auto content = chunk.find("content");
+  if (content != chunk.end() && content->is_string() &&
+      !content->get_ref<const std::string&>().empty()) {
+    const std::string& text = content->get_ref<const std::string&>();
     if (!message.text_started) {
       message.text_started = true;
-      v2("messages", ns,
-         Json{{"event", "content-block-start"},
-              {"index", 0},
-              {"content", {{"type", "text"}, {"text", ""}}}});
+      v2_json("messages", ns,
+              R"({"content":{"text":"","type":"text"},"event":"content-block-start","index":0})");
     }
     message.text += text;
-    v2("messages", ns,
-       Json{{"event", "content-block-delta"},
-            {"index", 0},
-            {"delta", {{"type", "text-delta"}, {"text", text}}}});
+    // One per token: written by hand, as the members are sorted when dumped.
+    std::string delta = "{\"delta\":{\"text\":";
+    append_json_string(delta, text);
+    delta += R"(,"type":"text-delta"},"event":"content-block-delta","index":0})";
+    v2_json("messages", ns, delta);
   }
-  const Json chunks = chunk.value("tool_call_chunks", Json::array());
-  for (const Json& part : chunks) {
+  auto chunks = chunk.find("tool_call_chunks");
+  for (const Json& part : chunks != chunk.end() && chunks->is_array() ? *chunks : empty_array()) {
     int index = part.value("index", 0) + 1;  // text owns block 0
     auto [call, fresh] = message.tool_calls.try_emplace(
         index,

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/event_log.h"
@@ -37,12 +38,15 @@ class RunEvents {
 
  private:
   void legacy(const std::string& name, const Json& data);
+  void legacy_json(const std::string& name, std::string data_json);
   // Legacy `messages` mode: messages/metadata + cumulative messages/partial per streamed
   // message, messages/complete for each message new in the root values.
   void legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata);
   void legacy_complete(const Json& values);
   void v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
           const std::string& node = "");
+  void v2_json(const std::string& method, const std::vector<std::string>& ns,
+               std::string_view data_json, const std::string& node = "");
   void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
   void v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output);
   void v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts);

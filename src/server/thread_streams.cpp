@@ -1,6 +1,7 @@
 #include "server/thread_streams.h"
 
 #include "server/ids.h"
+#include "server/wire_format.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -37,9 +38,67 @@ std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
   return stream_locked(thread_id).log;
 }
 
+namespace {
+
+std::string channel_of(const std::string& method) {
+  if (method == "input.requested" || method == "input.answered") return "input";
+  return method;
+}
+
+// The event's envelope (§8.3) around its data, with the members in the order Json::dump
+// writes them (sorted), so that it reads as it did when the envelope was a Json object.
+std::string envelope_json(const std::string& event_id, std::int64_t seq, const std::string& method,
+                          const std::vector<std::string>& ns, std::string_view data_json,
+                          const std::string& node) {
+  std::string out;
+  out.reserve(data_json.size() + event_id.size() + method.size() + node.size() + 96);
+  out += "{\"event_id\":";
+  append_json_string(out, event_id);
+  out += ",\"method\":";
+  append_json_string(out, method);
+  out += ",\"params\":{\"data\":";
+  out.append(data_json);
+  out += ",\"namespace\":[";
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    if (i > 0) out += ',';
+    append_json_string(out, ns[i]);
+  }
+  out += ']';
+  if (!node.empty()) {
+    out += ",\"node\":";
+    append_json_string(out, node);
+  }
+  out += ",\"timestamp\":";
+  out += std::to_string(now_millis());
+  out += "},\"seq\":";
+  out += std::to_string(seq);
+  out += ",\"type\":\"event\"}";
+  return out;
+}
+
+}  // namespace
+
 std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string& method,
                                  const std::vector<std::string>& ns, const Json& data,
                                  const std::string& node, const std::string& run_id) {
+  std::string channel = channel_of(method);
+  if (method == "custom" && data.is_object() && data.contains("name") && data["name"].is_string()) {
+    channel = "custom:" + data["name"].get<std::string>();
+  }
+  return append(thread_id, method, std::move(channel), ns, event_json(data), node, run_id);
+}
+
+std::int64_t ThreadStreams::emit_json(const std::string& thread_id, const std::string& method,
+                                      const std::vector<std::string>& ns,
+                                      std::string_view data_json, const std::string& node,
+                                      const std::string& run_id) {
+  return append(thread_id, method, channel_of(method), ns, data_json, node, run_id);
+}
+
+std::int64_t ThreadStreams::append(const std::string& thread_id, const std::string& method,
+                                   std::string channel, const std::vector<std::string>& ns,
+                                   std::string_view data_json, const std::string& node,
+                                   const std::string& run_id) {
   std::lock_guard lock(mutex_);
   Stream& stream = stream_locked(thread_id);
   const std::int64_t seq = ++stream.last_seq;
@@ -47,22 +106,11 @@ std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string
   entry.seq = seq;
   entry.event = method;
   entry.ns = ns;
-  entry.channel = method;
-  if (method == "input.requested" || method == "input.answered") entry.channel = "input";
-  if (method == "custom" && data.is_object() && data.contains("name") && data["name"].is_string()) {
-    entry.channel = "custom:" + data["name"].get<std::string>();
-  }
+  entry.channel = std::move(channel);
   entry.id = (method == "lifecycle" && ns.empty() && !run_id.empty())
                  ? "synth:" + run_id + ":" + std::to_string(seq)
                  : std::to_string(seq);
-  Json params{{"namespace", ns}, {"timestamp", now_millis()}, {"data", data}};
-  if (!node.empty()) params["node"] = node;
-  Json envelope{{"type", "event"},
-                {"event_id", entry.id},
-                {"seq", seq},
-                {"method", method},
-                {"params", std::move(params)}};
-  entry.data = envelope.dump(-1, ' ', false, Json::error_handler_t::replace);
+  entry.data = envelope_json(entry.id, seq, method, ns, data_json, node);
   store_.append_thread_event(thread_id, entry);
   if (stream.held) {
     stream.held_back.push_back(std::move(entry));

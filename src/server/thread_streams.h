@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/event_log.h"
@@ -32,6 +33,12 @@ class ThreadStreams {
   std::int64_t emit(const std::string& thread_id, const std::string& method,
                     const std::vector<std::string>& ns, const Json& data,
                     const std::string& node = "", const std::string& run_id = "");
+  // emit() of data already written as JSON text (event_json, wire_format.h), so that one
+  // serialisation serves the store and every reader. The channel is the method's (a named
+  // custom event needs emit(), which reads the name from the data).
+  std::int64_t emit_json(const std::string& thread_id, const std::string& method,
+                         const std::vector<std::string>& ns, std::string_view data_json,
+                         const std::string& node = "", const std::string& run_id = "");
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
@@ -60,6 +67,10 @@ class ThreadStreams {
     std::vector<LogEntry> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
+  std::int64_t append(const std::string& thread_id, const std::string& method,
+                      std::string channel, const std::vector<std::string>& ns,
+                      std::string_view data_json, const std::string& node,
+                      const std::string& run_id);
   void drop_idle_locked();
 
   ServerStore& store_;

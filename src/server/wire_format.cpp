@@ -139,6 +139,148 @@ Json normalize_input(const Json& input) {
   return out;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `at` (Unicode's table 3-7: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or 0 when it is not one.
+std::size_t utf8_sequence(std::string_view text, std::size_t at) {
+  auto byte = [&text](std::size_t i) {
+    return i < text.size() ? static_cast<unsigned char>(text[i]) : 0U;
+  };
+  auto continuation = [&byte](std::size_t i, unsigned low = 0x80, unsigned high = 0xBF) {
+    return byte(i) >= low && byte(i) <= high;
+  };
+  const unsigned lead = byte(at);
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(at + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const unsigned low = lead == 0xE0 ? 0xA0 : 0x80;
+    const unsigned high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const unsigned low = lead == 0xF0 ? 0x90 : 0x80;
+    const unsigned high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) && continuation(at + 3) ? 4
+                                                                                          : 0;
+  }
+  return 0;
+}
+
+// Appends `value` as Json::dump(-1, ' ', false, replace) writes it, byte for byte: the same
+// escapes, members in the object's order, integers in decimal; floats, binary values and text
+// that is not well-formed UTF-8 (replaced by the serializer) are left to the serializer.
+void append_json(std::string& out, const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      out += "null";
+      return;
+    case Json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer:
+      out += std::to_string(value.get<std::int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      out += std::to_string(value.get<std::uint64_t>());
+      return;
+    case Json::value_t::string:
+      append_json_string(out, value.get_ref<const std::string&>());
+      return;
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& item : value.get_ref<const Json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, item);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, key);
+        out += ':';
+        append_json(out, member);
+      }
+      out += '}';
+      return;
+    }
+    case Json::value_t::number_float:
+    case Json::value_t::binary:
+    case Json::value_t::discarded:
+      break;
+  }
+  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string event_json(const Json& value) {
+  std::string out;
+  append_json(out, value);
+  return out;
+}
+
+std::string event_json_without(const Json& object, std::string_view skip) {
+  if (!object.is_object()) return event_json(object);
+  std::string out = "{";
+  for (const auto& [key, member] : object.get_ref<const Json::object_t&>()) {
+    if (key == skip) continue;
+    if (out.size() > 1) out += ',';
+    append_json_string(out, key);
+    out += ':';
+    append_json(out, member);
+  }
+  out += '}';
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::size_t start = out.size();
+  out.reserve(start + text.size() + 2);
+  out += '"';
+  std::size_t copied = 0;  // text before this index is in `out`
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x80) {
+      const std::size_t length = utf8_sequence(text, i);
+      if (length == 0) {
+        // The serializer's replacement of malformed bytes is its own: let it write the text.
+        out.resize(start);
+        out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+        return;
+      }
+      i += length - 1;
+      continue;
+    }
+    if (byte >= 0x20 && byte != '"' && byte != '\\') continue;
+    out.append(text, copied, i - copied);
+    copied = i + 1;
+    out += '\\';
+    switch (byte) {
+      case '\b': out += 'b'; break;
+      case '\t': out += 't'; break;
+      case '\n': out += 'n'; break;
+      case '\f': out += 'f'; break;
+      case '\r': out += 'r'; break;
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      default:
+        out += "u00";
+        out += kHex[byte >> 4];
+        out += kHex[byte & 0xF];
+    }
+  }
+  out.append(text, copied, text.size() - copied);
+  out += '"';
+}
+
 bool json_contains(const Json& object, const Json& subset) {
   if (!subset.is_object() || subset.empty()) return true;
   if (!object.is_object()) return false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/store.h"
@@ -30,6 +31,14 @@ Json interrupts_by_task(const StateSnapshot& snapshot);
 // each message lacking one); throws Error(kInvalidArgument) naming the field of a message it
 // cannot read. An input without "messages" passes unchanged.
 Json normalize_input(const Json& input);
+
+// The JSON text of a stream event's data, as every stored and streamed event is written:
+// compact, UTF-8, invalid bytes replaced (Json::dump(-1, ' ', false, replace)).
+std::string event_json(const Json& value);
+// event_json of `object` without its member `skip` (the object is not copied).
+std::string event_json_without(const Json& object, std::string_view skip);
+// Appends `text` as a JSON string, the same bytes as event_json(Json(text)).
+void append_json_string(std::string& out, std::string_view text);
 
 // True if every key/value of `subset` equals the same key of `object` (metadata filters).
 bool json_contains(const Json& object, const Json& subset);

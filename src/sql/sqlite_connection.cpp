@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sql/sqlite_vfs.h"
+#include "sql/sqlite_write_gate.h"
 #include "tollgate/error.h"
 
 namespace tollgate::sql {
@@ -51,6 +52,8 @@ SqliteConnection::SqliteConnection(const std::string& path, const SqliteFileOpti
     throw Error::Unavailable("sqlite: cannot open '" + path + "': " + message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  const char* file = sqlite3_db_filename(db_, "main");
+  write_gate_ = SqliteWriteGate::of_file(file != nullptr ? file : "");
   try {
     if (options.busy_timeout.count() > 0) set_busy_timeout(options.busy_timeout);
     if (options.wal) exec("PRAGMA journal_mode = WAL");
@@ -62,6 +65,7 @@ SqliteConnection::SqliteConnection(const std::string& path, const SqliteFileOpti
 }
 
 SqliteConnection::~SqliteConnection() {
+  leave_write_gate();
   begin_read_.reset();
   begin_write_.reset();
   commit_.reset();
@@ -71,7 +75,10 @@ SqliteConnection::~SqliteConnection() {
 
 SqliteStatement& SqliteConnection::prepared(std::unique_ptr<SqliteStatement>& slot,
                                             std::string_view sql) {
-  if (!slot) slot = std::make_unique<SqliteStatement>(*this, sql);
+  if (!slot) {
+    slot = std::make_unique<SqliteStatement>(*this, sql);
+    slot->controls_transaction_ = true;
+  }
   return *slot;
 }
 
@@ -80,16 +87,28 @@ std::unique_ptr<Statement> SqliteConnection::prepare(std::string_view sql) {
 }
 
 void SqliteConnection::begin(TransactionKind kind) {
-  SqliteStatement& statement = kind == TransactionKind::kWrite
-                                   ? prepared(begin_write_, "BEGIN IMMEDIATE")
-                                   : prepared(begin_read_, "BEGIN");
-  StatementUse use(statement);
-  use->run();
+  if (kind == TransactionKind::kRead) {
+    StatementUse use(prepared(begin_read_, "BEGIN"));
+    use->run();
+    return;
+  }
+  holds_write_gate_ = write_gate_ && write_gate_->enter(busy_timeout_);
+  try {
+    StatementUse use(prepared(begin_write_, "BEGIN IMMEDIATE"));
+    use->run();
+  } catch (...) {
+    leave_write_gate();
+    throw;
+  }
 }
 
 void SqliteConnection::commit() {
-  StatementUse use(prepared(commit_, "COMMIT"));
-  use->run();
+  {
+    StatementUse use(prepared(commit_, "COMMIT"));
+    use->run();
+  }
+  // A failed commit keeps the turn: the transaction is still open until its rollback.
+  leave_write_gate();
 }
 
 void SqliteConnection::rollback() noexcept {
@@ -99,6 +118,13 @@ void SqliteConnection::rollback() noexcept {
   } catch (...) {
     // Nothing to roll back (SQLite may already have rolled back after an I/O error).
   }
+  leave_write_gate();
+}
+
+void SqliteConnection::leave_write_gate() noexcept {
+  if (!holds_write_gate_) return;
+  holds_write_gate_ = false;
+  write_gate_->leave();
 }
 
 void SqliteConnection::exec(std::string_view sql) {
@@ -108,6 +134,7 @@ void SqliteConnection::exec(std::string_view sql) {
 }
 
 void SqliteConnection::set_busy_timeout(std::chrono::milliseconds timeout) {
+  busy_timeout_ = timeout;
   const auto ms = timeout.count() > INT_MAX ? INT_MAX : static_cast<int>(timeout.count());
   const int rc = sqlite3_busy_timeout(db_, ms);
   if (rc != SQLITE_OK) fail(rc, "busy_timeout");
@@ -132,11 +159,15 @@ SqliteStatement::SqliteStatement(SqliteConnection& connection, std::string_view 
 }
 
 SqliteStatement::~SqliteStatement() {
+  leave_write_gate();
   sqlite3_finalize(statement_);
 }
 
 SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
-    : connection_(other.connection_), statement_(std::exchange(other.statement_, nullptr)) {}
+    : connection_(other.connection_),
+      statement_(std::exchange(other.statement_, nullptr)),
+      controls_transaction_(other.controls_transaction_),
+      held_write_gate_(std::exchange(other.held_write_gate_, nullptr)) {}
 
 SqliteStatement& SqliteStatement::bind(int index, std::string_view text) {
   const int rc = sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
@@ -170,8 +201,15 @@ SqliteStatement& SqliteStatement::bind_null(int index) {
 }
 
 bool SqliteStatement::step() {
+  SqliteWriteGate* gate = connection_->write_gate();
+  if (gate != nullptr && held_write_gate_ == nullptr && !controls_transaction_ &&
+      sqlite3_get_autocommit(connection_->handle()) != 0 && sqlite3_stmt_readonly(statement_) == 0 &&
+      sqlite3_stmt_busy(statement_) == 0 && gate->enter(connection_->busy_timeout())) {
+    held_write_gate_ = gate;
+  }
   const int rc = sqlite3_step(statement_);
   if (rc == SQLITE_ROW) return true;
+  leave_write_gate();
   if (rc == SQLITE_DONE) return false;
   connection_->fail(rc, sqlite3_sql(statement_));
 }
@@ -185,6 +223,12 @@ int SqliteStatement::run() {
 void SqliteStatement::reset() {
   sqlite3_reset(statement_);
   sqlite3_clear_bindings(statement_);
+  leave_write_gate();
+}
+
+void SqliteStatement::leave_write_gate() noexcept {
+  if (held_write_gate_ == nullptr) return;
+  std::exchange(held_write_gate_, nullptr)->leave();
 }
 
 bool SqliteStatement::is_null(int column) const {

@@ -21,6 +21,7 @@ struct sqlite3_stmt;
 namespace tollgate::sql {
 
 class SqliteStatement;
+class SqliteWriteGate;
 
 enum class SqliteSync {
   kDefault,  // the build's default (FULL)
@@ -46,12 +47,16 @@ class SqliteConnection final : public Connection {
   Dialect dialect() const override { return Dialect::kSqlite; }
   void exec(std::string_view sql) override;
   std::unique_ptr<Statement> prepare(std::string_view sql) override;
-  // BEGIN (IMMEDIATE for writers), COMMIT and ROLLBACK, each prepared once.
+  // BEGIN (IMMEDIATE for writers), COMMIT and ROLLBACK, each prepared once. A write transaction
+  // first takes its turn among this process's writers of the file (sqlite_write_gate.h).
   void begin(TransactionKind kind) override;
   void commit() override;
   void rollback() noexcept override;
 
   void set_busy_timeout(std::chrono::milliseconds timeout);
+  std::chrono::milliseconds busy_timeout() const { return busy_timeout_; }
+  // The turn-taking of this process's writers of the file; null for a database without one.
+  SqliteWriteGate* write_gate() const { return write_gate_.get(); }
   std::int64_t last_insert_rowid() const;
   sqlite3* handle() const { return db_; }
   // Throws the Error for result code `rc` of the operation `what`.
@@ -59,8 +64,12 @@ class SqliteConnection final : public Connection {
 
  private:
   SqliteStatement& prepared(std::unique_ptr<SqliteStatement>& slot, std::string_view sql);
+  void leave_write_gate() noexcept;
 
   sqlite3* db_ = nullptr;
+  std::shared_ptr<SqliteWriteGate> write_gate_;  // null for a database without a file
+  bool holds_write_gate_ = false;
+  std::chrono::milliseconds busy_timeout_{0};
   std::unique_ptr<SqliteStatement> begin_read_, begin_write_, commit_, rollback_;
 };
 
@@ -78,6 +87,8 @@ class SqliteStatement final : public Statement {
   SqliteStatement& bind_blob(int index, std::span<const std::uint8_t> blob) override;
   SqliteStatement& bind_null(int index) override;
 
+  // A write outside a transaction (SQLite's autocommit) takes the write gate's turn for its
+  // statement (sqlite_write_gate.h), from its first step until it is done or reset.
   bool step() override;
   int run() override;
   void reset() override;
@@ -88,8 +99,13 @@ class SqliteStatement final : public Statement {
   std::span<const std::uint8_t> blob(int column) const override;
 
  private:
+  friend class SqliteConnection;  // marks its BEGIN, COMMIT and ROLLBACK
+  void leave_write_gate() noexcept;
+
   SqliteConnection* connection_;
   sqlite3_stmt* statement_ = nullptr;
+  bool controls_transaction_ = false;  // BEGIN/COMMIT/ROLLBACK: the connection gates those
+  SqliteWriteGate* held_write_gate_ = nullptr;  // set while an autocommit write runs
 };
 
 }  // namespace tollgate::sql

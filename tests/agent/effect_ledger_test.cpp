@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/forwarding_saver.h"
 #include "support/postgres_test_server.h"
 #include "support/test_folder.h"
 #include "tollgate/agent.h"
@@ -32,22 +33,12 @@ namespace {
 
 // Loses the result of a tool call: the first put_writes of a ToolMessage fails, as if the
 // process had stopped right after the tool returned. Everything else passes.
-class ResultLosingSaver final : public Saver {
+class ResultLosingSaver final : public testing::ForwardingSaver {
  public:
-  explicit ResultLosingSaver(std::shared_ptr<Saver> inner) : inner_(std::move(inner)) {}
+  using ForwardingSaver::ForwardingSaver;
 
   void arm() { armed_ = true; }
 
-  std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
-                                           const GetOptions& options = {}) override {
-    return inner_->get_tuple(config, options);
-  }
-  std::vector<CheckpointTuple> list(const ListQuery& query) override { return inner_->list(query); }
-  CheckpointConfig put(const CheckpointConfig& config, const Checkpoint& checkpoint,
-                       const Json& metadata, const ChannelVersions& new_versions,
-                       const ChannelDeltas& deltas = {}) override {
-    return inner_->put(config, checkpoint, metadata, new_versions, deltas);
-  }
   void put_writes(const CheckpointConfig& config,
                   const std::vector<std::pair<std::string, Json>>& writes,
                   const std::string& task_id, const std::string& task_path = "") override {
@@ -58,17 +49,7 @@ class ResultLosingSaver final : public Saver {
         throw Error::Unavailable("the process stopped (lost result)");
       }
     }
-    inner_->put_writes(config, writes, task_id, task_path);
-  }
-  void delete_thread(const std::string& thread_id) override { inner_->delete_thread(thread_id); }
-  void prune(const std::vector<std::string>& ids, PruneStrategy strategy) override {
-    inner_->prune(ids, strategy);
-  }
-  void copy_thread(const std::string& from, const std::string& to) override {
-    inner_->copy_thread(from, to);
-  }
-  ChannelVersion next_version(std::optional<ChannelVersion> current) const override {
-    return inner_->next_version(current);
+    ForwardingSaver::put_writes(config, writes, task_id, task_path);
   }
 
  private:
@@ -82,7 +63,6 @@ class ResultLosingSaver final : public Saver {
     return false;
   }
 
-  std::shared_ptr<Saver> inner_;
   std::mutex mutex_;  // guards armed_
   bool armed_ = false;
 };

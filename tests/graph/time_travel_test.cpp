@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
+#include "support/forwarding_saver.h"
 
 namespace tollgate {
 namespace {
@@ -10,6 +11,21 @@ using testing::expect_error;
 using testing::Log;
 using testing::on_thread;
 using testing::resume;
+
+// Remembers whether the saver's last get_tuple left out values the caller held.
+class ReuseRecordingSaver final : public testing::ForwardingSaver {
+ public:
+  using ForwardingSaver::ForwardingSaver;
+
+  std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
+                                           const GetOptions& options = {}) override {
+    auto tuple = inner().get_tuple(config, options);
+    last_reused = tuple && tuple->values_reused;
+    return tuple;
+  }
+
+  bool last_reused = false;
+};
 
 class TimeTravelTest : public testing::SaverTest {
  protected:
@@ -33,6 +49,26 @@ class TimeTravelTest : public testing::SaverTest {
     return config;
   }
 };
+
+TEST_P(TimeTravelTest, TheStateBetweenRunsTakesTheValuesTheLastRunLeftInMemory) {
+  Log log;
+  saver_ = std::make_shared<ReuseRecordingSaver>(saver_);
+  auto graph = one_two(log);
+  graph->invoke(Json{{"n", 1}}, on_thread("t"));
+  StateSnapshot state = graph->get_state(on_thread("t"));
+  EXPECT_TRUE(static_cast<ReuseRecordingSaver&>(*saver_).last_reused);
+  EXPECT_EQ(state.values.to_json(), (Json{{"n", 20}}));
+  EXPECT_EQ(graph->get_state(on_thread("t")).values.to_json(), (Json{{"n", 20}}));
+}
+
+TEST_P(TimeTravelTest, TheStateIsReadFromTheSaverOnceAnotherWriterMovedTheThreadOn) {
+  Log log;
+  auto graph = one_two(log);
+  auto other = one_two(log);  // e.g. another process: its own memory, the same saver
+  graph->invoke(Json{{"n", 1}}, on_thread("t"));
+  other->invoke(Json{{"n", 2}}, on_thread("t"));
+  EXPECT_EQ(graph->get_state(on_thread("t")).values.to_json(), (Json{{"n", 30}}));
+}
 
 TEST_P(TimeTravelTest, HistoryListsEveryCheckpointNewestFirst) {
   Log log;

@@ -7,6 +7,7 @@
 
 #include "server/run_manager.h"
 #include "server/sql_store.h"
+#include "server/wire_format.h"
 
 namespace tollgate::server {
 namespace {
@@ -94,6 +95,29 @@ TEST_F(ThreadStreamsTest, RootLifecycleEventsCarryTheRunInTheirId) {
   EXPECT_EQ(envelope["seq"], 2);
   EXPECT_EQ(envelope["method"], "input.requested");
   EXPECT_EQ(envelope["params"]["namespace"], Json::array());
+}
+
+TEST_F(ThreadStreamsTest, DataGivenAsJsonTextMakesTheSameEnvelope) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  const Json data{{"event", "content-block-delta"}, {"delta", {{"text", "20 \xC2\xB0" "C"}}}};
+  streams.emit("t", "messages", {"model:1"}, data, "model");
+  streams.emit_json("t", "messages", {"model:1"}, event_json(data), "model");
+  auto entries = streams.log("t")->read(0, 10, nullptr);
+  ASSERT_EQ(entries.size(), 2u);
+  Json first = Json::parse(entries[0]->data);
+  Json second = Json::parse(entries[1]->data);
+  EXPECT_EQ(second["seq"], 2);
+  EXPECT_EQ(second["params"]["data"], data);
+  EXPECT_EQ(second["params"]["node"], "model");
+  for (Json* envelope : {&first, &second}) {
+    envelope->erase("seq");
+    envelope->erase("event_id");
+    (*envelope)["params"].erase("timestamp");
+  }
+  EXPECT_EQ(first, second);
+  // Written in the serializer's member order, as a dump of the envelope would be.
+  EXPECT_EQ(entries[1]->data, event_json(Json::parse(entries[1]->data)));
 }
 
 TEST_F(ThreadStreamsTest, IdleLogsAreDroppedAndRebuiltFromTheStore) {

@@ -85,5 +85,49 @@ TEST(WireFormatTest, MetadataContainmentNeedsEveryKeyEqual) {
   EXPECT_TRUE(json_contains(metadata, Json::object()));
 }
 
+// Stream events are written by hand around data dumped once; every piece must read as the
+// serializer writes it, or a client replaying the stream would see other bytes.
+TEST(WireFormatTest, JsonStringsAreWrittenAsTheSerializerWritesThem) {
+  const std::string texts[] = {"plain words", "quote \" and \\ backslash", "tab\tnew\nline\x01",
+                               "20 \xC2\xB0" "C", "broken \xC3( utf-8", ""};
+  for (const std::string& text : texts) {
+    std::string out;
+    append_json_string(out, text);
+    EXPECT_EQ(out, event_json(Json(text))) << text;
+  }
+}
+
+TEST(WireFormatTest, EventJsonWritesWhatTheSerializerWrites) {
+  // Every kind of value, and strings of random bytes: escapes, UTF-8 of every length, malformed
+  // sequences (surrogates, overlong forms, cut short) that the serializer replaces.
+  std::vector<Json> values = {
+      nullptr, true, false, 0, -1, std::int64_t{-9223372036854775807} - 1,
+      std::uint64_t{18446744073709551615U}, 0.1, 1e20, -2.5e-7, 3.0,
+      Json::array(), Json::object(), Json::binary({1, 2, 3}),
+      Json{{"b", {1, "two", nullptr}}, {"a", Json::object()}, {"c\n\"", {{"d", 1.5}}}},
+      "\xED\xA0\x80 surrogate", "\xC0\xAF overlong", "\xF0\x9F\x98", "\xF0\x9F\x98\x80 ok",
+      "\x7F del \x1F unit", std::string("nul \0 inside", 13)};
+  std::uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1103515245U + 12345U; };
+  for (int i = 0; i < 2000; ++i) {
+    std::string text(next() % 12, ' ');
+    for (char& c : text) c = static_cast<char>(next() >> 16);
+    values.emplace_back(text);
+    values.push_back(Json{{text, Json::array({text, i})}});
+  }
+  for (const Json& value : values) {
+    EXPECT_EQ(event_json(value), value.dump(-1, ' ', false, Json::error_handler_t::replace))
+        << value.dump(-1, ' ', true, Json::error_handler_t::replace);
+  }
+}
+
+TEST(WireFormatTest, AnObjectWithoutOneMemberReadsAsItsDumpWithoutIt) {
+  Json values{{"messages", Json::array({"a"})}, {"__interrupt__", Json::array()}, {"z", 1}};
+  Json without = values;
+  without.erase("__interrupt__");
+  EXPECT_EQ(event_json_without(values, "__interrupt__"), event_json(without));
+  EXPECT_EQ(event_json_without(Json::object(), "x"), "{}");
+}
+
 }  // namespace
 }  // namespace tollgate::server
