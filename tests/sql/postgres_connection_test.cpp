@@ -212,7 +212,7 @@ TEST_F(PostgresConnectionTest, SessionCanCommitWithoutWaitingForTheFlush) {
     EXPECT_TRUE(query.step());
     return query.text(0);
   };
-  PostgresConnection asynchronous(test_postgres_url(), {.synchronous_commit = false});
+  PostgresConnection asynchronous(test_postgres_url(), {.schema = "", .synchronous_commit = false});
   EXPECT_EQ(show(asynchronous), "off");
   PostgresConnection server_default(test_postgres_url());
   EXPECT_EQ(show(server_default), "on");  // scripts/pg.sh keeps PostgreSQL's default
