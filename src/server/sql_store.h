@@ -165,6 +165,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void count_active_runs_locked(const std::string& thread_id);
   // Whether no run of the thread is pending or running, read with the thread's row locked.
   bool idle_thread_locked(const std::string& thread_id);
+  // The pending and running runs whose `column` is `value`, oldest first.
+  std::vector<RunRecord> active_runs_where_locked(const char* column, const std::string& value);
   // Whether `run`'s stored owner is still its owner (or the run is not stored), with its
   // thread's row locked: an end written by a replica that was taken for dead is dropped.
   bool owned_locked(const RunRecord& run);

@@ -166,19 +166,19 @@ std::vector<RunRecord> SqlStore::adopt_orphaned_runs(const std::string& replica_
 
 std::vector<RunRecord> SqlStore::owned_runs(const std::string& replica_id) {
   std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE owner = ? AND ") +
-                              kActive + " ORDER BY created_at, run_id"));
-  s.bind(1, replica_id);
-  std::vector<RunRecord> out;
-  while (s.step()) out.push_back(read_run(s));
-  return out;
+  return active_runs_where_locked("owner", replica_id);
 }
 
 std::vector<RunRecord> SqlStore::active_runs(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE thread_id = ? AND ") +
-                              kActive + " ORDER BY created_at, run_id"));
-  s.bind(1, thread_id);
+  return active_runs_where_locked("thread_id", thread_id);
+}
+
+std::vector<RunRecord> SqlStore::active_runs_where_locked(const char* column,
+                                                          const std::string& value) {
+  Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE ") + column +
+                              " = ? AND " + kActive + " ORDER BY created_at, run_id"));
+  s.bind(1, value);
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
   return out;
