@@ -4,6 +4,7 @@
 //
 //   tollgate_httpload --port P --assistant agent --workload cycles --n 2000 --concurrency 8
 //   tollgate_httpload --port P --assistant agent --workload pause --n 10000 --pid SERVER_PID
+//   tollgate_httpload --ports P1,P2,P3 --pid PID1,PID2,PID3 --workload cycles --concurrency 8
 //
 // One cycle: POST /threads -> POST /threads/{id}/runs/wait with a human message (the agent
 // proposes one gated tool call; the reply must carry __interrupt__) -> POST
@@ -12,6 +13,12 @@
 // With --pid the server's CPU time and RSS are read from /proc; the client's own CPU time is
 // always reported so a saturated client shows. Benchmarks report; a failed request ends the
 // program with an error naming the call.
+//
+// Several replicas of one server (--ports, e.g. `tollgate serve` processes sharing one
+// PostgreSQL database): each client keeps a connection to every replica and sends its
+// requests to them in turn, so the three calls of one cycle land on different replicas (the
+// rotation starts at the client's index) and every request may be answered by another replica
+// than the one before. With several --pid, the server's CPU and RSS are the sums over them.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -23,6 +30,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -41,7 +49,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;
+  std::vector<std::uint16_t> ports;  // one per replica; requests go to them in turn
   std::string server = "tollgate";  // label of the server in the output
   std::string assistant = "agent";
   std::string message = "please look up the weather in Paris";
@@ -52,16 +60,44 @@ struct Options {
   long warmup = 50;
   int concurrency = 1;
   int reps = 3;
-  long pid = 0;       // the server process, for its CPU time and RSS
+  std::vector<long> pids;  // the server's processes, for their CPU time and RSS
   double settle = 2;  // pause: seconds to wait before the second RSS reading
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "tollgate_httpload: " << message
-            << "\nusage: tollgate_httpload --port P [--host H] [--server NAME] [--assistant ID]\n"
-               "  [--message TEXT] [--resume JSON] [--expect TEXT] [--workload cycles|pause]\n"
-               "  [--n N] [--warmup W] [--concurrency C] [--reps R] [--pid PID] [--settle S]\n";
+            << "\nusage: tollgate_httpload --port P | --ports P1,P2,... [--host H] [--server NAME]\n"
+               "  [--assistant ID] [--message TEXT] [--resume JSON] [--expect TEXT]\n"
+               "  [--workload cycles|pause] [--n N] [--warmup W] [--concurrency C] [--reps R]\n"
+               "  [--pid PID[,PID...]] [--settle S]\n";
   std::exit(2);
+}
+
+// "1,2,3" -> {1, 2, 3}; each item a non-negative integer.
+std::vector<long> number_list(const std::string& key, const std::string& text) {
+  std::vector<long> numbers;
+  std::istringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    try {
+      std::size_t used = 0;
+      long parsed = std::stol(item, &used);
+      if (used != item.size() || parsed < 0) throw std::invalid_argument(item);
+      numbers.push_back(parsed);
+    } catch (const std::exception&) {
+      usage_error(key + ": not a comma list of non-negative integers: " + text);
+    }
+  }
+  return numbers;
+}
+
+std::vector<std::uint16_t> port_list(const std::string& key, const std::string& text) {
+  std::vector<std::uint16_t> ports;
+  for (long port : number_list(key, text)) {
+    if (port == 0 || port > 65535) usage_error(key + ": not a port: " + std::to_string(port));
+    ports.push_back(static_cast<std::uint16_t>(port));
+  }
+  return ports;
 }
 
 Options parse(int argc, char** argv) {
@@ -85,7 +121,8 @@ Options parse(int argc, char** argv) {
     };
     const std::map<std::string, std::function<void()>> setters = {
         {"--host", [&] { o.host = value(); }},
-        {"--port", [&] { o.port = static_cast<std::uint16_t>(number()); }},
+        {"--port", [&] { o.ports = port_list(key, value()); }},
+        {"--ports", [&] { o.ports = port_list(key, value()); }},
         {"--server", [&] { o.server = value(); }},
         {"--assistant", [&] { o.assistant = value(); }},
         {"--message", [&] { o.message = value(); }},
@@ -96,14 +133,14 @@ Options parse(int argc, char** argv) {
         {"--warmup", [&] { o.warmup = number(); }},
         {"--concurrency", [&] { o.concurrency = static_cast<int>(number()); }},
         {"--reps", [&] { o.reps = static_cast<int>(number()); }},
-        {"--pid", [&] { o.pid = number(); }},
+        {"--pid", [&] { o.pids = number_list(key, value()); }},
         {"--settle", [&] { o.settle = static_cast<double>(number()); }},
     };
     auto setter = setters.find(key);
     if (setter == setters.end()) usage_error("unknown argument " + key);
     setter->second();
   }
-  if (o.port == 0) usage_error("--port: required");
+  if (o.ports.empty()) usage_error("--port or --ports: required");
   if (o.workload != "cycles" && o.workload != "pause")
     usage_error("--workload: cycles or pause, not " + o.workload);
   if (o.concurrency < 1) usage_error("--concurrency: at least 1");
@@ -139,6 +176,19 @@ double process_cpu_seconds(long pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The sum over processes of `figure` (CPU seconds, RSS); -1 when one cannot be read.
+template <typename T>
+T summed(const std::vector<long>& pids, T (*figure)(long)) {
+  if (pids.empty()) return -1;
+  T total = 0;
+  for (long pid : pids) {
+    T value = figure(pid);
+    if (value < 0) return -1;
+    total += value;
+  }
+  return total;
+}
+
 // VmRSS of a process in KB; -1 when it cannot be read.
 long rss_kb(long pid) {
   if (pid <= 0) return -1;
@@ -148,6 +198,14 @@ long rss_kb(long pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
   return -1;
+}
+
+double servers_cpu_seconds(const std::vector<long>& pids) {
+  return summed(pids, process_cpu_seconds);
+}
+
+long servers_rss_kb(const std::vector<long>& pids) {
+  return summed(pids, rss_kb);
 }
 
 double load1() {
@@ -173,10 +231,13 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// Drives cycles over one connection per replica, sending each request to the next replica.
 class CycleDriver {
  public:
-  CycleDriver(const Options& options, KeepAliveClient& client)
-      : options_(options), client_(client) {
+  // `first`: the replica of the first request (spreads the clients' rotations).
+  CycleDriver(const Options& options, std::size_t first) : options_(options), next_(first) {
+    for (std::uint16_t port : options.ports)
+      clients_.push_back(std::make_unique<KeepAliveClient>(options.host, port));
     start_body_ =
         Json{{"assistant_id", options.assistant},
              {"input", {{"messages", {{{"role", "user"}, {"content", options.message}}}}}}}
@@ -220,7 +281,8 @@ class CycleDriver {
 
  private:
   Reply checked(const char* method, const std::string& target, const std::string& body) {
-    Reply reply = client_.request(method, target, body);
+    KeepAliveClient& client = *clients_[next_++ % clients_.size()];
+    Reply reply = client.request(method, target, body);
     if (reply.status != 200)
       fail(std::string(method) + " " + target + " answered " + std::to_string(reply.status),
            reply.body);
@@ -232,7 +294,8 @@ class CycleDriver {
   }
 
   const Options& options_;
-  KeepAliveClient& client_;
+  std::vector<std::unique_ptr<KeepAliveClient>> clients_;
+  std::size_t next_;
   std::string start_body_;
   std::string resume_body_;
 };
@@ -247,11 +310,10 @@ Latencies run_parallel(const Options& options, long count, Op op) {
   std::string error;
   std::vector<std::thread> threads;
   for (int t = 0; t < options.concurrency; ++t) {
-    threads.emplace_back([&] {
+    threads.emplace_back([&, t] {
       Latencies mine;
       try {
-        KeepAliveClient client(options.host, options.port);
-        CycleDriver driver(options, client);
+        CycleDriver driver(options, static_cast<std::size_t>(t));
         while (next.fetch_add(1) < count) op(driver, mine);
       } catch (const std::exception& e) {
         next = count;
@@ -283,11 +345,12 @@ double r3(double x) {
 }
 
 Json common_fields(const Options& options) {
-  return Json{{"impl", options.server == "tollgate" ? "tollgate" : "peer"},
+  return Json{{"impl", options.server.rfind("tollgate", 0) == 0 ? "tollgate" : "peer"},
               {"server", options.server},
               {"workload", options.workload == "cycles" ? "http_hitl" : "http_pause"},
               {"saver", "server"},
               {"assistant", options.assistant},
+              {"replicas", options.ports.size()},
               {"n", options.n},
               {"concurrency", options.concurrency}};
 }
@@ -302,11 +365,11 @@ void run_cycles(const Options& options) {
   double seconds_total = 0;
   for (int rep = 0; rep < options.reps; ++rep) {
     double cpu0 = own_cpu_seconds();
-    double server0 = process_cpu_seconds(options.pid);
+    double server0 = servers_cpu_seconds(options.pids);
     auto start = Clock::now();
     Latencies lat = run_parallel(options, options.n, one_cycle);
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    double server1 = process_cpu_seconds(options.pid);
+    double server1 = servers_cpu_seconds(options.pids);
     seconds_total += seconds;
     rates.push_back(static_cast<double>(options.n) / seconds);
     client_cpu.push_back((own_cpu_seconds() - cpu0) * 1000 / static_cast<double>(options.n));
@@ -330,27 +393,27 @@ void run_cycles(const Options& options) {
   out["create_p50_ms"] = r3(percentile(pooled.create, 50));
   out["client_cpu_ms_per_op"] = r3(median(client_cpu));
   if (!server_cpu.empty()) out["cpu_ms_per_op"] = r3(median(server_cpu));
-  long rss = rss_kb(options.pid);
+  long rss = servers_rss_kb(options.pids);
   if (rss >= 0) out["rss_mb"] = r3(static_cast<double>(rss) / 1024);
   out["load1"] = r3(load1());
   std::cout << out.dump() << std::endl;
 }
 
 void run_pause(const Options& options) {
-  if (options.pid <= 0) usage_error("--workload pause: --pid of the server is required");
+  if (options.pids.empty()) usage_error("--workload pause: --pid of the server is required");
   auto one_cycle = [](CycleDriver& driver, Latencies& out) { driver.cycle(&out); };
   if (options.warmup > 0) run_parallel(options, options.warmup, one_cycle);
   std::this_thread::sleep_for(std::chrono::duration<double>(options.settle));
-  long before = rss_kb(options.pid);
-  double server0 = process_cpu_seconds(options.pid);
+  long before = servers_rss_kb(options.pids);
+  double server0 = servers_cpu_seconds(options.pids);
   auto start = Clock::now();
   Latencies lat = run_parallel(options, options.n,
                                [](CycleDriver& driver, Latencies& out) { driver.pause(&out); });
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  double server1 = process_cpu_seconds(options.pid);
-  long right_after = rss_kb(options.pid);
+  double server1 = servers_cpu_seconds(options.pids);
+  long right_after = servers_rss_kb(options.pids);
   std::this_thread::sleep_for(std::chrono::duration<double>(options.settle));
-  long after = rss_kb(options.pid);
+  long after = servers_rss_kb(options.pids);
   Json out = common_fields(options);
   out["ops"] = options.n;
   out["seconds"] = r3(seconds);
