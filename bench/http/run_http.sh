@@ -96,9 +96,15 @@ load() {  # label ports pids assistant message expect -- extra loadgen args (por
   local label="$1" ports="$2" pids="$3" assistant="$4" message="$5" expect="$6"
   shift 7
   log "$label: tollgate_httpload --ports $ports $*"
+  # In the background, so that a signal ends the run at once (bash runs traps only between
+  # foreground commands, but during `wait`).
   "$load_bin" --server "$label" --ports "$ports" --pid "$pids" --assistant "$assistant" \
-    --message "$message" --expect "$expect" "$@" >>"$jsonl" || log "FAILED: $label $*"
+    --message "$message" --expect "$expect" "$@" >>"$jsonl" &
+  load_pid=$!
+  wait "$load_pid" || log "FAILED: $label $*"
+  load_pid=""
 }
+load_pid=""
 
 # ------------------------------------------------------------------ ours: tollgate serve
 # The agent: bench/http/tollgate.json (create_agent + HumanInTheLoop middleware, a scripted
@@ -185,7 +191,14 @@ ours_pg() {
 }
 concurrency_of() { while [ $# -gt 0 ]; do [ "$1" = --concurrency ] && { echo "$2"; return; }; shift; done; echo 1; }
 
-trap 'stop_ours; stop_peer; stop_pg' EXIT
+cleanup() {  # everything this script started: the load generator, our servers, PostgreSQL, the peer
+  [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null
+  stop_ours
+  stop_pg
+  declare -F stop_peer >/dev/null && stop_peer
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 if [ "$sqlite" = 1 ] && start_ours sqlite; then
   ours tollgate -- --workload cycles --concurrency 1 --n "$ours_n" --warmup 100 --reps "$reps"
