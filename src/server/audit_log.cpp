@@ -105,16 +105,17 @@ bool settled_later(const std::string& kind) {
 // greatest id and the last hash, and two at once would fork the chain or collide on the id.
 // The key is derived from the schema, so logs in other schemas of the database do not wait.
 // On SQLite the write transaction (BEGIN IMMEDIATE) already holds the file's one write lock.
-void serialise_writers(sql::Connection& db) {
-  if (db.dialect() != sql::Dialect::kPostgres) return;
-  prepare_once(db,
-               "SELECT pg_advisory_xact_lock(hashtextextended('tollgate.server_audit_log.' || "
-               "current_schema(), 0))")
+void serialise_writers(sql::StatementCache& statements) {
+  if (statements.connection().dialect() != sql::Dialect::kPostgres) return;
+  statements
+      .use(
+          "SELECT pg_advisory_xact_lock(hashtextextended('tollgate.server_audit_log.' || "
+          "current_schema(), 0))")
       ->step();
 }
 
-std::string last_hash_locked(sql::Connection& db) {
-  auto s = prepare_once(db, "SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
+std::string last_hash_locked(sql::StatementCache& statements) {
+  auto s = statements.use("SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
   return s->step() ? s->text(0) : std::string();
 }
 
@@ -125,12 +126,18 @@ std::string audit_identity(const Identity& identity) {
 }
 
 std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) {
-  Json canonical{{"audit_id", e.id},         {"kind", e.kind},
-                 {"refers_to", e.refers_to}, {"received_at", e.received_at},
-                 {"thread_id", e.thread_id}, {"run_id", e.run_id},
-                 {"assistant_id", e.assistant_id}, {"graph_id", e.graph_id},
-                 {"reviewer", e.reviewer},   {"checkpoint_id", e.checkpoint_id},
-                 {"shown", e.shown},         {"decided", e.decided}};
+  Json canonical{{"audit_id", e.id},
+                 {"kind", e.kind},
+                 {"refers_to", e.refers_to},
+                 {"received_at", e.received_at},
+                 {"thread_id", e.thread_id},
+                 {"run_id", e.run_id},
+                 {"assistant_id", e.assistant_id},
+                 {"graph_id", e.graph_id},
+                 {"reviewer", e.reviewer},
+                 {"checkpoint_id", e.checkpoint_id},
+                 {"shown", e.shown},
+                 {"decided", e.decided}};
   if (!settled_later(e.kind)) {
     canonical["outcome"] = e.outcome;
     canonical["message"] = e.message;
@@ -164,7 +171,8 @@ AuditLog::AuditLog(const std::string& db_path)
     : AuditLog(std::make_unique<SqliteConnection>(
           db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
 
-AuditLog::AuditLog(std::unique_ptr<sql::Connection> connection) : db_(std::move(connection)) {
+AuditLog::AuditLog(std::unique_ptr<sql::Connection> connection)
+    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
   sql::migrate(*db_, kSchema);
   chain_unchained();
 }
@@ -178,17 +186,17 @@ void AuditLog::chain_unchained() {
     if (!unchained->step()) return;
   }
   Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*db_);
+  serialise_writers(*statements_);
   std::vector<AuditEntry> rows;
   {
     auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
-                                " FROM server_audit_log WHERE hash = '' ORDER BY audit_id");
+                                    " FROM server_audit_log WHERE hash = '' ORDER BY audit_id");
     while (s->step()) rows.push_back(read_entry(*s));
   }
   // Only a log of version 1 has unchained rows, and then all of them are.
   std::string prev;
-  auto link = prepare_once(*db_,
-                       "UPDATE server_audit_log SET prev_hash = ?, hash = ? WHERE audit_id = ?");
+  auto link =
+      prepare_once(*db_, "UPDATE server_audit_log SET prev_hash = ?, hash = ? WHERE audit_id = ?");
   for (const AuditEntry& row : rows) {
     const std::string hash = audit_entry_hash(row, prev);
     link->bind(1, prev).bind(2, hash).bind(3, row.id).run();
@@ -212,21 +220,21 @@ void AuditLog::chain_unchained() {
 }
 
 std::int64_t AuditLog::append_locked(AuditEntry entry) {
-  entry.prev_hash = last_hash_locked(*db_);
+  entry.prev_hash = last_hash_locked(*statements_);
   if (entry.received_at == 0) entry.received_at = now_millis();
   {
-    auto next = prepare_once(*db_, "SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
+    auto next = statements_->use("SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
     next->step();
     entry.id = next->integer(0);
   }
   if (db_->dialect() == sql::Dialect::kSqlite) {
     // AUTOINCREMENT never reuses an id: the next id is past any deleted row too.
-    auto seq = prepare_once(*db_, "SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
+    auto seq = statements_->use("SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
     if (seq->step() && seq->integer(0) >= entry.id) entry.id = seq->integer(0) + 1;
   }
   entry.hash = audit_entry_hash(entry, entry.prev_hash);
-  auto s = prepare_once(*db_, std::string("INSERT INTO server_audit_log (") + kColumns +
-                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto s = statements_->use(std::string("INSERT INTO server_audit_log (") + kColumns +
+                            ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s->bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
   s->bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
   s->bind(8, entry.checkpoint_id).bind(9, entry.shown.dump()).bind(10, entry.decided.dump());
@@ -239,7 +247,7 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
 std::int64_t AuditLog::append(const AuditEntry& entry) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*db_);
+  serialise_writers(*statements_);
   AuditEntry appended = entry;
   if (settled_later(appended.kind)) {
     appended.outcome = "pending";
@@ -258,16 +266,16 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   const std::int64_t now = now_millis();
   std::string thread_id, run_id;
   {
-    auto s = prepare_once(*db_,
-                      "SELECT thread_id, run_id FROM server_audit_log WHERE audit_id = ? AND "
-                      "outcome = 'pending'");
+    auto s = statements_->use(
+        "SELECT thread_id, run_id FROM server_audit_log WHERE audit_id = ? AND "
+        "outcome = 'pending'");
     if (!s->bind(1, id).step()) return false;
     thread_id = s->text(0);
     run_id = s->text(1);
   }
-  auto update = prepare_once(*db_,
-                         "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
-                         "WHERE audit_id = ? AND outcome = 'pending'");
+  auto update = statements_->use(
+      "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
+      "WHERE audit_id = ? AND outcome = 'pending'");
   update->bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).run();
   AuditEntry settled;
   settled.kind = "outcome";
@@ -285,22 +293,23 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
 void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::string& message) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*db_);
+  serialise_writers(*statements_);
   if (settle_locked(id, outcome, message)) transaction.commit();
 }
 
-std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std::string>& uncertain,
+std::size_t AuditLog::settle_lost(const std::string& message,
+                                  const std::set<std::string>& uncertain,
                                   const std::string& uncertain_message,
                                   const std::set<std::string>& continued,
                                   const std::set<std::string>* only) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*db_);
+  serialise_writers(*statements_);
   std::vector<std::pair<std::int64_t, bool>> pending;  // (audit id, effect uncertain)
   {
     auto s = prepare_once(*db_,
-                      "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
-                      "ORDER BY audit_id");
+                          "SELECT audit_id, run_id FROM server_audit_log WHERE outcome = 'pending' "
+                          "ORDER BY audit_id");
     while (s->step()) {
       const std::string run_id = s->text(1);
       if (continued.count(run_id) != 0) continue;
@@ -310,9 +319,8 @@ std::size_t AuditLog::settle_lost(const std::string& message, const std::set<std
   }
   std::size_t count = 0;
   for (const auto& [id, effect_uncertain] : pending) {
-    const bool settled = effect_uncertain
-                             ? settle_locked(id, "effect_uncertain", uncertain_message)
-                             : settle_locked(id, "lost", message);
+    const bool settled = effect_uncertain ? settle_locked(id, "effect_uncertain", uncertain_message)
+                                          : settle_locked(id, "lost", message);
     count += settled ? 1 : 0;
   }
   transaction.commit();
@@ -357,14 +365,15 @@ AuditVerification AuditLog::verify() const {
   std::map<std::int64_t, AuditEntry> settled_by;  // decision id -> its outcome entry
   std::map<std::int64_t, AuditEntry> settled_later_entries;
   std::string prev;
-  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
-                              " FROM server_audit_log ORDER BY audit_id");
+  auto s = prepare_once(
+      *db_, std::string("SELECT ") + kColumns + " FROM server_audit_log ORDER BY audit_id");
   while (s->step()) {
     AuditEntry e = read_entry(*s);
     ++result.entries;
     if (e.prev_hash != prev) {
-      return broken(e.id, "its prev_hash is not the hash of the entry before it (an entry was "
-                          "removed, inserted or reordered)");
+      return broken(e.id,
+                    "its prev_hash is not the hash of the entry before it (an entry was "
+                    "removed, inserted or reordered)");
     }
     if (audit_entry_hash(e, e.prev_hash) != e.hash) {
       return broken(e.id, "its hash does not match its contents (the entry was changed)");
@@ -382,14 +391,14 @@ AuditVerification AuditLog::verify() const {
   }
   for (const auto& [id, e] : settled_later_entries) {
     auto outcome = settled_by.find(id);
-    const bool shows = outcome == settled_by.end()
-                           ? e.outcome == "pending"
-                           : e.outcome == outcome->second.outcome &&
-                                 e.message == outcome->second.message &&
-                                 e.settled_at == outcome->second.settled_at;
+    const bool shows = outcome == settled_by.end() ? e.outcome == "pending"
+                                                   : e.outcome == outcome->second.outcome &&
+                                                         e.message == outcome->second.message &&
+                                                         e.settled_at == outcome->second.settled_at;
     if (!shows) {
-      return broken(id, "its outcome is not the one its outcome entry settled (the entry was "
-                        "changed)");
+      return broken(id,
+                    "its outcome is not the one its outcome entry settled (the entry was "
+                    "changed)");
     }
   }
   return result;

@@ -43,6 +43,7 @@
 
 namespace tollgate::sql {
 class Connection;
+class StatementCache;
 }
 
 namespace tollgate::server {
@@ -133,6 +134,7 @@ class AuditLog {
 
   mutable std::mutex mutex_;
   std::unique_ptr<sql::Connection> db_;
+  std::unique_ptr<sql::StatementCache> statements_;  // the appends' statements, kept prepared
 };
 
 // The reviewer an entry names for `identity`: its id, or "" for the local user of a server

@@ -105,7 +105,8 @@ ReviewRecord read_record(const sql::Statement& s) {
   r.decided_at = s.integer(11);
   r.expires_at = s.integer(12);
   const std::string on_timeout = s.text(13);
-  if (!on_timeout.empty()) r.on_timeout = Json::parse(on_timeout, nullptr, /*allow_exceptions=*/false);
+  if (!on_timeout.empty())
+    r.on_timeout = Json::parse(on_timeout, nullptr, /*allow_exceptions=*/false);
   if (r.on_timeout.is_discarded()) r.on_timeout = Json();
   return r;
 }
@@ -139,7 +140,7 @@ Json ReviewClaim::to_json() const {
 }
 
 SqlReviewStore::SqlReviewStore(std::unique_ptr<sql::Connection> connection)
-    : db_(std::move(connection)) {
+    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
   sql::migrate(*db_, kSchema);
 }
 
@@ -153,9 +154,9 @@ void SqlReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
   if (records.empty()) return;
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
-  auto s = prepare_once(*db_, std::string("INSERT INTO server_reviews (") + kColumns +
-                              ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?) ON CONFLICT DO "
-                              "NOTHING");
+  auto s = statements_->use(std::string("INSERT INTO server_reviews (") + kColumns +
+                            ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?) ON CONFLICT DO "
+                            "NOTHING");
   for (const ReviewRecord& r : records) {
     s->bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
     s->bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
@@ -169,41 +170,36 @@ void SqlReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
 
 std::vector<ReviewRecord> SqlReviewStore::list(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
-                              " FROM server_reviews WHERE thread_id = ? ORDER BY rowid");
+  auto s = statements_->use(std::string("SELECT ") + kColumns +
+                            " FROM server_reviews WHERE thread_id = ? ORDER BY rowid");
   s->bind(1, thread_id);
   std::vector<ReviewRecord> records;
   while (s->step()) records.push_back(read_record(*s));
   return records;
 }
 
-std::size_t SqlReviewStore::decide(const std::string& thread_id,
-                                      const std::string& checkpoint_id,
-                                      const std::string& interrupt_id,
-                                      const std::string& decided_by, const std::string& run_id,
-                                      std::int64_t at) {
+std::size_t SqlReviewStore::decide(const std::string& thread_id, const std::string& checkpoint_id,
+                                   const std::string& interrupt_id, const std::string& decided_by,
+                                   const std::string& run_id, std::int64_t at) {
   return claim("decided", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
 }
 
-std::size_t SqlReviewStore::expire(const std::string& thread_id,
-                                      const std::string& checkpoint_id,
-                                      const std::string& interrupt_id,
-                                      const std::string& decided_by, const std::string& run_id,
-                                      std::int64_t at) {
+std::size_t SqlReviewStore::expire(const std::string& thread_id, const std::string& checkpoint_id,
+                                   const std::string& interrupt_id, const std::string& decided_by,
+                                   const std::string& run_id, std::int64_t at) {
   return claim("expired", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
 }
 
 std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_id,
-                                     const std::string& checkpoint_id,
-                                     const std::string& interrupt_id,
-                                     const std::string& decided_by, const std::string& run_id,
-                                     std::int64_t at) {
+                                  const std::string& checkpoint_id, const std::string& interrupt_id,
+                                  const std::string& decided_by, const std::string& run_id,
+                                  std::int64_t at) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_, std::string("UPDATE server_reviews SET status = ?, decided_by = ?, "
-                                          "run_id = ?, decided_at = ?, ") +
-                                  kNoClaim +
-                                  " WHERE thread_id = ? AND checkpoint_id = ? AND "
-                                  "interrupt_id = ? AND status = 'pending'");
+  auto s = statements_->use(std::string("UPDATE server_reviews SET status = ?, decided_by = ?, "
+                                        "run_id = ?, decided_at = ?, ") +
+                            kNoClaim +
+                            " WHERE thread_id = ? AND checkpoint_id = ? AND "
+                            "interrupt_id = ? AND status = 'pending'");
   s->bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
   s->bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
   return static_cast<std::size_t>(s->run());
@@ -211,24 +207,24 @@ std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_
 
 void SqlReviewStore::reopen(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_,
-                    "UPDATE server_reviews SET status = 'pending', decided_by = '', run_id = '', "
-                    "decided_at = 0 WHERE run_id = ? AND status IN ('decided', 'expired')");
+  auto s = statements_->use(
+      "UPDATE server_reviews SET status = 'pending', decided_by = '', run_id = '', "
+      "decided_at = 0 WHERE run_id = ? AND status IN ('decided', 'expired')");
   s->bind(1, run_id).run();
 }
 
 void SqlReviewStore::disarm(const std::string& run_id) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_, "UPDATE server_reviews SET expires_at = 0 WHERE run_id = ?");
+  auto s = statements_->use("UPDATE server_reviews SET expires_at = 0 WHERE run_id = ?");
   s->bind(1, run_id).run();
 }
 
 std::vector<ReviewRecord> SqlReviewStore::at_checkpoint(const std::string& thread_id,
-                                                           const std::string& checkpoint_id) {
+                                                        const std::string& checkpoint_id) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
-                              " FROM server_reviews WHERE thread_id = ? AND checkpoint_id = ? "
-                              "ORDER BY interrupt_id, action_index");
+  auto s = statements_->use(std::string("SELECT ") + kColumns +
+                            " FROM server_reviews WHERE thread_id = ? AND checkpoint_id = ? "
+                            "ORDER BY interrupt_id, action_index");
   s->bind(1, thread_id).bind(2, checkpoint_id);
   std::vector<ReviewRecord> records;
   while (s->step()) records.push_back(read_record(*s));
@@ -237,48 +233,47 @@ std::vector<ReviewRecord> SqlReviewStore::at_checkpoint(const std::string& threa
 
 std::optional<std::int64_t> SqlReviewStore::next_expiry() {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_,
-                    "SELECT expires_at FROM server_reviews WHERE status = 'pending' AND "
-                    "expires_at > 0 ORDER BY expires_at LIMIT 1");
+  auto s = statements_->use(
+      "SELECT expires_at FROM server_reviews WHERE status = 'pending' AND "
+      "expires_at > 0 ORDER BY expires_at LIMIT 1");
   if (!s->step()) return std::nullopt;
   return s->integer(0);
 }
 
 std::vector<ReviewRecord> SqlReviewStore::due(std::int64_t now) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_, std::string("SELECT ") + kColumns +
-                              " FROM server_reviews WHERE status = 'pending' AND expires_at > 0 "
-                              "AND expires_at <= ? ORDER BY expires_at, rowid");
+  auto s = statements_->use(std::string("SELECT ") + kColumns +
+                            " FROM server_reviews WHERE status = 'pending' AND expires_at > 0 "
+                            "AND expires_at <= ? ORDER BY expires_at, rowid");
   s->bind(1, now);
   std::vector<ReviewRecord> records;
   while (s->step()) records.push_back(read_record(*s));
   return records;
 }
 
-
 void SqlReviewStore::supersede_others(const std::string& thread_id,
-                                         const std::string& checkpoint_id,
-                                         const std::vector<std::string>& interrupt_ids) {
+                                      const std::string& checkpoint_id,
+                                      const std::vector<std::string>& interrupt_ids) {
   std::lock_guard lock(mutex_);
   // Read first, write only when something moved on: most run ends supersede nothing, and the
   // update is conditional, so nothing decided meanwhile is overwritten.
   std::vector<std::string> stale;
   {
-    auto s = prepare_once(*db_,
-                      "SELECT review_id, checkpoint_id, interrupt_id FROM server_reviews WHERE "
-                      "thread_id = ? AND status = 'pending'");
+    auto s = statements_->use(
+        "SELECT review_id, checkpoint_id, interrupt_id FROM server_reviews WHERE "
+        "thread_id = ? AND status = 'pending'");
     s->bind(1, thread_id);
     while (s->step()) {
-      const bool current = s->text(1) == checkpoint_id &&
-                           std::find(interrupt_ids.begin(), interrupt_ids.end(), s->text(2)) !=
-                               interrupt_ids.end();
+      const bool current =
+          s->text(1) == checkpoint_id &&
+          std::find(interrupt_ids.begin(), interrupt_ids.end(), s->text(2)) != interrupt_ids.end();
       if (!current) stale.push_back(s->text(0));
     }
   }
   if (stale.empty()) return;
   Transaction transaction(*db_, TransactionKind::kWrite);
-  auto update = prepare_once(*db_, std::string("UPDATE server_reviews SET status = 'superseded', ") +
-                                       kNoClaim + " WHERE review_id = ? AND status = 'pending'");
+  auto update = statements_->use(std::string("UPDATE server_reviews SET status = 'superseded', ") +
+                                 kNoClaim + " WHERE review_id = ? AND status = 'pending'");
   for (const std::string& id : stale) {
     update->bind(1, id).run();
     update->reset();
@@ -286,14 +281,13 @@ void SqlReviewStore::supersede_others(const std::string& thread_id,
   transaction.commit();
 }
 
-bool SqlReviewStore::add_approval(const std::string& thread_id,
-                                     const std::string& checkpoint_id,
-                                     const ReviewApproval& approval) {
+bool SqlReviewStore::add_approval(const std::string& thread_id, const std::string& checkpoint_id,
+                                  const ReviewApproval& approval) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_,
-                    "INSERT INTO server_review_approvals (thread_id, checkpoint_id, interrupt_id, "
-                    "action_index, approved_by, approved_at) VALUES (?,?,?,?,?,?) ON CONFLICT DO "
-                    "NOTHING");
+  auto s = statements_->use(
+      "INSERT INTO server_review_approvals (thread_id, checkpoint_id, interrupt_id, "
+      "action_index, approved_by, approved_at) VALUES (?,?,?,?,?,?) ON CONFLICT DO "
+      "NOTHING");
   s->bind(1, thread_id).bind(2, checkpoint_id).bind(3, approval.interrupt_id);
   s->bind(4, std::int64_t{approval.action_index}).bind(5, approval.approved_by);
   s->bind(6, approval.approved_at != 0 ? approval.approved_at : now_millis());
@@ -301,37 +295,36 @@ bool SqlReviewStore::add_approval(const std::string& thread_id,
 }
 
 std::vector<ReviewApproval> SqlReviewStore::approvals(const std::string& thread_id,
-                                                         const std::string& checkpoint_id) {
+                                                      const std::string& checkpoint_id) {
   std::lock_guard lock(mutex_);
-  auto s = prepare_once(*db_,
-                    "SELECT interrupt_id, action_index, approved_by, approved_at FROM "
-                    "server_review_approvals WHERE thread_id = ? AND checkpoint_id = ? ORDER BY "
-                    "approved_at, rowid");
+  auto s = statements_->use(
+      "SELECT interrupt_id, action_index, approved_by, approved_at FROM "
+      "server_review_approvals WHERE thread_id = ? AND checkpoint_id = ? ORDER BY "
+      "approved_at, rowid");
   s->bind(1, thread_id).bind(2, checkpoint_id);
   std::vector<ReviewApproval> out;
   while (s->step()) {
-    out.push_back(ReviewApproval{s->text(0), static_cast<int>(s->integer(1)), s->text(2),
-                                 s->integer(3)});
+    out.push_back(
+        ReviewApproval{s->text(0), static_cast<int>(s->integer(1)), s->text(2), s->integer(3)});
   }
   return out;
 }
 
 std::optional<ReviewClaim> SqlReviewStore::claim_of_locked(const std::string& thread_id,
-                                                              const std::string& interrupt_id) {
-  auto s = prepare_once(*db_,
-                    "SELECT claimed_by, claimed_at, claim_expires_at FROM server_reviews WHERE "
-                    "thread_id = ? AND interrupt_id = ? AND status = 'pending' "
-                    "ORDER BY claim_expires_at DESC LIMIT 1");
+                                                           const std::string& interrupt_id) {
+  auto s = statements_->use(
+      "SELECT claimed_by, claimed_at, claim_expires_at FROM server_reviews WHERE "
+      "thread_id = ? AND interrupt_id = ? AND status = 'pending' "
+      "ORDER BY claim_expires_at DESC LIMIT 1");
   s->bind(1, thread_id).bind(2, interrupt_id);
   if (!s->step()) return std::nullopt;
   return ReviewClaim{thread_id, interrupt_id, s->text(0), s->integer(1), s->integer(2)};
 }
 
 std::optional<ReviewClaim> SqlReviewStore::take_claim(const std::string& thread_id,
-                                                         const std::string& interrupt_id,
-                                                         const std::string& claimed_by,
-                                                         std::int64_t now,
-                                                         std::int64_t expires_at) {
+                                                      const std::string& interrupt_id,
+                                                      const std::string& claimed_by,
+                                                      std::int64_t now, std::int64_t expires_at) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::optional<ReviewClaim> held = claim_of_locked(thread_id, interrupt_id);
@@ -340,20 +333,24 @@ std::optional<ReviewClaim> SqlReviewStore::take_claim(const std::string& thread_
   // The holder claiming again keeps when it first claimed.
   const std::int64_t since =
       held->expires_at > now && held->claimed_by == claimed_by ? held->claimed_at : now;
-  auto s = prepare_once(*db_,
-                    "UPDATE server_reviews SET claimed_by = ?, claimed_at = ?, "
-                    "claim_expires_at = ? WHERE thread_id = ? AND interrupt_id = ? AND "
-                    "status = 'pending'");
-  s->bind(1, claimed_by).bind(2, since).bind(3, expires_at).bind(4, thread_id).bind(5, interrupt_id);
+  auto s = statements_->use(
+      "UPDATE server_reviews SET claimed_by = ?, claimed_at = ?, "
+      "claim_expires_at = ? WHERE thread_id = ? AND interrupt_id = ? AND "
+      "status = 'pending'");
+  s->bind(1, claimed_by)
+      .bind(2, since)
+      .bind(3, expires_at)
+      .bind(4, thread_id)
+      .bind(5, interrupt_id);
   s->run();
   transaction.commit();
   return ReviewClaim{thread_id, interrupt_id, claimed_by, since, expires_at};
 }
 
 std::optional<ReviewClaim> SqlReviewStore::release_claim(const std::string& thread_id,
-                                                            const std::string& interrupt_id,
-                                                            const std::string& held_by,
-                                                            std::int64_t now) {
+                                                         const std::string& interrupt_id,
+                                                         const std::string& held_by,
+                                                         std::int64_t now) {
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   std::optional<ReviewClaim> held = claim_of_locked(thread_id, interrupt_id);
@@ -361,27 +358,29 @@ std::optional<ReviewClaim> SqlReviewStore::release_claim(const std::string& thre
       (!held_by.empty() && held->claimed_by != held_by)) {
     return std::nullopt;
   }
-  auto s = prepare_once(*db_, std::string("UPDATE server_reviews SET ") + kNoClaim +
-                              " WHERE thread_id = ? AND interrupt_id = ? AND status = 'pending'");
+  auto s = statements_->use(std::string("UPDATE server_reviews SET ") + kNoClaim +
+                            " WHERE thread_id = ? AND interrupt_id = ? AND status = 'pending'");
   s->bind(1, thread_id).bind(2, interrupt_id).run();
   transaction.commit();
   return held;
 }
 
 std::vector<ReviewClaim> SqlReviewStore::live_claims(const std::vector<std::string>& thread_ids,
-                                                        std::int64_t now) {
+                                                     std::int64_t now) {
   std::vector<ReviewClaim> out;
   if (thread_ids.empty()) return out;
   std::string marks;
   for (std::size_t i = 0; i < thread_ids.size(); ++i) marks += i == 0 ? "?" : ",?";
   std::lock_guard lock(mutex_);
   auto s = prepare_once(*db_,
-                    "SELECT thread_id, interrupt_id, MAX(claimed_by), MIN(claimed_at), "
-                    "MAX(claim_expires_at) FROM server_reviews WHERE status = 'pending' AND "
-                    "claimed_by <> '' AND claim_expires_at > ? AND thread_id IN (" +
-                        marks + ") GROUP BY thread_id, interrupt_id ORDER BY thread_id, interrupt_id");
+                        "SELECT thread_id, interrupt_id, MAX(claimed_by), MIN(claimed_at), "
+                        "MAX(claim_expires_at) FROM server_reviews WHERE status = 'pending' AND "
+                        "claimed_by <> '' AND claim_expires_at > ? AND thread_id IN (" +
+                            marks +
+                            ") GROUP BY thread_id, interrupt_id ORDER BY thread_id, interrupt_id");
   s->bind(1, now);
-  for (std::size_t i = 0; i < thread_ids.size(); ++i) s->bind(static_cast<int>(i) + 2, thread_ids[i]);
+  for (std::size_t i = 0; i < thread_ids.size(); ++i)
+    s->bind(static_cast<int>(i) + 2, thread_ids[i]);
   while (s->step()) {
     out.push_back(ReviewClaim{s->text(0), s->text(1), s->text(2), s->integer(3), s->integer(4)});
   }

@@ -14,6 +14,7 @@
 
 namespace tollgate::sql {
 class Connection;
+class StatementCache;
 }
 
 namespace tollgate::server {
@@ -66,8 +67,9 @@ class SqlReviewStore : public ReviewStore {
   std::optional<ReviewClaim> claim_of_locked(const std::string& thread_id,
                                              const std::string& interrupt_id);
 
-  std::mutex mutex_;  // guards db_
+  std::mutex mutex_;  // guards db_ and statements_
   std::unique_ptr<sql::Connection> db_;
+  std::unique_ptr<sql::StatementCache> statements_;  // fixed texts, kept prepared
 };
 
 // The records in the SQLite file `db_path`. Throws Error(kUnavailable) when the file cannot be

@@ -35,6 +35,10 @@ class StatementCache {
 
   // The statement for the portable text `portable`, ready to bind (reset by its last user).
   Statement& get(std::string_view portable);
+  // The same, reset when the returned guard leaves its scope (also by an exception).
+  StatementUse<Statement> use(std::string_view portable) {
+    return StatementUse<Statement>(get(portable));
+  }
   Connection& connection() { return connection_; }
 
  private:
