@@ -190,6 +190,7 @@ struct ServerOptions {
   // Where the graphs keep their checkpoints. Required.
   std::shared_ptr<Saver> checkpointer;
   std::size_t io_threads = 2;            // network I/O; runs never execute here
+  std::size_t handler_threads = 4;       // request handlers (store reads and writes)
   std::size_t run_workers = 4;           // runs executing concurrently (one per thread at most)
   std::size_t max_body_bytes = 4 << 20;  // larger request bodies get 413
   int heartbeat_seconds = 10;            // ": heartbeat" on open SSE streams; 0 disables

@@ -24,6 +24,13 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+// A request on its way through the handler pool, and what became of it.
+struct HandlerJob {
+  HttpRequest request;
+  HttpResponse response;
+  std::string failure;  // not empty: the handler threw (answered with a 500)
+};
+
 constexpr const char* kExposeHeaders =
     "content-location,location,x-pagination-total,x-pagination-next";
 
@@ -33,10 +40,12 @@ std::string reason_phrase(int status) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options)
+  Session(tcp::socket socket, const Router& router, const HttpServerOptions& options,
+          net::thread_pool::executor_type handlers)
       : stream_(std::move(socket)),
         router_(router),
         options_(options),
+        handlers_(std::move(handlers)),
         heartbeat_timer_(stream_.get_executor()) {}
 
   void start() {
@@ -105,18 +114,47 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void respond(HttpRequest& request) {
-    HttpResponse response;
     if (auto refusal = refused_by_origin(request)) {
-      response = std::move(*refusal);
+      deliver(std::move(*refusal));
     } else if (request.method == "OPTIONS") {
-      response = HttpResponse::empty(204);
+      HttpResponse response = HttpResponse::empty(204);
       response.add_header("Access-Control-Allow-Methods", "GET,HEAD,PUT,POST,DELETE,PATCH,QUERY");
       std::string requested = request.header("access-control-request-headers");
       if (!requested.empty()) response.add_header("Access-Control-Allow-Headers", requested);
       response.add_header("Vary", "Origin, Access-Control-Request-Headers");
+      deliver(std::move(response));
     } else {
-      response = router_.dispatch(request);
+      handle(std::move(request));
     }
+  }
+
+  // The router's handler runs on the handler pool: handlers read and write the stores (SQL,
+  // and locks a run may hold for a while), so the I/O threads only move bytes and a slow
+  // handler never holds up another connection's reads, writes or streams. The answer comes
+  // back to this session's strand. Nothing else touches the session meanwhile: its next read
+  // starts only once the answer is written.
+  void handle(HttpRequest request) {
+    auto job = std::make_shared<HandlerJob>();
+    job->request = std::move(request);
+    net::post(handlers_, [self = shared_from_this(), job] {
+      try {
+        job->response = self->router_.dispatch(job->request);
+      } catch (const std::exception& e) {
+        job->failure = std::string("Internal error: ") + e.what();
+      } catch (...) {
+        job->failure = "Internal error: unknown exception";
+      }
+      net::post(self->stream_.get_executor(), [self, job] {
+        if (job->failure.empty()) {
+          self->deliver(std::move(job->response));
+        } else {
+          self->fail(job->failure);
+        }
+      });
+    });
+  }
+
+  void deliver(HttpResponse response) {
     if (response.stream) {
       start_stream(std::move(response));
     } else {
@@ -378,6 +416,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   const Router& router_;
   const HttpServerOptions& options_;
+  net::thread_pool::executor_type handlers_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   net::steady_timer heartbeat_timer_;
@@ -411,11 +450,17 @@ struct HttpServer::Impl {
   net::io_context io;
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;
+  // Declared after io: destroyed first, while the sessions its queued jobs hold can still
+  // close their sockets.
+  net::thread_pool handlers;
   std::atomic<bool> stopped{false};
   std::uint16_t bound_port = 0;
 
   Impl(const Router& r, HttpServerOptions o)
-      : router(r), options(std::move(o)), io(static_cast<int>(options.threads)) {}
+      : router(r),
+        options(std::move(o)),
+        io(static_cast<int>(options.threads)),
+        handlers(options.handler_threads == 0 ? 1 : options.handler_threads) {}
 
   // An I/O thread. Sessions turn what their handlers throw into answers; should anything
   // still escape a handler, it is logged and the thread goes on serving the other connections
@@ -438,7 +483,8 @@ struct HttpServer::Impl {
       if (ec) {
         if (ec == net::error::operation_aborted || stopped) return;
       } else {
-        std::make_shared<Session>(std::move(socket), router, options)->start();
+        std::make_shared<Session>(std::move(socket), router, options, handlers.get_executor())
+            ->start();
       }
       accept();
     });
@@ -488,6 +534,10 @@ void HttpServer::stop() {
   for (auto& thread : impl_->threads) {
     if (thread.joinable()) thread.join();
   }
+  // Handlers already running finish (the router outlives the server); queued ones are dropped
+  // with their connections.
+  impl_->handlers.stop();
+  impl_->handlers.join();
 }
 
 std::uint16_t HttpServer::port() const {

@@ -1,7 +1,9 @@
 // The HTTP/1.1 front end: accepts connections on a small I/O thread pool, parses requests
 // (keep-alive, limits), adds CORS headers, dispatches to a Router and writes plain or
-// streamed (chunked) responses. Handlers run on the I/O threads and must not block; long
-// work (runs) happens elsewhere and reaches a connection through a StreamBody.
+// streamed (chunked) responses. The I/O threads only move bytes: the router's handlers run on
+// a pool of their own (they read and write the stores), and a streamed body is polled on the
+// I/O threads, so it must not block; long work (runs) happens elsewhere and reaches a
+// connection through a StreamBody.
 //
 // Nothing a client sends ends the process: a request over a limit or badly framed is answered
 // (413, 414, 431, 400) and its connection closed; whatever a handler or a streamed body throws
@@ -22,7 +24,8 @@ namespace tollgate::server {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::size_t threads = 2;
+  std::size_t threads = 2;          // I/O threads
+  std::size_t handler_threads = 4;  // threads running the router's handlers
   RequestLimits limits;
   int heartbeat_seconds = 10;
   CorsPolicy cors;  // which pages may call (default: loopback origins)

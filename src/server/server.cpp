@@ -58,6 +58,7 @@ void Server::start() {
   http_options.host = s.options.host;
   http_options.port = s.options.port;
   http_options.threads = s.options.io_threads;
+  http_options.handler_threads = s.options.handler_threads;
   http_options.limits.max_body_bytes = s.options.max_body_bytes;
   http_options.heartbeat_seconds = s.options.heartbeat_seconds;
   http_options.cors = server::CorsPolicy(s.options.auth.cors_origins, s.options.auth.enabled());

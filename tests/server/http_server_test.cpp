@@ -1,12 +1,15 @@
 // The HTTP front end over raw sockets on 127.0.0.1: requests over a limit or badly framed are
-// answered before the connection closes, and nothing a handler or a streamed body throws ends
-// the server.
+// answered before the connection closes, nothing a handler or a streamed body throws ends
+// the server, and a handler that waits holds up no other connection.
 #include "server/http_server.h"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <chrono>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "server/http_test_client.h"
 #include "tollgate/error.h"
@@ -196,6 +199,41 @@ TEST_F(HttpServerTest, AStreamWhosePollThrowsEndsItsConnectionOnly) {
   EXPECT_NE(received.find("data: 1"), std::string::npos);
   EXPECT_EQ(received.find("\r\n0\r\n\r\n"), std::string::npos);  // no terminating chunk
   EXPECT_TRUE(still_serving());
+}
+
+// Handlers run on the handler pool, not on the I/O threads: with one I/O thread, a handler
+// waiting (as on a database lock) leaves the server answering other connections.
+TEST(HttpServerHandlers, AWaitingHandlerDoesNotHoldUpOtherConnections) {
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  Router router;
+  router.add("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
+  router.add("GET", "/wait", [&](HttpRequest&) {
+    entered.set_value();
+    released.wait();
+    return HttpResponse::json({{"waited", true}});
+  });
+  HttpServerOptions options;
+  options.threads = 1;
+  options.handler_threads = 2;
+  options.heartbeat_seconds = 0;
+  HttpServer server(router, options);
+  server.start();
+  const std::uint16_t port = server.port();
+
+  auto waiting = std::async(std::launch::async,
+                            [port] { return testing::http_call(port, "GET", "/wait").status; });
+  entered.get_future().wait();
+  auto other = std::async(std::launch::async,
+                          [port] { return testing::http_call(port, "GET", "/ok").status; });
+  // Not a measure of speed: a generous bound so that a server that does hold the request up
+  // fails the test instead of hanging it.
+  const bool answered = other.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  release.set_value();
+  ASSERT_TRUE(answered) << "/ok was not answered while /wait's handler waited";
+  EXPECT_EQ(other.get(), 200);
+  EXPECT_EQ(waiting.get(), 200);
 }
 
 }  // namespace
