@@ -31,6 +31,13 @@ struct HandlerJob {
   std::string failure;  // not empty: the handler threw (answered with a 500)
 };
 
+// A streamed response's head settled on the handler pool (HttpResponse::settle).
+struct SettleJob {
+  std::function<std::optional<HttpResponse>()> settle;
+  std::optional<HttpResponse> head;
+  std::string failure;  // not empty: the settle threw
+};
+
 constexpr const char* kExposeHeaders =
     "content-location,location,x-pagination-total,x-pagination-next";
 
@@ -271,31 +278,86 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_wake() {
     if (closed_ || done_ || !body_) return;  // a late wake of a finished response
     if (!head_sent_) {
-      bool ready = false;
-      if (!body_call([&] { ready = body_->head_ready(head_); }) || !ready) return;
-      if (!head_.stream) {  // turned into a plain response
-        done_ = true;
-        heartbeat_timer_.cancel();
-        write_plain(std::move(head_), keep_alive_);
+      if (settling_) {  // asked again once the settle under way answers
+        wake_while_settling_ = true;
         return;
       }
-      head_sent_ = true;
-      std::string head =
-          "HTTP/1.1 " + std::to_string(head_.status) + " " + reason_phrase(head_.status) + "\r\n";
-      head += "Vary: Origin\r\n";
-      if (!cors_origin_.empty()) {
-        head += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\n";
-        head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
+      bool ready = false;
+      if (!body_call([&] { ready = body_->head_ready(head_); }) || !ready) return;
+      if (head_.settle) {
+        settle_head();
+        return;
       }
-      if (!head_.content_type.empty()) head += "Content-Type: " + head_.content_type + "\r\n";
-      for (auto& [name, value] : head_.headers) head += name + ": " + value + "\r\n";
-      head += keep_alive_ ? "Cache-Control: no-cache\r\nConnection: keep-alive\r\n"
-                          : "Cache-Control: no-cache\r\nConnection: close\r\n";
-      head += "Transfer-Encoding: chunked\r\n\r\n";
-      outgoing_ = std::move(head);
-      schedule_heartbeat();
+      send_head();
+      if (done_) return;  // it was a plain response
     }
     pump();
+  }
+
+  // The head depends on the stores: settled on the handler pool (as a handler would be), the
+  // answer brought back to this strand.
+  void settle_head() {
+    settling_ = true;
+    wake_while_settling_ = false;
+    auto job = std::make_shared<SettleJob>();
+    job->settle = std::move(head_.settle);
+    head_.settle = nullptr;
+    net::post(handlers_, [self = shared_from_this(), job] {
+      try {
+        job->head = job->settle();
+      } catch (const std::exception& e) {
+        job->failure = std::string("Internal error: ") + e.what();
+      } catch (...) {
+        job->failure = "Internal error: unknown exception";
+      }
+      job->settle = nullptr;
+      net::post(self->stream_.get_executor(), [self, job] { self->settled(*job); });
+    });
+  }
+
+  void settled(SettleJob& job) {
+    settling_ = false;
+    if (closed_ || done_ || !body_) return;
+    if (!job.failure.empty()) {
+      fail(job.failure);
+      return;
+    }
+    if (!job.head) {  // not ready after all: wait for a wake (or take the one that came)
+      if (wake_while_settling_) on_wake();
+      return;
+    }
+    head_ = std::move(*job.head);
+    if (head_.stream && head_.stream != body_) {
+      fail("Internal error: a settled head brought another stream");
+      return;
+    }
+    send_head();
+    if (!done_) pump();
+  }
+
+  // Writes the head once it is ready: a plain response, or the streamed response's head.
+  void send_head() {
+    if (!head_.stream) {  // turned into a plain response
+      done_ = true;
+      heartbeat_timer_.cancel();
+      write_plain(std::move(head_), keep_alive_);
+      return;
+    }
+    head_sent_ = true;
+    std::string head =
+        "HTTP/1.1 " + std::to_string(head_.status) + " " + reason_phrase(head_.status) + "\r\n";
+    head += "Vary: Origin\r\n";
+    if (!cors_origin_.empty()) {
+      head += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\n";
+      head += std::string("Access-Control-Expose-Headers: ") + kExposeHeaders + "\r\n";
+    }
+    if (!head_.content_type.empty()) head += "Content-Type: " + head_.content_type + "\r\n";
+    for (auto& [name, value] : head_.headers) head += name + ": " + value + "\r\n";
+    head += keep_alive_ ? "Cache-Control: no-cache\r\nConnection: keep-alive\r\n"
+                        : "Cache-Control: no-cache\r\nConnection: close\r\n";
+    head += "Transfer-Encoding: chunked\r\n\r\n";
+    outgoing_ = std::move(head);
+    schedule_heartbeat();
   }
 
   void pump() {
@@ -436,6 +498,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool streaming_ = false;
   bool drain_after_write_ = false;
   bool head_sent_ = false;
+  bool settling_ = false;             // a head's settle is on the handler pool
+  bool wake_while_settling_ = false;  // a wake came meanwhile
   bool writing_ = false;
   bool finished_ = false;  // the terminating chunk is queued
   bool done_ = false;      // the response is complete

@@ -45,7 +45,8 @@ class StreamBody {
   enum class Poll { kData, kWait, kDone };
   // Called before the response head is written, and again after each wake until it returns
   // true. It may rewrite `head` (status, headers, or turn it into a plain response by
-  // setting head.body and clearing head.stream).
+  // setting head.body and clearing head.stream). It runs on an I/O thread, so it must not
+  // read the stores: when the head needs them, it returns true with head.settle set.
   virtual bool head_ready(HttpResponse& head) = 0;
   // Appends bytes to send to `out`. kWait: nothing more now, wait for a wake; kDone: the
   // response ends after `out`.
@@ -65,6 +66,11 @@ class HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::shared_ptr<StreamBody> stream;  // set: a chunked streamed response
+  // Set by a stream's head_ready() when the head is decided by what the stores hold: the
+  // server calls it on its handler pool and sends the response it returns (plain or streamed)
+  // instead; nullopt means not ready after all, and head_ready() is asked again on the next
+  // wake.
+  std::function<std::optional<HttpResponse>()> settle;
 
   static HttpResponse json(const Json& value, int status = 200);
   static HttpResponse error(int status, const std::string& message);

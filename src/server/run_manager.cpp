@@ -194,8 +194,8 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   try {
     if (shared() && request.multitask_strategy == "reject") {
       // Another replica may have started a run of the thread since it was read above.
-      inserted = replicas_->insert_run_unless_busy(record, thread_metadata,
-                                                   notices_for_store(notices));
+      inserted =
+          replicas_->insert_run_unless_busy(record, thread_metadata, notices_for_store(notices));
     } else if (store_.insert_run(record, thread_metadata, notices_for_store(notices))) {
       inserted = ReplicaStore::Insert::kInserted;
     }
@@ -245,12 +245,20 @@ std::shared_ptr<EventLog> RunManager::events(const std::string& run_id) {
   return log;
 }
 
-std::optional<Json> RunManager::result(const std::string& run_id) {
-  std::unique_lock lock(mutex_);
+std::optional<Json> RunManager::known_result(const std::string& run_id, bool& store_needed) {
+  std::lock_guard lock(mutex_);
+  store_needed = false;
   if (active_.count(run_id)) return std::nullopt;
   auto done = finished_.find(run_id);
   if (done != finished_.end()) return done->second.result;
-  lock.unlock();
+  store_needed = true;
+  return std::nullopt;
+}
+
+std::optional<Json> RunManager::result(const std::string& run_id) {
+  bool store_needed = false;
+  std::optional<Json> known = known_result(run_id, store_needed);
+  if (!store_needed) return known;
   auto run = store_.get_run(run_id);
   if (!run) return Json();
   if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica
@@ -289,7 +297,8 @@ void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints)
   if (shared()) {
     // The thread's row goes first, in one transaction with the check that nothing runs: a run
     // submitted on any replica afterwards finds no thread.
-    if (!replicas_->delete_idle_thread(thread_id)) throw Error::Conflict(delete_busy_message(thread_id));
+    if (!replicas_->delete_idle_thread(thread_id))
+      throw Error::Conflict(delete_busy_message(thread_id));
     if (checkpoints != nullptr) checkpoints->delete_thread(thread_id);
     streams_.forget(thread_id);
     return;

@@ -43,9 +43,9 @@ struct ReviewExpiry {
   std::string assistant_id;
   std::string checkpoint_id;
   std::string interrupt_id;
-  std::string run_id;      // the run carrying the answer, as identity "system:timeout"
-  Json decisions;          // the HITLResponse decisions given, one per action
-  Json shown;              // the interrupt's value (action_requests, review_configs)
+  std::string run_id;  // the run carrying the answer, as identity "system:timeout"
+  Json decisions;      // the HITLResponse decisions given, one per action
+  Json shown;          // the interrupt's value (action_requests, review_configs)
   std::int64_t expired_at = 0;
 };
 using ExpiryListener = std::function<void(const ReviewExpiry&)>;
@@ -89,6 +89,10 @@ class RunManager {
   // The body /runs/wait and /join answer with once the run ended: the last values (plus
   // "__interrupt__" when paused) or {"__error__": {...}}. nullopt while the run is active.
   std::optional<Json> result(const std::string& run_id);
+  // What result() answers without reading the store (for an HTTP I/O thread): the result of a
+  // run that ended here lately, or nullopt while it runs here; nullopt with `store_needed`
+  // set when only the store can tell.
+  std::optional<Json> known_result(const std::string& run_id, bool& store_needed);
 
   // Cancels a pending or running run; rollback also deletes it (and its progress). Returns
   // false if the run is not active.
@@ -196,7 +200,7 @@ class RunManager {
     RunRecord record;
     bool keep_run = true;
     std::optional<ThreadOutcome> thread;
-    bool reopen_reviews = false;  // the run's decision was not taken (see store_end)
+    bool reopen_reviews = false;              // the run's decision was not taken (see store_end)
     std::vector<QueuedNotification> notices;  // stored with the end, in order
   };
   // Writes an end with its notices (in the store's transaction when they can be, else each
@@ -205,7 +209,8 @@ class RunManager {
                  std::vector<QueuedNotification>& notices);
   // What a store write of a fact takes as its notices: `notices` when the store can write them
   // in its transaction (Notifications::stored_with_facts), else null ...
-  std::vector<QueuedNotification>* notices_for_store(std::vector<QueuedNotification>& notices) const;
+  std::vector<QueuedNotification>* notices_for_store(
+      std::vector<QueuedNotification>& notices) const;
   // ... and, once that write is done, tells what it wrote, or stores and tells them now.
   void tell_after_store(std::vector<QueuedNotification>& notices);
   void worker_loop();
@@ -269,8 +274,8 @@ class RunManager {
                        const std::string& graph_id);
   // Settles the decision's audit entry by how its run ended ("recorded" for an approval short
   // of approvals_required).
-  void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
-                       bool refused, const Json& result, bool approval_only);
+  void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record, bool refused,
+                       const Json& result, bool approval_only);
   // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give
   // its decision (review_rules.h); the refusal is audited with that identity.
   void check_reviewers(const RunRequest& request, const ThreadRecord& thread,
@@ -304,8 +309,8 @@ class RunManager {
   void record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
   // review.requested for each interrupt `outcome` shows pending.
   std::vector<QueuedNotification> review_requested_notices(const std::string& thread_id,
-                                                            const std::string& assistant_id,
-                                                            const ThreadOutcome& outcome) const;
+                                                           const std::string& assistant_id,
+                                                           const ThreadOutcome& outcome) const;
   // Stores a thread's outcome outside a run's end (a state update, start-up recovery) with the
   // review.requested of what it shows pending, told once stored: a reviewer's GET
   // /reviews/stream, which checks who may see the thread when it reads the event, already finds

@@ -20,10 +20,12 @@ std::vector<std::string> node_list(const Json& body, const std::string& field) {
       throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
     return {"*"};
   }
-  if (!it->is_array()) throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
+  if (!it->is_array())
+    throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
   std::vector<std::string> out;
   for (const Json& node : *it) {
-    if (!node.is_string()) throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
+    if (!node.is_string())
+      throw Error::InvalidArgument(field + ": must be \"*\" or a list of node names");
     out.push_back(node.get<std::string>());
   }
   return out;
@@ -59,9 +61,9 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
       if (!mode.is_string() || std::find(kStreamModes.begin(), kStreamModes.end(),
                                          mode.get<std::string>()) == kStreamModes.end()) {
         throw Error::InvalidArgument("stream_mode[" + std::to_string(i) + "]: invalid value " +
-                                 mode.dump() +
-                                 "; expected one of values, messages, messages-tuple, updates, "
-                                 "events, tasks, checkpoints, debug, custom, tools");
+                                     mode.dump() +
+                                     "; expected one of values, messages, messages-tuple, updates, "
+                                     "events, tasks, checkpoints, debug, custom, tools");
       }
       r.stream_modes.push_back(mode.get<std::string>());
     }
@@ -105,7 +107,8 @@ void ensure_thread(ApiContext& context, const std::string& thread_id,
     require_thread_use(who, *thread, resumes ? ThreadUse::kDecide : ThreadUse::kChange);
     return;
   }
-  if (if_not_exists != "create") throw Error::NotFound("Thread with ID " + thread_id + " not found");
+  if (if_not_exists != "create")
+    throw Error::NotFound("Thread with ID " + thread_id + " not found");
   Json metadata = Json::object();
   stamp_owner(metadata, who);
   context.store.create_thread(new_thread_record(thread_id, metadata));
@@ -150,19 +153,36 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
   }
 }
 
-// A head gate that answers with the run's result once it ended (wait, join).
+// The answer of /runs/wait and /join once the run ended with `result`.
+HttpResponse result_response(ApiContext& context, const std::string& run_id, const Json& result,
+                             const std::string& content_location) {
+  std::shared_ptr<EventLog> log = context.runs.events(run_id);
+  auto rejection = log ? log->rejection() : std::nullopt;
+  HttpResponse plain = rejection ? HttpResponse::error(rejection->first, rejection->second)
+                                 : HttpResponse::json(result);
+  if (!content_location.empty()) plain.add_header("Content-Location", content_location);
+  return plain;
+}
+
+// A head gate that answers with the run's result once it ended (wait, join). A run this
+// server ran lately is answered from memory; any other (ended long ago, or running on another
+// replica) from the store, on the handler pool.
 std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::string& run_id,
                                                std::string content_location) {
   ApiContext* ctx = &context;
   return [ctx, run_id, content_location](HttpResponse& head) {
-    std::optional<Json> result = ctx->runs.result(run_id);
+    bool store_needed = false;
+    std::optional<Json> result = ctx->runs.known_result(run_id, store_needed);
+    if (store_needed) {
+      head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
+        std::optional<Json> stored = ctx->runs.result(run_id);
+        if (!stored) return std::nullopt;
+        return result_response(*ctx, run_id, *stored, content_location);
+      };
+      return true;
+    }
     if (!result) return false;
-    std::shared_ptr<EventLog> log = ctx->runs.events(run_id);
-    auto rejection = log ? log->rejection() : std::nullopt;
-    HttpResponse plain = rejection ? HttpResponse::error(rejection->first, rejection->second)
-                                   : HttpResponse::json(*result);
-    if (!content_location.empty()) plain.add_header("Content-Location", content_location);
-    head = std::move(plain);
+    head = result_response(*ctx, run_id, *result, content_location);
     return true;
   };
 }
@@ -202,7 +222,9 @@ HttpResponse created_response(ApiContext& context, const RunRecord& run, bool st
   LogStreamBody::Options options;
   ApiContext* ctx = &context;
   options.head_gate = refusal_gate(log, [ctx, run, answer](HttpResponse& head) {
-    head = answer(ctx->store.get_run(run.run_id).value_or(run));
+    head.settle = [ctx, run, answer]() -> std::optional<HttpResponse> {
+      return answer(ctx->store.get_run(run.run_id).value_or(run));
+    };
   });
   options.filter = [](const LogEntry&) { return false; };
   options.heartbeats = false;
@@ -228,9 +250,8 @@ HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std:
   return response;
 }
 
-RunRecord require_run(ApiContext& context, const std::string& thread_id,
-                      const std::string& run_id, const Identity& who,
-                      ThreadUse use = ThreadUse::kRead) {
+RunRecord require_run(ApiContext& context, const std::string& thread_id, const std::string& run_id,
+                      const Identity& who, ThreadUse use = ThreadUse::kRead) {
   require_thread(context, thread_id, who, use);
   require_uuid(run_id, "run_id");
   auto run = context.store.get_run(run_id);
@@ -307,7 +328,8 @@ void add_run_routes(Router& router, ApiContext& context) {
       }
     }
     Json runs = Json::array();
-    for (ParsedRun& parsed : batch) runs.push_back(run_to_json(start_run(*ctx, request.identity, parsed, "")));
+    for (ParsedRun& parsed : batch)
+      runs.push_back(run_to_json(start_run(*ctx, request.identity, parsed, "")));
     return HttpResponse::json(runs);
   });
 
@@ -346,7 +368,8 @@ void add_run_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
-    return HttpResponse::json(run_to_json(require_run(*ctx, request.params[0], request.params[1], request.identity)));
+    return HttpResponse::json(
+        run_to_json(require_run(*ctx, request.params[0], request.params[1], request.identity)));
   });
 
   router.add("DELETE", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
@@ -427,15 +450,16 @@ void add_run_routes(Router& router, ApiContext& context) {
     return response;
   };
 
-  router.add("GET", "/threads/:thread_id/runs/:run_id/stream",
-             [ctx, join_stream](HttpRequest& request) {
-               RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity);
-               return join_stream(request, run);
-             });
+  router.add(
+      "GET", "/threads/:thread_id/runs/:run_id/stream", [ctx, join_stream](HttpRequest& request) {
+        RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity);
+        return join_stream(request, run);
+      });
 
   router.add("GET", "/runs/:run_id/stream", [ctx, join_stream](HttpRequest& request) {
     require_uuid(request.params[0], "run_id");
-    RunRecord run = require_visible_run(*ctx, request.params[0], request.identity, ThreadUse::kRead);
+    RunRecord run =
+        require_visible_run(*ctx, request.params[0], request.identity, ThreadUse::kRead);
     return join_stream(request, run);
   });
 }

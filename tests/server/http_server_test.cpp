@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <chrono>
 #include <future>
@@ -72,6 +73,31 @@ class PollThrows : public StreamBody {
   int polls_ = 0;
 };
 
+// A stream whose head is decided by a settle on the handler pool (as a gate that reads the
+// store): the first settle wakes the stream and says "not ready", the second answers.
+class SettledHead : public StreamBody {
+ public:
+  explicit SettledHead(bool throws = false) : throws_(throws) {}
+  bool head_ready(HttpResponse& head) override {
+    head.settle = [this]() -> std::optional<HttpResponse> {
+      if (throws_) throw std::runtime_error("settle broke");
+      if (++settles_ == 1) {
+        wake_();  // comes while this settle is under way
+        return std::nullopt;
+      }
+      return HttpResponse::json({{"settles", settles_.load()}});
+    };
+    return true;
+  }
+  Poll poll(std::string&) override { return Poll::kDone; }
+  void set_waker(std::function<void()> wake) override { wake_ = std::move(wake); }
+
+ private:
+  bool throws_;
+  std::atomic<int> settles_{0};
+  std::function<void()> wake_;
+};
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,6 +117,16 @@ class HttpServerTest : public ::testing::Test {
       HttpResponse response;
       response.content_type = "text/event-stream";
       response.stream = std::make_shared<PollThrows>();
+      return response;
+    });
+    router_.add("GET", "/settled", [](HttpRequest&) {
+      HttpResponse response;
+      response.stream = std::make_shared<SettledHead>();
+      return response;
+    });
+    router_.add("GET", "/settle-throws", [](HttpRequest&) {
+      HttpResponse response;
+      response.stream = std::make_shared<SettledHead>(true);
       return response;
     });
     HttpServerOptions options;
@@ -198,6 +234,20 @@ TEST_F(HttpServerTest, AStreamWhosePollThrowsEndsItsConnectionOnly) {
   EXPECT_EQ(status_of(received), 200);
   EXPECT_NE(received.find("data: 1"), std::string::npos);
   EXPECT_EQ(received.find("\r\n0\r\n\r\n"), std::string::npos);  // no terminating chunk
+  EXPECT_TRUE(still_serving());
+}
+
+TEST_F(HttpServerTest, AHeadSettledOnTheHandlerPoolIsSentAndANotYetWaitsForTheNextWake) {
+  auto response = testing::http_call(server_->port(), "GET", "/settled");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.json(), Json({{"settles", 2}}));
+  EXPECT_TRUE(still_serving());
+}
+
+TEST_F(HttpServerTest, AHeadWhoseSettleThrowsIs500) {
+  auto response = testing::http_call(server_->port(), "GET", "/settle-throws");
+  EXPECT_EQ(response.status, 500);
+  EXPECT_NE(response.json()["detail"].get<std::string>().find("settle broke"), std::string::npos);
   EXPECT_TRUE(still_serving());
 }
 
