@@ -170,15 +170,15 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       std::lock_guard lock(mutex_);
       taken_up = run->taken_up && !request.continues_cut_off_step;
     }
-    auto taken = request.continues_cut_off_step
-                     ? store_.get_run(record.run_id)
-                     : taken_up ? std::optional<RunRecord>(record)
-                                : store_.begin_attempt(record.run_id, "running", now_millis());
+    auto taken = request.continues_cut_off_step ? store_.get_run(record.run_id)
+                 : taken_up
+                     ? std::optional<RunRecord>(record)
+                     : store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis());
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
     }
-    record.status = "running";
+    record.status = RunStatus::kRunning;
     record.attempts = taken->attempts;
     // Another replica may have run this thread since this one last streamed it.
     if (shared()) streams_.catch_up(record.thread_id);
@@ -236,19 +236,19 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     if (!outcome.interrupts.empty() || outcome.paused) {
       result["__interrupt__"] = interrupts_to_json(outcome.interrupts);
     }
-    record.status = "success";
+    record.status = RunStatus::kSuccess;
   } catch (const Error& e) {
     last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
     if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
-      record.status = "interrupted";
+      record.status = RunStatus::kInterrupted;
       ending = RunEnding::kCancelled;
       if (!gone && !handed_over(run)) quietly(record.run_id, [&] { events.cancelled(); });
     } else {
       const bool refusal = e.code() == ErrorCode::kConflict ||
                            e.code() == ErrorCode::kUnprocessable ||
                            e.code() == ErrorCode::kInvalidArgument;
-      record.status = "error";
+      record.status = RunStatus::kError;
       record.updated_at = now_millis();
       ending = RunEnding::kFailed;
       failure = e.what();
@@ -281,7 +281,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   } catch (const std::exception& e) {
     last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
-    record.status = "error";
+    record.status = RunStatus::kError;
     ending = RunEnding::kFailed;
     failure = e.what();
     quietly(record.run_id, [&] { events.failed("Error", e.what()); });

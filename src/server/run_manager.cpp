@@ -160,7 +160,7 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   record.run_id = new_uuid7();
   record.thread_id = request.thread_id;
   record.assistant_id = assistant->assistant_id;
-  record.status = "pending";
+  record.status = RunStatus::kPending;
   record.multitask_strategy = request.multitask_strategy;
   record.created_at = now;
   record.updated_at = now;
@@ -255,7 +255,7 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
   if (!run) return Json();
   if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica
   auto thread = store_.get_thread(run->thread_id);
-  if (run->status == "error") {
+  if (run->status == RunStatus::kError) {
     std::string message =
         thread && thread->error.is_string() ? thread->error.get<std::string>() : "The run failed.";
     return Json{{"__error__", {{"error", "Error"}, {"message", message}}}};
@@ -335,7 +335,7 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
     }
   }
   // It never ran: its thread stays as it was.
-  run->record.status = "interrupted";
+  run->record.status = RunStatus::kInterrupted;
   run->record.updated_at = now_millis();
   store_end(run->record, !rollback, nullptr);
   finish_locked(run, Json::object());

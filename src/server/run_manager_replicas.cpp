@@ -93,7 +93,7 @@ void RunManager::take_over(std::vector<RunRecord> runs) {
   if (runs.empty()) return;
   std::vector<CutOffRun> cut_off;
   for (RunRecord& run : runs) {
-    if (run.status == "running") {
+    if (run.status == RunStatus::kRunning) {
       log_info("run " + run.run_id + " was cut off by the end of the replica executing it; " +
                cluster_->replica_id() + " takes it over");
       cut_off.push_back(plan_recovery(std::move(run)));

@@ -272,8 +272,8 @@ std::vector<QueuedNotification> RunManager::decision_notices(const RunRecord& re
                                                              const RunRequest& request) const {
   std::vector<QueuedNotification> out;
   if (notifications_ == nullptr) return out;
-  if (record.status == "success" && carries_decision(request) && !approval_only(request) &&
-      request.binding.is_object() && request.command) {
+  if (record.status == RunStatus::kSuccess && carries_decision(request) &&
+      !approval_only(request) && request.binding.is_object() && request.command) {
     const Command command = Command::from_json(*request.command);
     const Json shown = request.binding.value("shown", Json::object());
     for (const auto& [task, interrupts] : shown.items()) {

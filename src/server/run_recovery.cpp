@@ -18,9 +18,9 @@ namespace {
 // How the thread's last finished run ended, for a thread recovery reconciles without one.
 RunEnding last_ending(const std::vector<RunRecord>& runs_newest_first) {
   for (const RunRecord& run : runs_newest_first) {
-    if (run.status == "success") return RunEnding::kCompleted;
-    if (run.status == "interrupted") return RunEnding::kCancelled;
-    if (run.status == "error") return RunEnding::kFailed;
+    if (run.status == RunStatus::kSuccess) return RunEnding::kCompleted;
+    if (run.status == RunStatus::kInterrupted) return RunEnding::kCancelled;
+    if (run.status == RunStatus::kError) return RunEnding::kFailed;
   }
   return RunEnding::kCompleted;
 }
@@ -42,7 +42,7 @@ constexpr const char* kUncertainMessage =
 
 void RunManager::recover() {
   std::vector<CutOffRun> cut_off;
-  for (RunRecord& run : store_.list_runs_with_status("running")) {
+  for (RunRecord& run : store_.list_runs_with_status(RunStatus::kRunning)) {
     cut_off.push_back(plan_recovery(std::move(run)));
   }
   settle_cut_off_decisions(cut_off);
@@ -52,7 +52,7 @@ void RunManager::recover() {
     reconcile_thread(thread_id);
   }
   std::unique_lock lock(mutex_);
-  for (RunRecord& run : store_.list_runs_with_status("pending")) {
+  for (RunRecord& run : store_.list_runs_with_status(RunStatus::kPending)) {
     RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
     auto active = enqueue_locked(run, std::move(request));
     active->not_before =
@@ -80,7 +80,7 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     }
     // Counted before the checkpoint is read, so that a recovery that kills the process is itself
     // an attempt; a run continued from here does not count another one.
-    if (auto counted = store_.begin_attempt(cut.record.run_id, "running", now_millis())) {
+    if (auto counted = store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now_millis())) {
       cut.record = *counted;
     }
     const std::string message = "The server stopped while run " + cut.record.run_id +
@@ -138,7 +138,7 @@ void RunManager::carry_out(CutOffRun& cut) {
         continue_cut_off_step(cut.record);
         return;
       case CutOffRun::kFail:
-        cut.record.status = "error";
+        cut.record.status = RunStatus::kError;
         cut.record.updated_at = now_millis();
         store_end(cut.record, true, &cut.outcome);
         return;

@@ -337,7 +337,7 @@ void add_run_routes(Router& router, ApiContext& context) {
     Json out = Json::array();
     std::size_t skipped = 0;
     for (const RunRecord& run : ctx->store.list_runs(request.params[0])) {
-      if (status && !status->empty() && run.status != *status) continue;
+      if (status && !status->empty() && run_status_named(*status) != run.status) continue;
       if (skipped++ < offset) continue;
       if (out.size() >= limit) break;
       out.push_back(run_to_json(run));
@@ -352,7 +352,7 @@ void add_run_routes(Router& router, ApiContext& context) {
   router.add("DELETE", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
     RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity,
                                 ThreadUse::kChange);
-    if (run.status == "pending" || run.status == "running") {
+    if (run_is_active(run)) {
       ctx->runs.cancel(run.run_id, true);
     }
     ctx->store.delete_run(run.run_id);
@@ -378,9 +378,9 @@ void add_run_routes(Router& router, ApiContext& context) {
       require_thread(*ctx, *thread_id, request.identity, ThreadUse::kChange);
       auto status = optional_string(body, "status");
       for (const RunRecord& run : ctx->store.list_runs(*thread_id)) {
-        const bool active = run.status == "pending" || run.status == "running";
+        const bool active = run_is_active(run);
         if (!active) continue;
-        if (status && *status != "all" && run.status != *status) continue;
+        if (status && *status != "all" && run_status_named(*status) != run.status) continue;
         if (run_ids.empty() ||
             std::find(run_ids.begin(), run_ids.end(), run.run_id) != run_ids.end()) {
           ctx->runs.cancel(run.run_id, action == "rollback");

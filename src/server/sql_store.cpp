@@ -540,7 +540,7 @@ void SqlStore::put_run_locked(const RunRecord& r) {
   static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
   Statement s(prepared_locked(kPut));
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
-  s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
+  s.bind(5, to_string(r.status)).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
   s.bind(11, r.owner).bind(12, r.not_before).run();
   count_active_runs_locked(r.thread_id);
@@ -592,14 +592,13 @@ void SqlStore::write_notices_locked(std::vector<QueuedNotification>* notices) {
   for (QueuedNotification& n : *notices) n.fresh = write_webhook_event(*statements_, n.event, n.urls);
 }
 
-std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
-                                                    const std::string& status,
-                                                    std::int64_t updated_at) {
+std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id, RunStatus status,
+                                                 std::int64_t updated_at) {
   std::lock_guard lock(mutex_);
   write_locked([&] {
     Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
                               "updated_at = ? WHERE run_id = ?"))
-        .bind(1, status)
+        .bind(1, to_string(status))
         .bind(2, updated_at)
         .bind(3, run_id)
         .run();
@@ -671,12 +670,12 @@ std::vector<RunRecord> SqlStore::list_runs(const std::string& thread_id) {
   return out;
 }
 
-std::vector<RunRecord> SqlStore::list_runs_with_status(const std::string& status) {
+std::vector<RunRecord> SqlStore::list_runs_with_status(RunStatus status) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(sql("SELECT ", kRunColumns,
                                   " FROM server_runs WHERE status = ? ORDER BY created_at, "
                                   "run_id")));
-  s.bind(1, status);
+  s.bind(1, to_string(status));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/record_status.h"
 #include "server/webhook_queue.h"
 #include "tollgate/json.h"
 
@@ -45,7 +46,7 @@ struct RunRecord {
   std::string thread_id;
   std::string assistant_id;
   Json metadata = Json::object();
-  std::string status = "pending";  // pending | running | success | error | interrupted | timeout
+  RunStatus status = RunStatus::kPending;
   Json kwargs = Json::object();
   std::string multitask_strategy = "reject";
   std::int64_t created_at = 0;
@@ -62,7 +63,7 @@ struct RunRecord {
 
 // Whether a run is pending or running (its thread reads busy).
 inline bool run_is_active(const RunRecord& run) {
-  return run.status == "pending" || run.status == "running";
+  return run.status == RunStatus::kPending || run.status == RunStatus::kRunning;
 }
 
 // What a run (or a state update) leaves its thread with, read from the thread's latest
@@ -159,8 +160,7 @@ class ServerStore {
   virtual bool insert_run(const RunRecord& run, const Json& thread_metadata,
                           std::vector<QueuedNotification>* notices = nullptr) = 0;
   // Sets the run's status and counts an attempt; the run after it, nullopt if it is gone.
-  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id,
-                                                 const std::string& status,
+  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id, RunStatus status,
                                                  std::int64_t updated_at) = 0;
   // A run's end, in one transaction: its final record (or, when !keep_run, its deletion with its
   // events), unless `thread` is null its thread's outcome, and unless `notices` is null the
@@ -172,7 +172,7 @@ class ServerStore {
                        std::vector<QueuedNotification>* notices = nullptr) = 0;
   virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
   virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
-  virtual std::vector<RunRecord> list_runs_with_status(const std::string& status) = 0;
+  virtual std::vector<RunRecord> list_runs_with_status(RunStatus status) = 0;
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 
   // Stream events of a run (legacy SSE, replayed by join with Last-Event-ID) and of a

@@ -131,7 +131,7 @@ class TimelineBuilder {
       const RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
       Json out{{"run_id", run.run_id},
                {"assistant_id", run.assistant_id},
-               {"status", run.status},
+               {"status", to_string(run.status)},
                {"created_at", iso_or_null(run.created_at)},
                {"updated_at", iso_or_null(run.updated_at)},
                {"started_by", string_or_null(request.started_by.id)},

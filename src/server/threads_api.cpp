@@ -170,7 +170,7 @@ Json timeline_of(ApiContext& context, const ThreadRecord& thread) {
   sources.thread = &thread;
   sources.runs = context.store.list_runs(thread.thread_id);
   for (const RunRecord& run : sources.runs) {
-    if (run.status != "error" && run.status != "timeout") continue;
+    if (run.status != RunStatus::kError && run.status != RunStatus::kTimeout) continue;
     for (const LogEntry& entry : context.store.run_events(run.run_id)) {
       if (entry.event == "error") sources.run_errors.emplace_back(run.run_id, Json::parse(entry.data, nullptr, false));
     }

@@ -46,7 +46,7 @@ Json run_to_json(const RunRecord& r) {
               {"thread_id", r.thread_id},
               {"assistant_id", r.assistant_id},
               {"metadata", r.metadata},
-              {"status", r.status},
+              {"status", to_string(r.status)},
               {"kwargs", r.kwargs},
               {"multitask_strategy", r.multitask_strategy},
               {"created_at", iso_timestamp(r.created_at)},

@@ -103,7 +103,7 @@ TEST_F(LegacyDatabaseTest, TheServerStoreKeepsEveryRow) {
   EXPECT_EQ(thread->values, (Json{{"log", {"start", "prepared"}}}));
   EXPECT_EQ(thread->interrupts["task-1"][0]["id"], "i-1");
   ASSERT_TRUE(store.get_run("run-1"));
-  EXPECT_EQ(store.get_run("run-1")->status, "interrupted");
+  EXPECT_EQ(store.get_run("run-1")->status, RunStatus::kInterrupted);
   EXPECT_EQ(store.run_events("run-1").size(), 1u);
   ASSERT_EQ(store.thread_events("legacy-paused").size(), 1u);
   EXPECT_EQ(store.thread_events("legacy-paused")[0].channel, "values");

@@ -384,7 +384,7 @@ TEST_F(ServerApiTest, RunExecutingWhenTheProcessDiedIsMarkedErrorAtStartup) {
     run.run_id = "01a22a56-2955-72c0-878b-ce6bc760372b";
     run.thread_id = thread;
     run.assistant_id = "d2a02ed8-fb92-5e43-81ea-cb78d82caa2f";
-    run.status = "running";
+    run.status = RunStatus::kRunning;
     store.put_run(run);
     ThreadRecord t = *store.get_thread(thread);
     t.status = "busy";

@@ -110,13 +110,13 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
     run.thread_id = "t1";
     run.assistant_id = "a";
     run.created_at = i;
-    run.status = i == 1 ? "running" : "success";
+    run.status = i == 1 ? RunStatus::kRunning : RunStatus::kSuccess;
     store_->put_run(run);
   }
   auto runs = store_->list_runs("t1");
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0].run_id, "r2");
-  auto running = store_->list_runs_with_status("running");
+  auto running = store_->list_runs_with_status(RunStatus::kRunning);
   ASSERT_EQ(running.size(), 1u);
   EXPECT_EQ(running[0].run_id, "r1");
 }
@@ -166,64 +166,64 @@ TEST_F(SqliteStoreTest, AssistantReadsSeeTheLatestPutAndDelete) {
   EXPECT_FALSE(store_->get_assistant("a1"));
 }
 
-RunRecord run_of(std::string id, std::string thread_id, std::string status) {
+RunRecord run_of(std::string id, std::string thread_id, RunStatus status) {
   RunRecord run;
   run.run_id = std::move(id);
   run.thread_id = std::move(thread_id);
   run.assistant_id = "a";
-  run.status = std::move(status);
+  run.status = status;
   return run;
 }
 
 TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
   store_->create_thread(thread("t1"));
-  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object()));
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object()));
   EXPECT_EQ(store_->get_thread("t1")->status, "busy");
-  store_->begin_attempt("r1", "running", 2);
+  store_->begin_attempt("r1", RunStatus::kRunning, 2);
   EXPECT_EQ(store_->list_threads()[0].status, "busy");
   ThreadOutcome outcome;
   outcome.status = "interrupted";
-  store_->end_run(run_of("r1", "t1", "success"), true, &outcome);
+  store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome);
   EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
 }
 
 TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
   store_->create_thread(thread("t1"));
-  EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), {{"graph_id", "hitl"}}));
+  EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), {{"graph_id", "hitl"}}));
   auto t = *store_->get_thread("t1");
   EXPECT_EQ(t.metadata["graph_id"], "hitl");
   EXPECT_EQ(t.metadata["purpose"], "test");
-  EXPECT_FALSE(store_->insert_run(run_of("r2", "gone", "pending"), Json::object()));
+  EXPECT_FALSE(store_->insert_run(run_of("r2", "gone", RunStatus::kPending), Json::object()));
   EXPECT_FALSE(store_->get_run("r2"));
 }
 
 TEST_F(SqliteStoreTest, BeginAttemptCountsAndSetsTheStatus) {
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
-  EXPECT_EQ(store_->begin_attempt("r1", "running", 5)->attempts, 1);
-  auto again = store_->begin_attempt("r1", "running", 6);
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
+  EXPECT_EQ(store_->begin_attempt("r1", RunStatus::kRunning, 5)->attempts, 1);
+  auto again = store_->begin_attempt("r1", RunStatus::kRunning, 6);
   EXPECT_EQ(again->attempts, 2);
-  EXPECT_EQ(again->status, "running");
+  EXPECT_EQ(again->status, RunStatus::kRunning);
   EXPECT_EQ(again->updated_at, 6);
-  EXPECT_FALSE(store_->begin_attempt("nope", "running", 7));
+  EXPECT_FALSE(store_->begin_attempt("nope", RunStatus::kRunning, 7));
 }
 
 TEST_F(SqliteStoreTest, EndRunWritesTheRunAndTheThreadsOutcomeTogether) {
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
   outcome.status = "error";
   outcome.error = "boom";
   outcome.values = {{"x", 1}};
   outcome.interrupts = Json::object();
   outcome.updated_at = 9;
-  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), true, &outcome));
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), true, &outcome));
   auto t = *store_->get_thread("t1");
   EXPECT_EQ(t.status, "error");
   EXPECT_EQ(t.error, "boom");
   EXPECT_EQ(t.values, Json({{"x", 1}}));
   EXPECT_EQ(t.updated_at, 9);
-  EXPECT_EQ(store_->get_run("r1")->status, "error");
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kError);
 }
 
 TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun) {
@@ -231,8 +231,8 @@ TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun)
   t.status = "interrupted";
   t.values = {{"x", 1}};
   store_->create_thread(t);
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
-  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), false, nullptr));
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), false, nullptr));
   EXPECT_FALSE(store_->get_run("r1"));
   auto read = *store_->get_thread("t1");
   EXPECT_EQ(read.status, "interrupted");
@@ -241,7 +241,7 @@ TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun)
 
 TEST_F(SqliteStoreTest, EndRunOfAGoneThreadWritesNothing) {
   ThreadOutcome outcome;
-  EXPECT_FALSE(store_->end_run(run_of("r1", "gone", "success"), true, &outcome));
+  EXPECT_FALSE(store_->end_run(run_of("r1", "gone", RunStatus::kSuccess), true, &outcome));
   EXPECT_FALSE(store_->get_run("r1"));
 }
 
@@ -257,16 +257,16 @@ QueuedNotification notice_of(std::string event_id) {
 TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   SqlWebhookQueue queue(db_.connect());  // the webhook tables, in the store's database
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &notices));
   EXPECT_TRUE(notices[0].fresh);
   std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
   ASSERT_EQ(queued.size(), 1u);
   EXPECT_EQ(queued[0].event_id, "e1");
   EXPECT_EQ(queued[0].url, "http://127.0.0.1:9/hook");
   // The same fact told again (an end stored twice): nothing new.
-  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &notices));
   EXPECT_FALSE(notices[0].fresh);
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
@@ -274,11 +274,13 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
 TEST_F(SqliteStoreTest, InsertRunStoresItsNotificationsWithItAndNoneForAGoneThread) {
   SqlWebhookQueue queue(db_.connect());
   std::vector<QueuedNotification> lost = {notice_of("e0")};
-  EXPECT_FALSE(store_->insert_run(run_of("r0", "gone", "pending"), Json::object(), &lost));
+  EXPECT_FALSE(
+      store_->insert_run(run_of("r0", "gone", RunStatus::kPending), Json::object(), &lost));
   EXPECT_TRUE(queue.list(std::nullopt, 10).empty());
   store_->create_thread(thread("t1"));
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object(), &notices));
+  ASSERT_TRUE(
+      store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object(), &notices));
   EXPECT_TRUE(notices[0].fresh);
   std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
   ASSERT_EQ(queued.size(), 1u);
@@ -300,12 +302,13 @@ TEST_F(SqliteStoreTest, AThreadOutcomeStoresItsNotificationsWithIt) {
 TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
   // No webhook queue was opened on this database: writing the notification fails.
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
   outcome.status = "idle";
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  EXPECT_ANY_THROW(store_->end_run(run_of("r1", "t1", "success"), true, &outcome, &notices));
-  EXPECT_EQ(store_->get_run("r1")->status, "pending");
+  EXPECT_ANY_THROW(
+      store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome, &notices));
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kPending);
   EXPECT_EQ(store_->get_thread("t1")->status, "busy");
 }
 
@@ -362,7 +365,7 @@ TEST_F(SqliteStoreTest, AVersion4DatabaseGainsRunOwnersAndKeepsItsPendingRuns) {
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   auto run = store_->get_run("r1");
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->status, "pending");
+  EXPECT_EQ(run->status, RunStatus::kPending);
   EXPECT_EQ(run->owner, "");
   EXPECT_EQ(run->not_before, 0);
 }
@@ -411,7 +414,7 @@ TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfI
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_EQ(waiting[0].thread_id, "paused");
   EXPECT_EQ(waiting[0].status, "busy");
-  store_->end_run(run_of("r2", "paused", "success"), true, nullptr);
+  store_->end_run(run_of("r2", "paused", RunStatus::kSuccess), true, nullptr);
   ThreadFilter interrupted;
   interrupted.status = "interrupted";
   EXPECT_EQ(store_->count_threads(interrupted), 1u);
@@ -421,18 +424,18 @@ TEST_F(SqliteStoreTest, EveryWriteOfARunKeepsItsThreadsBusyStatus) {
   store_->create_thread(thread("t1"));
   ThreadFilter busy;
   busy.status = "busy";
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(busy), 1u);
-  store_->put_run(run_of("r1", "t1", "success"));
+  store_->put_run(run_of("r1", "t1", RunStatus::kSuccess));
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  store_->put_run(run_of("r2", "t1", "pending"));
+  store_->put_run(run_of("r2", "t1", RunStatus::kPending));
   EXPECT_EQ(store_->count_threads(busy), 1u);
   store_->delete_run("r2");
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  store_->put_run(run_of("r3", "t1", "interrupted"));
-  store_->begin_attempt("r3", "running", 2);
+  store_->put_run(run_of("r3", "t1", RunStatus::kInterrupted));
+  store_->begin_attempt("r3", RunStatus::kRunning, 2);
   EXPECT_EQ(store_->count_threads(busy), 1u);
-  store_->end_run(run_of("r3", "t1", "error"), false, nullptr);
+  store_->end_run(run_of("r3", "t1", RunStatus::kError), false, nullptr);
   EXPECT_EQ(store_->count_threads(busy), 0u);
   EXPECT_EQ(store_->get_thread("t1")->status, "idle");
 }
@@ -444,13 +447,13 @@ TEST_F(SqliteStoreTest, AReviewerSeesAThreadWhileItsInterruptsAreListedEvenWhenB
   store_->create_thread(t);
   ThreadFilter reviewer;
   reviewer.visible = ThreadVisibility{false, "", true};
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(reviewer), 1u);
   ThreadOutcome answered;
   answered.status = "idle";
   answered.values = Json::object();
   answered.interrupts = {{"task", Json::array()}};
-  store_->end_run(run_of("r1", "t1", "success"), true, &answered);
+  store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &answered);
   EXPECT_EQ(store_->count_threads(reviewer), 0u);
   t.interrupts = {{"other", Json::array({{{"value", "again"}}})}};
   t.status = "idle";

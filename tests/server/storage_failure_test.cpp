@@ -101,7 +101,7 @@ class DiskFullStore : public ServerStore {
                   std::vector<QueuedNotification>* notices) override {
     return write([&] { return store_.insert_run(r, metadata, notices); });
   }
-  std::optional<RunRecord> begin_attempt(const std::string& id, const std::string& status,
+  std::optional<RunRecord> begin_attempt(const std::string& id, RunStatus status,
                                          std::int64_t at) override {
     return write([&] { return store_.begin_attempt(id, status, at); });
   }
@@ -111,7 +111,7 @@ class DiskFullStore : public ServerStore {
   }
   std::optional<RunRecord> get_run(const std::string& id) override { return store_.get_run(id); }
   std::vector<RunRecord> list_runs(const std::string& id) override { return store_.list_runs(id); }
-  std::vector<RunRecord> list_runs_with_status(const std::string& status) override {
+  std::vector<RunRecord> list_runs_with_status(RunStatus status) override {
     return store_.list_runs_with_status(status);
   }
   void delete_run(const std::string& id) override {

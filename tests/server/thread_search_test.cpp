@@ -37,7 +37,7 @@ class ThreadSearchTest : public ::testing::Test {
     r.run_id = run_id;
     r.thread_id = thread_id;
     r.assistant_id = "a";
-    r.status = "running";
+    r.status = RunStatus::kRunning;
     ASSERT_TRUE(store_->insert_run(r, Json::object()));
   }
   std::vector<std::string> ids(const ThreadFilter& filter, const ThreadPage& page = {}) {

@@ -1,0 +1,35 @@
+// The states of the server's records as enums. Code inside the server compares and switches on
+// these; their text (to_string) appears only where a record leaves the process: the JSON of the
+// API and the status columns of the server's tables, byte for byte what those always held.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "tollgate/json.h"
+
+namespace tollgate::server {
+
+// A run's status (RunRecord::status): pending until a worker takes it up, running while it
+// executes, then how it ended. The server never sets timeout; the API lists it.
+enum class RunStatus { kPending, kRunning, kSuccess, kError, kInterrupted, kTimeout };
+
+// "pending", "running", "success", "error", "interrupted", "timeout".
+const std::string& to_string(RunStatus status);
+// The status named `text`; nullopt when none is (a request's filter validates with it).
+std::optional<RunStatus> run_status_named(std::string_view text);
+// The status named `text`, read from `field` (a column, for the message); unknown text (a
+// database written by something else) throws Error(kInternal) naming the field and the value.
+RunStatus parse_run_status(std::string_view text, std::string_view field);
+
+// Statuses as JSON strings and printed as text (tests' messages): never as their numbers.
+inline void to_json(Json& json, RunStatus status) {
+  json = to_string(status);
+}
+inline std::ostream& operator<<(std::ostream& out, RunStatus status) {
+  return out << to_string(status);
+}
+
+}  // namespace tollgate::server

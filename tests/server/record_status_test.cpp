@@ -1,0 +1,37 @@
+// The statuses' text is the wire's and the columns': each enum value reads back as itself, and
+// text no status has is refused with the field and the value named.
+#include "server/record_status.h"
+
+#include <gtest/gtest.h>
+
+#include "tollgate/error.h"
+
+namespace tollgate::server {
+namespace {
+
+TEST(RecordStatusTest, RunStatusesKeepTheirWireText) {
+  const std::vector<std::pair<RunStatus, std::string>> names{
+      {RunStatus::kPending, "pending"},         {RunStatus::kRunning, "running"},
+      {RunStatus::kSuccess, "success"},         {RunStatus::kError, "error"},
+      {RunStatus::kInterrupted, "interrupted"}, {RunStatus::kTimeout, "timeout"}};
+  for (const auto& [status, name] : names) {
+    EXPECT_EQ(to_string(status), name);
+    EXPECT_EQ(parse_run_status(name, "server_runs.status"), status);
+    EXPECT_EQ(Json(status), Json(name));
+  }
+}
+
+TEST(RecordStatusTest, UnknownRunStatusNamesTheFieldAndTheValue) {
+  try {
+    parse_run_status("finished", "server_runs.status");
+    FAIL() << "an unknown status was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInternal);
+    EXPECT_NE(std::string(e.what()).find("server_runs.status"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"finished\""), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(run_status_named("finished"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tollgate::server
