@@ -106,7 +106,7 @@ class Notifications {
   // (outcome "error", with `error`). Nothing for other statuses.
   std::optional<QueuedNotification> run_ended_notice(
       const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
-      RunStatus status, const std::string& thread_status, const std::string& error) const;
+      RunStatus status, std::optional<ThreadStatus> thread_status, const std::string& error) const;
 
   // Whether notices can be stored by the server store with the facts they tell (a webhook
   // queue exists in its database).

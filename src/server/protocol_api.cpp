@@ -28,7 +28,7 @@ HttpResponse protocol_error(const Json& id, const Error& e) {
 
 Json pending_interrupt_ids(const ThreadRecord& thread) {
   Json ids = Json::array();
-  if (thread.status != "interrupted" || !thread.interrupts.is_object()) return ids;
+  if (thread.status != ThreadStatus::kInterrupted || !thread.interrupts.is_object()) return ids;
   for (auto& [task, list] : thread.interrupts.items()) {
     for (const Json& interrupt : list) ids.push_back(interrupt.value("id", ""));
   }

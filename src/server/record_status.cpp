@@ -13,6 +13,7 @@ template <std::size_t N>
 using Names = std::array<std::string, N>;
 
 const Names<6> kRunStatusNames{"pending", "running", "success", "error", "interrupted", "timeout"};
+const Names<4> kThreadStatusNames{"idle", "busy", "interrupted", "error"};
 
 template <typename Status, std::size_t N>
 std::optional<Status> named(const Names<N>& names, std::string_view text) {
@@ -41,6 +42,16 @@ std::optional<RunStatus> run_status_named(std::string_view text) {
 }
 RunStatus parse_run_status(std::string_view text, std::string_view field) {
   return parse<RunStatus>(kRunStatusNames, text, field);
+}
+
+const std::string& to_string(ThreadStatus status) {
+  return kThreadStatusNames.at(static_cast<std::size_t>(status));
+}
+std::optional<ThreadStatus> thread_status_named(std::string_view text) {
+  return named<ThreadStatus>(kThreadStatusNames, text);
+}
+ThreadStatus parse_thread_status(std::string_view text, std::string_view field) {
+  return parse<ThreadStatus>(kThreadStatusNames, text, field);
 }
 
 }  // namespace tollgate::server

@@ -24,11 +24,29 @@ std::optional<RunStatus> run_status_named(std::string_view text);
 // database written by something else) throws Error(kInternal) naming the field and the value.
 RunStatus parse_run_status(std::string_view text, std::string_view field);
 
+// A thread's status (ThreadRecord::status). Idle, interrupted (waiting at an interrupt or a
+// breakpoint) and error are what its last run left and what the store keeps; busy is derived on
+// every read while one of its runs is pending or running, and never stored (older versions did).
+enum class ThreadStatus { kIdle, kBusy, kInterrupted, kError };
+
+// "idle", "busy", "interrupted", "error".
+const std::string& to_string(ThreadStatus status);
+// The status named `text`; nullopt when none is.
+std::optional<ThreadStatus> thread_status_named(std::string_view text);
+// As parse_run_status, for a thread's status.
+ThreadStatus parse_thread_status(std::string_view text, std::string_view field);
+
 // Statuses as JSON strings and printed as text (tests' messages): never as their numbers.
 inline void to_json(Json& json, RunStatus status) {
   json = to_string(status);
 }
+inline void to_json(Json& json, ThreadStatus status) {
+  json = to_string(status);
+}
 inline std::ostream& operator<<(std::ostream& out, RunStatus status) {
+  return out << to_string(status);
+}
+inline std::ostream& operator<<(std::ostream& out, ThreadStatus status) {
   return out << to_string(status);
 }
 

@@ -323,7 +323,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         outcome = read_thread_outcome(g, record.thread_id, ending, failure);
       } catch (const std::exception& e) {
         outcome = ThreadOutcome{};
-        outcome->status = "error";
+        outcome->status = ThreadStatus::kError;
         outcome->error = std::string("The thread's state could not be read: ") + e.what();
         outcome->updated_at = now_millis();
       }

@@ -261,7 +261,7 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
     return Json{{"__error__", {{"error", "Error"}, {"message", message}}}};
   }
   Json values = thread && thread->values.is_object() ? thread->values : Json::object();
-  if (thread && thread->status == "interrupted" && thread->interrupts.is_object()) {
+  if (thread && thread->status == ThreadStatus::kInterrupted && thread->interrupts.is_object()) {
     Json all = Json::array();
     for (auto& [task, list] : thread->interrupts.items()) {
       for (const Json& i : list) all.push_back(i);

@@ -79,7 +79,7 @@ void RunManager::recover_shared() {
   take_over(replicas_->owned_runs(cluster_->replica_id()));
   take_over(replicas_->adopt_orphaned_runs(cluster_->replica_id(),
                                            cluster_->options().timeout.count()));
-  for (const std::string& thread_id : store_.thread_ids_with_stored_status("busy")) {
+  for (const std::string& thread_id : store_.thread_ids_with_stored_status(ThreadStatus::kBusy)) {
     reconcile_thread(thread_id);
   }
   cluster_->start();

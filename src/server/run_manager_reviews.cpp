@@ -208,7 +208,8 @@ void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
 
 bool RunManager::claims_still_pending(const std::string& run_id, const std::string& thread_id,
                                       const ThreadOutcome& outcome) {
-  if (reviews_ == nullptr || outcome.status != "interrupted" || outcome.checkpoint_id.empty())
+  if (reviews_ == nullptr || outcome.status != ThreadStatus::kInterrupted ||
+      outcome.checkpoint_id.empty())
     return false;
   const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
   try {
@@ -243,7 +244,7 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
 std::vector<QueuedNotification> RunManager::review_requested_notices(
     const std::string& thread_id, const std::string& assistant_id,
     const ThreadOutcome& outcome) const {
-  if (notifications_ == nullptr || outcome.status != "interrupted") return {};
+  if (notifications_ == nullptr || outcome.status != ThreadStatus::kInterrupted) return {};
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   return notifications_->review_requested_notices(thread_id, assistant_id, outcome.checkpoint_id,
                                                   interrupts);
@@ -251,7 +252,7 @@ std::vector<QueuedNotification> RunManager::review_requested_notices(
 
 void RunManager::store_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
   std::vector<QueuedNotification> notices;
-  if (notifications_ != nullptr && outcome.status == "interrupted") {
+  if (notifications_ != nullptr && outcome.status == ThreadStatus::kInterrupted) {
     std::string assistant_id;
     try {
       auto thread = store_.get_thread(thread_id);
@@ -296,8 +297,9 @@ std::optional<QueuedNotification> RunManager::run_end_notice(
     const RunRecord& record, const std::optional<ThreadOutcome>& thread,
     const std::string& failure) const {
   if (notifications_ == nullptr) return std::nullopt;
-  return notifications_->run_ended_notice(record.run_id, record.thread_id, record.assistant_id,
-                                          record.status, thread ? thread->status : "", failure);
+  return notifications_->run_ended_notice(
+      record.run_id, record.thread_id, record.assistant_id, record.status,
+      thread ? std::optional(thread->status) : std::nullopt, failure);
 }
 
 }  // namespace tollgate::server

@@ -47,8 +47,8 @@ void RunManager::recover() {
   }
   settle_cut_off_decisions(cut_off);
   for (CutOffRun& run : cut_off) carry_out(run);
-  // Older versions stored "busy" in the thread; now it is derived from the thread's runs.
-  for (const std::string& thread_id : store_.thread_ids_with_stored_status("busy")) {
+  // Older versions stored busy in the thread; now it is derived from the thread's runs.
+  for (const std::string& thread_id : store_.thread_ids_with_stored_status(ThreadStatus::kBusy)) {
     reconcile_thread(thread_id);
   }
   std::unique_lock lock(mutex_);
@@ -69,7 +69,7 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     if (cut.record.attempts >= kMaxRunAttempts) {
       // Each time the process died with this run taken up: recovering it again could be what
       // kills the process next, so its checkpoint is left alone.
-      cut.outcome.status = "error";
+      cut.outcome.status = ThreadStatus::kError;
       cut.outcome.error = "Run " + cut.record.run_id + " was cut off " +
                           std::to_string(cut.record.attempts) +
                           " times by the server process ending while it executed or was "
@@ -89,15 +89,15 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     try {
       cut.outcome = read_thread_outcome(g, cut.record.thread_id, RunEnding::kCutOff, message);
       cut.effect_uncertain = cut_off_in_an_effect(g, cut.record.thread_id);
-      // A thread left with tasks cut short and no pause (its status reads "error") is continued
+      // A thread left with tasks cut short and no pause (its status reads error) is continued
       // into the review of an uncertain call, or run on when its graph says its steps re-run.
       const bool reruns = g != nullptr && rerunning_graphs_.count(graph_id) != 0 &&
                           !cut.outcome.checkpoint_id.empty();
-      if (cut.outcome.status == "error" && (cut.effect_uncertain || reruns)) {
+      if (cut.outcome.status == ThreadStatus::kError && (cut.effect_uncertain || reruns)) {
         cut.action = CutOffRun::kContinue;
       }
     } catch (const std::exception& e) {
-      cut.outcome.status = "error";
+      cut.outcome.status = ThreadStatus::kError;
       cut.outcome.error = message + " (Its checkpoint could not be read: " + e.what() + ")";
       cut.outcome.updated_at = now_millis();
     }

@@ -85,7 +85,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
                                            const ThreadPage& page) override;
   std::size_t count_threads(const ThreadFilter& filter) override;
-  std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override;
+  std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) override;
   void delete_thread(const std::string& thread_id) override;
 
   // sql_store_retention.cpp

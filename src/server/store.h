@@ -32,9 +32,9 @@ struct ThreadRecord {
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
   Json metadata = Json::object();
-  // idle | busy | interrupted | error. Busy is derived on every read: a thread is busy while one
-  // of its runs is pending or running; otherwise it is what its last run (or state update) left.
-  std::string status = "idle";
+  // Busy is derived on every read: a thread is busy while one of its runs is pending or running;
+  // otherwise it is what its last run (or state update) left.
+  ThreadStatus status = ThreadStatus::kIdle;
   Json config = Json::object();
   Json values;      // null until the first run finished
   Json interrupts;  // task id -> [Interrupt]; null until the first run finished
@@ -69,7 +69,7 @@ inline bool run_is_active(const RunRecord& run) {
 // What a run (or a state update) leaves its thread with, read from the thread's latest
 // checkpoint. Stored with the run's own end in one transaction.
 struct ThreadOutcome {
-  std::string status = "idle";  // idle | interrupted | error (busy is never stored)
+  ThreadStatus status = ThreadStatus::kIdle;  // idle | interrupted | error (busy is never stored)
   Json values;                  // the latest values; null: keep the stored values and interrupts
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
@@ -86,7 +86,7 @@ struct ThreadVisibility {
 
 // The threads a search or count selects (POST /threads/search and /threads/count).
 struct ThreadFilter {
-  std::optional<std::string> status;  // the status as read (busy derived from the runs)
+  std::optional<ThreadStatus> status;  // the status as read (busy derived from the runs)
   Json metadata = Json::object();     // each top-level key equal in the thread's metadata
   Json values = Json::object();       // each top-level key equal in the thread's values
   std::vector<std::string> ids;       // empty: any thread
@@ -135,8 +135,8 @@ class ServerStore {
   virtual std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
                                                    const ThreadPage& page) = 0;
   virtual std::size_t count_threads(const ThreadFilter& filter) = 0;
-  // Ids of the threads whose stored status is `status` (recovery: "busy" left by older versions).
-  virtual std::vector<std::string> thread_ids_with_stored_status(const std::string& status) = 0;
+  // Ids of the threads whose stored status is `status` (recovery: busy left by older versions).
+  virtual std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) = 0;
   // Removes the thread with its runs and stream events.
   virtual void delete_thread(const std::string& thread_id) = 0;
 

@@ -79,7 +79,7 @@ class TimelineBuilder {
     for (const CheckpointRow& row : rows_) read_checkpoint(row);
     link_resumed_runs();
     Json out{{"thread_id", sources_.thread->thread_id},
-             {"status", sources_.thread->status},
+             {"status", to_string(sources_.thread->status)},
              {"created_at", iso_or_null(sources_.thread->created_at)},
              {"updated_at", iso_or_null(sources_.thread->updated_at)}};
     out["runs"] = Json::array();

@@ -104,12 +104,12 @@ ThreadFilter thread_filter(const Json& body, const Identity& who) {
   ThreadFilter filter;
   filter.metadata = optional_object(body, "metadata");
   filter.values = optional_object(body, "values");
-  filter.status = optional_string(body, "status");
-  const auto& status = filter.status;
-  if (status && *status != "idle" && *status != "busy" && *status != "interrupted" &&
-      *status != "error") {
-    throw Error::InvalidArgument("status: invalid value \"" + *status +
-                             "\"; expected one of idle, busy, interrupted, error");
+  if (const std::optional<std::string> status = optional_string(body, "status")) {
+    filter.status = thread_status_named(*status);
+    if (!filter.status) {
+      throw Error::InvalidArgument("status: invalid value \"" + *status +
+                                   "\"; expected one of idle, busy, interrupted, error");
+    }
   }
   if (body.contains("ids") && !body["ids"].is_null()) {
     if (!body["ids"].is_array()) throw Error::InvalidArgument("ids: must be an array of thread ids");
@@ -311,7 +311,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
     copy.thread_id = new_uuid7();
     if (request.identity.authenticated) copy.metadata[kOwnerKey] = request.identity.id;
     copy.created_at = copy.updated_at = now_millis();
-    if (copy.status == "busy") copy.status = "idle";
+    if (copy.status == ThreadStatus::kBusy) copy.status = ThreadStatus::kIdle;
     if (ctx->saver) ctx->saver->copy_thread(source.thread_id, copy.thread_id);
     ctx->store.create_thread(copy);
     return HttpResponse::json(thread_to_json(copy));

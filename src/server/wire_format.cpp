@@ -33,7 +33,7 @@ Json thread_to_json(const ThreadRecord& t) {
            {"created_at", iso_timestamp(t.created_at)},
            {"updated_at", iso_timestamp(t.updated_at)},
            {"metadata", t.metadata},
-           {"status", t.status},
+           {"status", to_string(t.status)},
            {"config", t.config}};
   if (!t.values.is_null()) out["values"] = t.values;
   if (!t.interrupts.is_null()) out["interrupts"] = t.interrupts;

@@ -99,7 +99,7 @@ TEST_F(LegacyDatabaseTest, TheServerStoreKeepsEveryRow) {
   SqliteStore store(path_);
   auto thread = store.get_thread("legacy-paused");
   ASSERT_TRUE(thread);
-  EXPECT_EQ(thread->status, "interrupted");
+  EXPECT_EQ(thread->status, ThreadStatus::kInterrupted);
   EXPECT_EQ(thread->values, (Json{{"log", {"start", "prepared"}}}));
   EXPECT_EQ(thread->interrupts["task-1"][0]["id"], "i-1");
   ASSERT_TRUE(store.get_run("run-1"));

@@ -33,5 +33,20 @@ TEST(RecordStatusTest, UnknownRunStatusNamesTheFieldAndTheValue) {
   EXPECT_EQ(run_status_named("finished"), std::nullopt);
 }
 
+TEST(RecordStatusTest, ThreadStatusesKeepTheirWireText) {
+  const std::vector<std::pair<ThreadStatus, std::string>> names{
+      {ThreadStatus::kIdle, "idle"},
+      {ThreadStatus::kBusy, "busy"},
+      {ThreadStatus::kInterrupted, "interrupted"},
+      {ThreadStatus::kError, "error"}};
+  for (const auto& [status, name] : names) {
+    EXPECT_EQ(to_string(status), name);
+    EXPECT_EQ(parse_thread_status(name, "server_threads.status"), status);
+    EXPECT_EQ(Json(status), Json(name));
+  }
+  EXPECT_EQ(thread_status_named("paused"), std::nullopt);
+  EXPECT_THROW(parse_thread_status("paused", "server_threads.status"), Error);
+}
+
 }  // namespace
 }  // namespace tollgate::server

@@ -30,7 +30,8 @@ class RetentionTest : public ::testing::Test {
     return Retention(*store_, *runs_, saver_.get(), std::move(options));
   }
 
-  void add_thread(const std::string& id, std::int64_t updated_at, const std::string& status = "idle") {
+  void add_thread(const std::string& id, std::int64_t updated_at,
+                  ThreadStatus status = ThreadStatus::kIdle) {
     ThreadRecord t;
     t.thread_id = id;
     t.created_at = t.updated_at = updated_at;
@@ -119,7 +120,7 @@ TEST_F(RetentionTest, ExpiredThreadsAreThoseWhoseTtlRanOutAndThatAreNotBusyOrPau
   add_thread("fresh", 100);
   add_thread("no_ttl", 100);
   add_thread("busy", 100);
-  add_thread("paused", 100, "interrupted");
+  add_thread("paused", 100, ThreadStatus::kInterrupted);
   add_run("live", "busy", RunStatus::kRunning, 100);
   for (const char* id : {"expired", "busy", "paused"}) ASSERT_TRUE(store_->set_thread_ttl(id, 50));
   ASSERT_TRUE(store_->set_thread_ttl("fresh", 500));

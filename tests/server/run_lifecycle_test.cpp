@@ -172,7 +172,7 @@ TEST_F(RunLifecycleTest, AThreadLeftBusyByAnOlderServerIsReconciledWithItsCheckp
   {
     SqliteStore store(db_.string());
     ThreadRecord t = *store.get_thread(thread);
-    t.status = "busy";  // a run's end was stored, its thread's refresh was not
+    t.status = ThreadStatus::kBusy;  // a run's end was stored, its thread's refresh was not
     store.update_thread(t);
   }
   start();

@@ -387,7 +387,7 @@ TEST_F(ServerApiTest, RunExecutingWhenTheProcessDiedIsMarkedErrorAtStartup) {
     run.status = RunStatus::kRunning;
     store.put_run(run);
     ThreadRecord t = *store.get_thread(thread);
-    t.status = "busy";
+    t.status = ThreadStatus::kBusy;
     store.update_thread(t);
   }
   start();

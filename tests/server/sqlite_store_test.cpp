@@ -74,12 +74,12 @@ TEST_F(SqliteStoreTest, UpdateThreadRoundTripsStatusValuesAndInterrupts) {
   store_->create_thread(thread("t1"));
   ThreadRecord t = *store_->get_thread("t1");
   EXPECT_TRUE(t.values.is_null());
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"messages", Json::array()}};
   t.interrupts = {{"task", {{{"id", "abc"}, {"value", "q"}}}}};
   store_->update_thread(t);
   ThreadRecord read = *store_->get_thread("t1");
-  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.status, ThreadStatus::kInterrupted);
   EXPECT_EQ(read.values, t.values);
   EXPECT_EQ(read.interrupts, t.interrupts);
 }
@@ -178,13 +178,13 @@ RunRecord run_of(std::string id, std::string thread_id, RunStatus status) {
 TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
   store_->create_thread(thread("t1"));
   ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object()));
-  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
   store_->begin_attempt("r1", RunStatus::kRunning, 2);
-  EXPECT_EQ(store_->list_threads()[0].status, "busy");
+  EXPECT_EQ(store_->list_threads()[0].status, ThreadStatus::kBusy);
   ThreadOutcome outcome;
-  outcome.status = "interrupted";
+  outcome.status = ThreadStatus::kInterrupted;
   store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome);
-  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
 TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
@@ -212,14 +212,14 @@ TEST_F(SqliteStoreTest, EndRunWritesTheRunAndTheThreadsOutcomeTogether) {
   store_->create_thread(thread("t1"));
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
-  outcome.status = "error";
+  outcome.status = ThreadStatus::kError;
   outcome.error = "boom";
   outcome.values = {{"x", 1}};
   outcome.interrupts = Json::object();
   outcome.updated_at = 9;
   EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), true, &outcome));
   auto t = *store_->get_thread("t1");
-  EXPECT_EQ(t.status, "error");
+  EXPECT_EQ(t.status, ThreadStatus::kError);
   EXPECT_EQ(t.error, "boom");
   EXPECT_EQ(t.values, Json({{"x", 1}}));
   EXPECT_EQ(t.updated_at, 9);
@@ -228,14 +228,14 @@ TEST_F(SqliteStoreTest, EndRunWritesTheRunAndTheThreadsOutcomeTogether) {
 
 TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"x", 1}};
   store_->create_thread(t);
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), false, nullptr));
   EXPECT_FALSE(store_->get_run("r1"));
   auto read = *store_->get_thread("t1");
-  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.status, ThreadStatus::kInterrupted);
   EXPECT_EQ(read.values, Json({{"x", 1}}));
 }
 
@@ -291,12 +291,12 @@ TEST_F(SqliteStoreTest, AThreadOutcomeStoresItsNotificationsWithIt) {
   SqlWebhookQueue queue(db_.connect());
   store_->create_thread(thread("t1"));
   ThreadOutcome outcome;
-  outcome.status = "interrupted";
+  outcome.status = ThreadStatus::kInterrupted;
   std::vector<QueuedNotification> notices = {notice_of("e1")};
   ASSERT_TRUE(store_->set_thread_outcome("t1", outcome, &notices));
   EXPECT_TRUE(notices[0].fresh);
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
-  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
 TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
@@ -304,12 +304,12 @@ TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
   store_->create_thread(thread("t1"));
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
-  outcome.status = "idle";
+  outcome.status = ThreadStatus::kIdle;
   std::vector<QueuedNotification> notices = {notice_of("e1")};
   EXPECT_ANY_THROW(
       store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome, &notices));
   EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kPending);
-  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
 }
 
 TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
@@ -321,14 +321,14 @@ TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
 
 TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"x", 1}};
   t.interrupts = {{"task", Json::array()}};
   store_->create_thread(t);
   auto merged = store_->merge_thread_metadata("t1", {{"owner", "ada"}}, 7);
   ASSERT_TRUE(merged);
   EXPECT_EQ(merged->metadata, Json({{"purpose", "test"}, {"owner", "ada"}}));
-  EXPECT_EQ(merged->status, "interrupted");
+  EXPECT_EQ(merged->status, ThreadStatus::kInterrupted);
   EXPECT_EQ(merged->values, t.values);
   EXPECT_EQ(merged->interrupts, t.interrupts);
   EXPECT_EQ(merged->updated_at, 7);
@@ -391,7 +391,7 @@ TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
 
 TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfItsThreads) {
   ThreadRecord paused = thread("paused");
-  paused.status = "interrupted";
+  paused.status = ThreadStatus::kInterrupted;
   paused.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
   store_->create_thread(paused);
   store_->create_thread(thread("running"));
@@ -406,24 +406,24 @@ TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfI
   reopen();
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   ThreadFilter busy;
-  busy.status = "busy";
+  busy.status = ThreadStatus::kBusy;
   EXPECT_EQ(store_->count_threads(busy), 2u);
   ThreadFilter reviewer;
   reviewer.visible = ThreadVisibility{false, "", true};
   auto waiting = store_->search_threads(reviewer, {});
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_EQ(waiting[0].thread_id, "paused");
-  EXPECT_EQ(waiting[0].status, "busy");
+  EXPECT_EQ(waiting[0].status, ThreadStatus::kBusy);
   store_->end_run(run_of("r2", "paused", RunStatus::kSuccess), true, nullptr);
   ThreadFilter interrupted;
-  interrupted.status = "interrupted";
+  interrupted.status = ThreadStatus::kInterrupted;
   EXPECT_EQ(store_->count_threads(interrupted), 1u);
 }
 
 TEST_F(SqliteStoreTest, EveryWriteOfARunKeepsItsThreadsBusyStatus) {
   store_->create_thread(thread("t1"));
   ThreadFilter busy;
-  busy.status = "busy";
+  busy.status = ThreadStatus::kBusy;
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(busy), 1u);
   store_->put_run(run_of("r1", "t1", RunStatus::kSuccess));
@@ -437,12 +437,12 @@ TEST_F(SqliteStoreTest, EveryWriteOfARunKeepsItsThreadsBusyStatus) {
   EXPECT_EQ(store_->count_threads(busy), 1u);
   store_->end_run(run_of("r3", "t1", RunStatus::kError), false, nullptr);
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  EXPECT_EQ(store_->get_thread("t1")->status, "idle");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kIdle);
 }
 
 TEST_F(SqliteStoreTest, AReviewerSeesAThreadWhileItsInterruptsAreListedEvenWhenBusy) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
   store_->create_thread(t);
   ThreadFilter reviewer;
@@ -450,23 +450,24 @@ TEST_F(SqliteStoreTest, AReviewerSeesAThreadWhileItsInterruptsAreListedEvenWhenB
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(reviewer), 1u);
   ThreadOutcome answered;
-  answered.status = "idle";
+  answered.status = ThreadStatus::kIdle;
   answered.values = Json::object();
   answered.interrupts = {{"task", Json::array()}};
   store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &answered);
   EXPECT_EQ(store_->count_threads(reviewer), 0u);
   t.interrupts = {{"other", Json::array({{{"value", "again"}}})}};
-  t.status = "idle";
+  t.status = ThreadStatus::kIdle;
   store_->update_thread(t);
   EXPECT_EQ(store_->count_threads(reviewer), 1u);
 }
 
 TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {
   ThreadRecord t = thread("t1");
-  t.status = "busy";
+  t.status = ThreadStatus::kBusy;
   store_->create_thread(t);
   store_->create_thread(thread("t2"));
-  EXPECT_EQ(store_->thread_ids_with_stored_status("busy"), std::vector<std::string>{"t1"});
+  EXPECT_EQ(store_->thread_ids_with_stored_status(ThreadStatus::kBusy),
+            std::vector<std::string>{"t1"});
 }
 
 LogEntry values_event() {

@@ -76,7 +76,7 @@ class DiskFullStore : public ServerStore {
   std::size_t count_threads(const ThreadFilter& filter) override {
     return store_.count_threads(filter);
   }
-  std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override {
+  std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) override {
     return store_.thread_ids_with_stored_status(status);
   }
   void delete_thread(const std::string& id) override {
