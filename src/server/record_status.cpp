@@ -14,6 +14,7 @@ using Names = std::array<std::string, N>;
 
 const Names<6> kRunStatusNames{"pending", "running", "success", "error", "interrupted", "timeout"};
 const Names<4> kThreadStatusNames{"idle", "busy", "interrupted", "error"};
+const Names<5> kReviewStatusNames{"pending", "decided", "superseded", "expired", "refused"};
 
 template <typename Status, std::size_t N>
 std::optional<Status> named(const Names<N>& names, std::string_view text) {
@@ -52,6 +53,13 @@ std::optional<ThreadStatus> thread_status_named(std::string_view text) {
 }
 ThreadStatus parse_thread_status(std::string_view text, std::string_view field) {
   return parse<ThreadStatus>(kThreadStatusNames, text, field);
+}
+
+const std::string& to_string(ReviewStatus status) {
+  return kReviewStatusNames.at(static_cast<std::size_t>(status));
+}
+ReviewStatus parse_review_status(std::string_view text, std::string_view field) {
+  return parse<ReviewStatus>(kReviewStatusNames, text, field);
 }
 
 }  // namespace tollgate::server

@@ -36,6 +36,14 @@ std::optional<ThreadStatus> thread_status_named(std::string_view text);
 // As parse_run_status, for a thread's status.
 ThreadStatus parse_thread_status(std::string_view text, std::string_view field);
 
+// A review record's status (review_store.h says what each means). Refused is reserved.
+enum class ReviewStatus { kPending, kDecided, kSuperseded, kExpired, kRefused };
+
+// "pending", "decided", "superseded", "expired", "refused".
+const std::string& to_string(ReviewStatus status);
+// As parse_run_status, for a review record's status.
+ReviewStatus parse_review_status(std::string_view text, std::string_view field);
+
 // Statuses as JSON strings and printed as text (tests' messages): never as their numbers.
 inline void to_json(Json& json, RunStatus status) {
   json = to_string(status);
@@ -43,10 +51,16 @@ inline void to_json(Json& json, RunStatus status) {
 inline void to_json(Json& json, ThreadStatus status) {
   json = to_string(status);
 }
+inline void to_json(Json& json, ReviewStatus status) {
+  json = to_string(status);
+}
 inline std::ostream& operator<<(std::ostream& out, RunStatus status) {
   return out << to_string(status);
 }
 inline std::ostream& operator<<(std::ostream& out, ThreadStatus status) {
+  return out << to_string(status);
+}
+inline std::ostream& operator<<(std::ostream& out, ReviewStatus status) {
   return out << to_string(status);
 }
 

@@ -88,8 +88,9 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
       bool orphaned = false;
       for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
         if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
-            (r.status == "decided" || r.status == "expired") && active_.count(r.run_id) == 0 &&
-            r.decided_at < orphaned_before && !store_.get_run(r.run_id)) {
+            (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
+            active_.count(r.run_id) == 0 && r.decided_at < orphaned_before &&
+            !store_.get_run(r.run_id)) {
           reviews_->reopen(r.run_id);
           orphaned = true;
         }
@@ -214,7 +215,8 @@ bool RunManager::claims_still_pending(const std::string& run_id, const std::stri
   const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
   try {
     for (const ReviewRecord& r : reviews_->at_checkpoint(thread_id, outcome.checkpoint_id)) {
-      if (r.run_id == run_id && (r.status == "decided" || r.status == "expired") &&
+      if (r.run_id == run_id &&
+          (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
           std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
         return true;
     }

@@ -48,5 +48,20 @@ TEST(RecordStatusTest, ThreadStatusesKeepTheirWireText) {
   EXPECT_THROW(parse_thread_status("paused", "server_threads.status"), Error);
 }
 
+TEST(RecordStatusTest, ReviewStatusesKeepTheirColumnText) {
+  const std::vector<std::pair<ReviewStatus, std::string>> names{
+      {ReviewStatus::kPending, "pending"},
+      {ReviewStatus::kDecided, "decided"},
+      {ReviewStatus::kSuperseded, "superseded"},
+      {ReviewStatus::kExpired, "expired"},
+      {ReviewStatus::kRefused, "refused"}};
+  for (const auto& [status, name] : names) {
+    EXPECT_EQ(to_string(status), name);
+    EXPECT_EQ(parse_review_status(name, "server_reviews.status"), status);
+    EXPECT_EQ(Json(status), Json(name));
+  }
+  EXPECT_THROW(parse_review_status("approved", "server_reviews.status"), Error);
+}
+
 }  // namespace
 }  // namespace tollgate::server

@@ -194,7 +194,7 @@ TEST_F(SharedDatabaseTest, TwoTimersFireOneDeadlineOnce) {
   second_thread.join();
 
   EXPECT_EQ(expired.load(), 1u);
-  EXPECT_EQ(second_reviews.list("t1").at(0).status, "expired");
+  EXPECT_EQ(second_reviews.list("t1").at(0).status, ReviewStatus::kExpired);
 }
 
 TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterval) {
@@ -212,7 +212,7 @@ TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterv
   other_reviews.add_pending({timed_review("other", now_millis() + 100)});
 
   EXPECT_TRUE(eventually([&] { return expired.load() == 2; }));
-  EXPECT_EQ(other_reviews.list("other").at(0).status, "expired");
+  EXPECT_EQ(other_reviews.list("other").at(0).status, ReviewStatus::kExpired);
 }
 
 // ------------------------------------------------------------------ assistants

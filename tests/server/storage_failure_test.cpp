@@ -279,7 +279,7 @@ TEST_F(StorageFailureTest, AResumeThatFailedWith503BeforeItWasTakenLeavesTheRevi
   ASSERT_TRUE(eventually_status(paused, "interrupted"));
   const std::vector<ReviewRecord> records = reviews_->list(paused);
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].status, "pending");
+  EXPECT_EQ(records[0].status, ReviewStatus::kPending);
 }
 
 TEST_F(StorageFailureTest, TheEndOfARunIsStoredOnceSpaceIsBackWithoutARestart) {
