@@ -15,6 +15,7 @@ using Names = std::array<std::string, N>;
 const Names<6> kRunStatusNames{"pending", "running", "success", "error", "interrupted", "timeout"};
 const Names<4> kThreadStatusNames{"idle", "busy", "interrupted", "error"};
 const Names<5> kReviewStatusNames{"pending", "decided", "superseded", "expired", "refused"};
+const Names<3> kDeliveryStatusNames{"pending", "delivered", "failed"};
 
 template <typename Status, std::size_t N>
 std::optional<Status> named(const Names<N>& names, std::string_view text) {
@@ -60,6 +61,16 @@ const std::string& to_string(ReviewStatus status) {
 }
 ReviewStatus parse_review_status(std::string_view text, std::string_view field) {
   return parse<ReviewStatus>(kReviewStatusNames, text, field);
+}
+
+const std::string& to_string(DeliveryStatus status) {
+  return kDeliveryStatusNames.at(static_cast<std::size_t>(status));
+}
+std::optional<DeliveryStatus> delivery_status_named(std::string_view text) {
+  return named<DeliveryStatus>(kDeliveryStatusNames, text);
+}
+DeliveryStatus parse_delivery_status(std::string_view text, std::string_view field) {
+  return parse<DeliveryStatus>(kDeliveryStatusNames, text, field);
 }
 
 }  // namespace tollgate::server

@@ -44,6 +44,16 @@ const std::string& to_string(ReviewStatus status);
 // As parse_run_status, for a review record's status.
 ReviewStatus parse_review_status(std::string_view text, std::string_view field);
 
+// A webhook delivery's status (webhook_queue.h says what each means).
+enum class DeliveryStatus { kPending, kDelivered, kFailed };
+
+// "pending", "delivered", "failed".
+const std::string& to_string(DeliveryStatus status);
+// The status named `text`; nullopt when none is (the delivery log's filter validates with it).
+std::optional<DeliveryStatus> delivery_status_named(std::string_view text);
+// As parse_run_status, for a delivery's status.
+DeliveryStatus parse_delivery_status(std::string_view text, std::string_view field);
+
 // Statuses as JSON strings and printed as text (tests' messages): never as their numbers.
 inline void to_json(Json& json, RunStatus status) {
   json = to_string(status);
@@ -54,6 +64,9 @@ inline void to_json(Json& json, ThreadStatus status) {
 inline void to_json(Json& json, ReviewStatus status) {
   json = to_string(status);
 }
+inline void to_json(Json& json, DeliveryStatus status) {
+  json = to_string(status);
+}
 inline std::ostream& operator<<(std::ostream& out, RunStatus status) {
   return out << to_string(status);
 }
@@ -61,6 +74,9 @@ inline std::ostream& operator<<(std::ostream& out, ThreadStatus status) {
   return out << to_string(status);
 }
 inline std::ostream& operator<<(std::ostream& out, ReviewStatus status) {
+  return out << to_string(status);
+}
+inline std::ostream& operator<<(std::ostream& out, DeliveryStatus status) {
   return out << to_string(status);
 }
 

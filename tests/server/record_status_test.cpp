@@ -63,5 +63,19 @@ TEST(RecordStatusTest, ReviewStatusesKeepTheirColumnText) {
   EXPECT_THROW(parse_review_status("approved", "server_reviews.status"), Error);
 }
 
+TEST(RecordStatusTest, DeliveryStatusesKeepTheirColumnText) {
+  const std::vector<std::pair<DeliveryStatus, std::string>> names{
+      {DeliveryStatus::kPending, "pending"},
+      {DeliveryStatus::kDelivered, "delivered"},
+      {DeliveryStatus::kFailed, "failed"}};
+  for (const auto& [status, name] : names) {
+    EXPECT_EQ(to_string(status), name);
+    EXPECT_EQ(parse_delivery_status(name, "server_webhook_deliveries.status"), status);
+    EXPECT_EQ(Json(status), Json(name));
+  }
+  EXPECT_EQ(delivery_status_named("sent"), std::nullopt);
+  EXPECT_THROW(parse_delivery_status("sent", "server_webhook_deliveries.status"), Error);
+}
+
 }  // namespace
 }  // namespace tollgate::server

@@ -142,9 +142,11 @@ TEST_F(SharedDatabaseTest, TwoSendersDeliverEachEventOnceAndInOrderToEachReceive
     first.wake();
     second.wake();
   }
-  const bool all_delivered = eventually(
-      [&] { return first_queue.list("delivered", 100).size() == std::size_t{2 * kEvents}; });
-  EXPECT_TRUE(all_delivered) << first_queue.list("pending", 100).size() << " still pending";
+  const bool all_delivered = eventually([&] {
+    return first_queue.list(DeliveryStatus::kDelivered, 100).size() == std::size_t{2 * kEvents};
+  });
+  EXPECT_TRUE(all_delivered) << first_queue.list(DeliveryStatus::kPending, 100).size()
+                             << " still pending";
   first.stop();
   second.stop();
 
