@@ -43,7 +43,7 @@ ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id, co
   }
   Json metadata = Json::object();
   stamp_owner(metadata, who);
-  ThreadRecord fresh = new_thread_record(thread_id, metadata);
+  ThreadRecord fresh = new_thread_record(thread_id, metadata, *context.clock);
   context.store.create_thread(fresh);
   return *context.store.get_thread(thread_id);
 }

@@ -170,10 +170,14 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       std::lock_guard lock(mutex_);
       taken_up = run->taken_up && !request.continues_cut_off_step;
     }
-    auto taken = request.continues_cut_off_step ? store_.get_run(record.run_id)
-                 : taken_up
-                     ? std::optional<RunRecord>(record)
-                     : store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis());
+    std::optional<RunRecord> taken;
+    if (request.continues_cut_off_step) {
+      taken = store_.get_run(record.run_id);
+    } else if (taken_up) {
+      taken = record;
+    } else {
+      taken = store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis(*clock_));
+    }
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
@@ -249,7 +253,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
                            e.code() == ErrorCode::kUnprocessable ||
                            e.code() == ErrorCode::kInvalidArgument;
       record.status = RunStatus::kError;
-      record.updated_at = now_millis();
+      record.updated_at = now_millis(*clock_);
       ending = RunEnding::kFailed;
       failure = e.what();
       if (refusal && !changed) {
@@ -298,7 +302,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     return;
   }
   settle_decision(audit_id, record, refused, result, approval_only(request));
-  record.updated_at = now_millis();
+  record.updated_at = now_millis(*clock_);
   bool rolled_back;
   {
     std::lock_guard lock(mutex_);
@@ -320,12 +324,12 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     std::optional<ThreadOutcome> outcome;
     if (changed || !storage_failed) {
       try {
-        outcome = read_thread_outcome(g, record.thread_id, ending, failure);
+        outcome = read_thread_outcome(g, record.thread_id, ending, failure, *clock_);
       } catch (const std::exception& e) {
         outcome = ThreadOutcome{};
         outcome->status = ThreadStatus::kError;
         outcome->error = std::string("The thread's state could not be read: ") + e.what();
-        outcome->updated_at = now_millis();
+        outcome->updated_at = now_millis(*clock_);
       }
     }
     // Storage failed before the graph took the run's decision: its review is open again.

@@ -155,9 +155,9 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
     }
   }
 
-  const std::int64_t now = now_millis();
+  const std::int64_t now = now_millis(*clock_);
   RunRecord record;
-  record.run_id = new_uuid7();
+  record.run_id = new_uuid7(*clock_);
   record.thread_id = request.thread_id;
   record.assistant_id = assistant->assistant_id;
   record.status = RunStatus::kPending;
@@ -336,7 +336,7 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
   }
   // It never ran: its thread stays as it was.
   run->record.status = RunStatus::kInterrupted;
-  run->record.updated_at = now_millis();
+  run->record.updated_at = now_millis(*clock_);
   store_end(run->record, !rollback, nullptr);
   finish_locked(run, Json::object());
   return true;
@@ -413,7 +413,7 @@ void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
   {
     std::lock_guard guard(unsettled_mutex_);
     if (unsettled_.empty()) return;
-    const std::int64_t now = now_millis();
+    const std::int64_t now = now_millis(*clock_);
     if (now < next_settle_retry_) return;
     next_settle_retry_ = now + kSettleRetryMillis;
     pending.swap(unsettled_);
@@ -444,7 +444,7 @@ void RunManager::worker_loop() {
     retry_unsettled(lock);
     if (stopping_) break;
     std::shared_ptr<ActiveRun> next;
-    std::int64_t now = now_millis();
+    std::int64_t now = now_millis(*clock_);
     std::int64_t earliest = 0;
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       auto& run = active_.at(*it);
@@ -490,7 +490,7 @@ void RunManager::worker_loop() {
         running_threads_.erase(next->record.thread_id);
         if (outcome == ClaimOutcome::kWaiting && !cancelled) {
           // Its place in the queue is kept (no earlier run of its thread was waiting).
-          next->next_try = now_millis() + poll_millis();
+          next->next_try = now_millis(*clock_) + poll_millis();
           queue_.push_front(next->record.run_id);
         } else if (outcome == ClaimOutcome::kGone && !cancelled) {
           finish_locked(next, Json::object());  // no longer this replica's to run
@@ -519,7 +519,7 @@ void RunManager::worker_loop() {
 
 void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
   ThreadOutcome outcome =
-      read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
+      read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "", *clock_);
   record_reviews(thread_id, outcome);
   store_outcome(thread_id, outcome);
 }

@@ -61,7 +61,7 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
   const std::string checkpoint = request.binding.value("checkpoint_id", "");
   const Json shown = request.binding.value("shown", Json::object());
   // Threads paused before review records were kept get theirs now.
-  reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json()));
+  reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json(), *clock_));
   const std::vector<std::string> pending = interrupt_ids_of(shown);
   const std::int64_t now = now_millis(*clock_);
   // The timer's answer expires the records; a person's decides them. Either claim is
@@ -127,9 +127,9 @@ void RunManager::collect_approvals(RunRequest& request) {
                                         std::to_string(counted.required) +
                                         ", and this server keeps no review records");
         }
-        if (!reviews_->add_approval(request.thread_id, checkpoint,
-                                    ReviewApproval{interrupt_id, counted.action_index, who.id,
-                                                   now_millis()})) {
+        if (!reviews_->add_approval(
+                request.thread_id, checkpoint,
+                ReviewApproval{interrupt_id, counted.action_index, who.id, now_millis(*clock_)})) {
           throw Error::Conflict("'" + who.id + "' already approved " + what +
                                 ": rule approvals_required " + std::to_string(counted.required) +
                                 " needs that many distinct reviewers. Nothing was changed.");
@@ -231,7 +231,7 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   try {
     const std::vector<ReviewRecord> records =
-        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values);
+        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values, *clock_);
     reviews_->add_pending(records);
     reviews_->supersede_others(thread_id, outcome.checkpoint_id, interrupt_ids_of(interrupts));
     const bool timed = std::any_of(records.begin(), records.end(),

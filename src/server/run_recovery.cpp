@@ -75,19 +75,21 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
                           " times by the server process ending while it executed or was "
                           "recovered; it is failed without reading its checkpoint. Start a new "
                           "run to retry.";
-      cut.outcome.updated_at = now_millis();
+      cut.outcome.updated_at = now_millis(*clock_);
       return cut;
     }
     // Counted before the checkpoint is read, so that a recovery that kills the process is itself
     // an attempt; a run continued from here does not count another one.
-    if (auto counted = store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now_millis())) {
+    if (auto counted =
+            store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now_millis(*clock_))) {
       cut.record = *counted;
     }
     const std::string message = "The server stopped while run " + cut.record.run_id +
                                 " was executing; its progress up to the last checkpoint is kept. "
                                 "Start a new run to retry.";
     try {
-      cut.outcome = read_thread_outcome(g, cut.record.thread_id, RunEnding::kCutOff, message);
+      cut.outcome =
+          read_thread_outcome(g, cut.record.thread_id, RunEnding::kCutOff, message, *clock_);
       cut.effect_uncertain = cut_off_in_an_effect(g, cut.record.thread_id);
       // A thread left with tasks cut short and no pause (its status reads error) is continued
       // into the review of an uncertain call, or run on when its graph says its steps re-run.
@@ -99,7 +101,7 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     } catch (const std::exception& e) {
       cut.outcome.status = ThreadStatus::kError;
       cut.outcome.error = message + " (Its checkpoint could not be read: " + e.what() + ")";
-      cut.outcome.updated_at = now_millis();
+      cut.outcome.updated_at = now_millis(*clock_);
     }
   } catch (const std::exception& e) {
     log_error("recovery of run " + cut.record.run_id + " failed: " + e.what());
@@ -139,7 +141,7 @@ void RunManager::carry_out(CutOffRun& cut) {
         return;
       case CutOffRun::kFail:
         cut.record.status = RunStatus::kError;
-        cut.record.updated_at = now_millis();
+        cut.record.updated_at = now_millis(*clock_);
         store_end(cut.record, true, &cut.outcome);
         return;
     }
@@ -180,7 +182,7 @@ void RunManager::reconcile_thread(const std::string& thread_id) {
         named != thread->metadata.end() && named->is_string() ? named->get<std::string>() : "";
     const std::string error = thread->error.is_string() ? thread->error.get<std::string>()
                                                         : "The thread's last run failed.";
-    ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error);
+    ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error, *clock_);
     record_reviews(thread_id, outcome);
     store_outcome(thread_id, outcome);
   } catch (const std::exception& e) {

@@ -108,7 +108,7 @@ void ensure_thread(ApiContext& context, const std::string& thread_id,
   if (if_not_exists != "create") throw Error::NotFound("Thread with ID " + thread_id + " not found");
   Json metadata = Json::object();
   stamp_owner(metadata, who);
-  context.store.create_thread(new_thread_record(thread_id, metadata));
+  context.store.create_thread(new_thread_record(thread_id, metadata, *context.clock));
 }
 
 // The run of a thread `who` may see (404 otherwise), for `use`.
@@ -131,10 +131,10 @@ std::string run_path(const RunRecord& run, bool stateless) {
 RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& parsed,
                     const std::string& thread_id) {
   if (thread_id.empty()) {
-    std::string temporary_id = new_uuid7();
+    std::string temporary_id = new_uuid7(*context.clock);
     Json metadata = Json::object();
     stamp_owner(metadata, requester);
-    context.store.create_thread(new_thread_record(temporary_id, metadata));
+    context.store.create_thread(new_thread_record(temporary_id, metadata, *context.clock));
     parsed.request.thread_id = temporary_id;
     parsed.request.temporary = parsed.on_completion == "delete";
   } else {

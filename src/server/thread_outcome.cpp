@@ -22,9 +22,9 @@ ThreadOutcome with_status(ThreadOutcome outcome, ThreadStatus status, const std:
 }  // namespace
 
 ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
-                             const std::string& error) {
+                             const std::string& error, const Clock& clock) {
   ThreadOutcome outcome;
-  outcome.updated_at = now_millis();
+  outcome.updated_at = now_millis(clock);
   const bool has_checkpoint = !latest.config.checkpoint_id.empty();
   if (has_checkpoint) {
     Json values = latest.values.to_json();
@@ -58,17 +58,17 @@ ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
 }
 
 ThreadOutcome read_thread_outcome(const CompiledGraph* graph, const std::string& thread_id,
-                                  RunEnding ending, const std::string& error) {
+                                  RunEnding ending, const std::string& error, const Clock& clock) {
   if (graph == nullptr) {
     ThreadOutcome outcome;
-    outcome.updated_at = now_millis();
+    outcome.updated_at = now_millis(clock);
     const bool failed = ending == RunEnding::kFailed || ending == RunEnding::kCutOff;
     return with_status(std::move(outcome), failed ? ThreadStatus::kError : ThreadStatus::kIdle,
                        error);
   }
   RunConfig config;
   config.thread_id = thread_id;
-  return thread_outcome(graph->get_state(config), ending, error);
+  return thread_outcome(graph->get_state(config), ending, error, clock);
 }
 
 }  // namespace tollgate::server
