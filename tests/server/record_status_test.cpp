@@ -4,21 +4,34 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tollgate/error.h"
 
 namespace tollgate::server {
 namespace {
 
-TEST(RecordStatusTest, RunStatusesKeepTheirWireText) {
-  const std::vector<std::pair<RunStatus, std::string>> names{
-      {RunStatus::kPending, "pending"},         {RunStatus::kRunning, "running"},
-      {RunStatus::kSuccess, "success"},         {RunStatus::kError, "error"},
-      {RunStatus::kInterrupted, "interrupted"}, {RunStatus::kTimeout, "timeout"}};
+// Each status is written as its text (to_string and JSON) and `parse` reads that text back.
+template <typename Status, typename Parse>
+void expect_text_round_trips(const std::vector<std::pair<Status, std::string>>& names,
+                             Parse parse) {
   for (const auto& [status, name] : names) {
     EXPECT_EQ(to_string(status), name);
-    EXPECT_EQ(parse_run_status(name, "server_runs.status"), status);
+    EXPECT_EQ(parse(name, "a column"), status);
     EXPECT_EQ(Json(status), Json(name));
   }
+}
+
+TEST(RecordStatusTest, RunStatusesKeepTheirWireText) {
+  expect_text_round_trips<RunStatus>({{RunStatus::kPending, "pending"},
+                                      {RunStatus::kRunning, "running"},
+                                      {RunStatus::kSuccess, "success"},
+                                      {RunStatus::kError, "error"},
+                                      {RunStatus::kInterrupted, "interrupted"},
+                                      {RunStatus::kTimeout, "timeout"}},
+                                     parse_run_status);
 }
 
 TEST(RecordStatusTest, UnknownRunStatusNamesTheFieldAndTheValue) {
@@ -34,45 +47,30 @@ TEST(RecordStatusTest, UnknownRunStatusNamesTheFieldAndTheValue) {
 }
 
 TEST(RecordStatusTest, ThreadStatusesKeepTheirWireText) {
-  const std::vector<std::pair<ThreadStatus, std::string>> names{
-      {ThreadStatus::kIdle, "idle"},
-      {ThreadStatus::kBusy, "busy"},
-      {ThreadStatus::kInterrupted, "interrupted"},
-      {ThreadStatus::kError, "error"}};
-  for (const auto& [status, name] : names) {
-    EXPECT_EQ(to_string(status), name);
-    EXPECT_EQ(parse_thread_status(name, "server_threads.status"), status);
-    EXPECT_EQ(Json(status), Json(name));
-  }
+  expect_text_round_trips<ThreadStatus>({{ThreadStatus::kIdle, "idle"},
+                                         {ThreadStatus::kBusy, "busy"},
+                                         {ThreadStatus::kInterrupted, "interrupted"},
+                                         {ThreadStatus::kError, "error"}},
+                                        parse_thread_status);
   EXPECT_EQ(thread_status_named("paused"), std::nullopt);
   EXPECT_THROW(parse_thread_status("paused", "server_threads.status"), Error);
 }
 
 TEST(RecordStatusTest, ReviewStatusesKeepTheirColumnText) {
-  const std::vector<std::pair<ReviewStatus, std::string>> names{
-      {ReviewStatus::kPending, "pending"},
-      {ReviewStatus::kDecided, "decided"},
-      {ReviewStatus::kSuperseded, "superseded"},
-      {ReviewStatus::kExpired, "expired"},
-      {ReviewStatus::kRefused, "refused"}};
-  for (const auto& [status, name] : names) {
-    EXPECT_EQ(to_string(status), name);
-    EXPECT_EQ(parse_review_status(name, "server_reviews.status"), status);
-    EXPECT_EQ(Json(status), Json(name));
-  }
+  expect_text_round_trips<ReviewStatus>({{ReviewStatus::kPending, "pending"},
+                                         {ReviewStatus::kDecided, "decided"},
+                                         {ReviewStatus::kSuperseded, "superseded"},
+                                         {ReviewStatus::kExpired, "expired"},
+                                         {ReviewStatus::kRefused, "refused"}},
+                                        parse_review_status);
   EXPECT_THROW(parse_review_status("approved", "server_reviews.status"), Error);
 }
 
 TEST(RecordStatusTest, DeliveryStatusesKeepTheirColumnText) {
-  const std::vector<std::pair<DeliveryStatus, std::string>> names{
-      {DeliveryStatus::kPending, "pending"},
-      {DeliveryStatus::kDelivered, "delivered"},
-      {DeliveryStatus::kFailed, "failed"}};
-  for (const auto& [status, name] : names) {
-    EXPECT_EQ(to_string(status), name);
-    EXPECT_EQ(parse_delivery_status(name, "server_webhook_deliveries.status"), status);
-    EXPECT_EQ(Json(status), Json(name));
-  }
+  expect_text_round_trips<DeliveryStatus>({{DeliveryStatus::kPending, "pending"},
+                                           {DeliveryStatus::kDelivered, "delivered"},
+                                           {DeliveryStatus::kFailed, "failed"}},
+                                          parse_delivery_status);
   EXPECT_EQ(delivery_status_named("sent"), std::nullopt);
   EXPECT_THROW(parse_delivery_status("sent", "server_webhook_deliveries.status"), Error);
 }
