@@ -69,7 +69,8 @@ inline bool run_is_active(const RunRecord& run) {
 // What a run (or a state update) leaves its thread with, read from the thread's latest
 // checkpoint. Stored with the run's own end in one transaction.
 struct ThreadOutcome {
-  ThreadStatus status = ThreadStatus::kIdle;  // idle | interrupted | error (busy is never stored)
+  // Idle, interrupted or error (busy is never stored).
+  ThreadStatus status = ThreadStatus::kIdle;
   Json values;                  // the latest values; null: keep the stored values and interrupts
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
