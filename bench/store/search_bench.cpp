@@ -45,9 +45,12 @@ void fill(SqliteStore& store, int threads) {
     t.metadata = {{"owner", "user" + std::to_string(i % 100)},
                   {"graph_id", i % 2 ? "agent" : "deep"},
                   {"assistant_id", "a" + std::to_string(i % 2)}};
-    t.status = i % 10 == 0 ? "interrupted" : (i % 17 == 0 ? "error" : "idle");
+    t.status = i % 10 == 0   ? ThreadStatus::kInterrupted
+               : i % 17 == 0 ? ThreadStatus::kError
+                             : ThreadStatus::kIdle;
     t.values = {{"messages", Json::array({{{"type", "human"}, {"content", "hello"}}})}};
-    if (t.status == "interrupted") t.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
+    if (t.status == ThreadStatus::kInterrupted)
+      t.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
     store.create_thread(t);
   }
 }
@@ -109,7 +112,7 @@ int main(int argc, char** argv) {
   }
 
   ThreadFilter inbox;
-  inbox.status = "interrupted";
+  inbox.status = ThreadStatus::kInterrupted;
   measure(store, "inbox: interrupted by updated_at asc, 100", inbox, {"updated_at", true, 100, 0});
   measure(store, "list: updated_at desc, 50", {}, {"updated_at", false, 50, 0});
   measure(store, "default: created_at desc, 10", {}, {});

@@ -1,10 +1,14 @@
-// Where Tollgate takes the time from: checkpoint timestamps, time-ordered ids and, later,
-// run and thread times and review deadlines. Code that reads the time takes a `const Clock&`
-// (the system clock by default), so a test passes a ManualClock and checks expiry and ordering
-// at exact instants, without sleeping.
+// Where Tollgate takes the time from: checkpoint timestamps, time-ordered ids, run and thread
+// times and review deadlines. Code that reads the time takes a `const Clock&` (the system clock
+// by default), so a test passes a ManualClock and checks expiry and ordering at exact instants,
+// without sleeping.
 //
-// Where a clock can be injected today: new_checkpoint_id() and utc_timestamp() (checkpoint.h)
-// take one as a parameter; the graph and the server still call them with the default.
+// Where a clock reaches: new_checkpoint_id() and utc_timestamp() (checkpoint.h) take one; a
+// compiled graph passes its CompileOptions::clock to them for the checkpoints and debug events
+// of its runs; the server hands its ServerOptions::clock to the run manager (run ids and times,
+// when delayed runs are due, threads' outcomes, review records), the review timer, review claims
+// and the API's thread and assistant times. Still on the system clock: webhook retries,
+// retention sweeps, the audit log, notification events and stream-event stamps.
 #pragma once
 
 #include <atomic>

@@ -241,6 +241,10 @@ struct CompileOptions {
   std::vector<std::string> interrupt_before;  // "*" means every node
   std::vector<std::string> interrupt_after;
   std::string name = "LangGraph";
+  // Where the graph's runs read the time: the ids and `ts` of the checkpoints they write and
+  // the timestamps of debug events (a subgraph without a clock of its own uses its parent's).
+  // Null: system_clock(). Not owned; it must outlive the compiled graph.
+  const Clock* clock = nullptr;
 };
 
 class StateGraph {

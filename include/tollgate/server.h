@@ -214,6 +214,10 @@ struct ServerOptions {
   std::chrono::milliseconds claim_ttl{5 * 60 * 1000};
   // Several replicas on one database (docs/deploy.md).
   ReplicaOptions replicas;
+  // Where the server reads the time: ids and times of runs, threads and assistants, review
+  // records, deadlines and claims. Null: system_clock(). Not owned; it must outlive the server.
+  // Graphs keep their own (CompileOptions::clock), given by their factories.
+  const Clock* clock = nullptr;
 };
 
 // An Agent Server instance. Thread-safety: start/stop/wait/port may be called from any

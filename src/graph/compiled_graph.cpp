@@ -17,6 +17,7 @@ RunResult CompiledGraph::invoke(const Input& input, const RunConfig& config) con
   context.config = &config;
   context.emitter = &emitter;
   context.saver = impl_->checkpointer;
+  context.clock = impl_->clock;
   context.checkpoint_ns = config.checkpoint_ns;
   context.checkpoint_id = config.checkpoint_id;
   PregelLoop loop(*impl_, std::move(context));
@@ -53,6 +54,7 @@ std::vector<StateSnapshot> CompiledGraph::get_state_history(const RunConfig& con
     context.config = &quiet;
     context.emitter = &emitter;
     context.saver = impl_->checkpointer;
+    context.clock = impl_->clock;
     context.checkpoint_ns = tuple.config.checkpoint_ns;
     PregelLoop loop(*impl_, std::move(context));
     history.push_back(loop.snapshot(tuple, false, false));
@@ -69,6 +71,7 @@ CheckpointConfig CompiledGraph::update_state(const RunConfig& config, const Json
   context.config = &quiet;
   context.emitter = &emitter;
   context.saver = impl_->checkpointer;
+  context.clock = impl_->clock;
   context.checkpoint_ns = config.checkpoint_ns;
   context.checkpoint_id = config.checkpoint_id;
   PregelLoop loop(*impl_, std::move(context));

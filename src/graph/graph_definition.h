@@ -86,6 +86,7 @@ struct ChannelSpec {
 struct CompiledGraph::Impl {
   std::string name;
   std::shared_ptr<Saver> checkpointer;
+  const Clock* clock = nullptr;  // CompileOptions::clock
   std::vector<std::string> interrupt_before;
   std::vector<std::string> interrupt_after;
   std::vector<graph_internal::CompiledNode> nodes;  // nodes[0] is START

@@ -229,8 +229,8 @@ void LoopCheckpointer::save_step(const char* source) {
   has_checkpoint_ = true;
   held_null_writes_.clear();
   if (!saver_) return;
-  checkpoint_id_ = new_checkpoint_id(step_);
-  created_at_ = utc_timestamp();
+  checkpoint_id_ = new_checkpoint_id(step_, context_.clock_or_system());
+  created_at_ = utc_timestamp(context_.clock_or_system());
   if (own_metadata_) {
     // Only the source and the step differ from this loop's previous save: both are set in
     // place (the source text is short, so its string keeps its storage).

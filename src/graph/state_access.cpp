@@ -91,6 +91,7 @@ StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr
   context.config = &quiet;
   context.emitter = &emitter;
   context.saver = saver;
+  context.clock = graph.clock;
   context.checkpoint_ns = config.checkpoint_ns;
   PregelLoop loop(graph, std::move(context));
   return loop.snapshot(*tuple, config.checkpoint_id.empty(), subgraphs);

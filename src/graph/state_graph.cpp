@@ -91,6 +91,7 @@ std::shared_ptr<CompiledGraph> StateGraph::compile(CompileOptions options) const
   auto impl = std::make_unique<CompiledGraph::Impl>();
   impl->name = options.name;
   impl->checkpointer = std::move(options.checkpointer);
+  impl->clock = options.clock;
 
   // ----------------------------------------------------------------- nodes and their names
   std::map<std::string, const Definition::Node*, std::less<>> by_name;

@@ -219,7 +219,7 @@ void PregelLoop::run_task(Task& task) {
       context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
                              Json{{"type", "task"},
                                   {"step", step()},
-                                  {"timestamp", utc_timestamp()},
+                                  {"timestamp", utc_timestamp(context_.clock_or_system())},
                                   {"payload", payload}});
     }
     context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
@@ -285,6 +285,7 @@ Json PregelLoop::run_child_graph(Task& task, const CompiledGraph& child, const J
   context.config = context_.config;
   context.emitter = context_.emitter;
   context.saver = child.impl().checkpointer ? child.impl().checkpointer : context_.saver;
+  context.clock = child.impl().clock != nullptr ? child.impl().clock : context_.clock;
   context.checkpoint_ns = task.ns;
   context.ns_segments = task_segments(*this, task);
   context.parents = context_.parents;
@@ -452,7 +453,7 @@ void PregelLoop::emit_task_result(Task& task) {
     context_.emitter->emit(StreamMode::kDebug, ns,
                            Json{{"type", "task_result"},
                                 {"step", step()},
-                                {"timestamp", utc_timestamp()},
+                                {"timestamp", utc_timestamp(context_.clock_or_system())},
                                 {"payload", payload}});
   }
   context_.emitter->emit(StreamMode::kTasks, ns, std::move(payload));

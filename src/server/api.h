@@ -39,6 +39,7 @@ struct ApiContext {
   // Several replicas: this replica in its cluster (GET /ok says whether its heartbeat reaches
   // the database, /info names it); null when the server runs alone.
   const Cluster* cluster = nullptr;
+  const Clock* clock = &system_clock();  // ServerOptions::clock: thread and assistant times
 };
 
 void add_meta_routes(Router& router, ApiContext& context);
@@ -64,8 +65,9 @@ void require_uuid(const std::string& value, const std::string& field);
 // Records who asks for `run` (RunRequest::set_actors); a resume looks up who started the
 // thread's earlier runs.
 void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& run);
-// A new idle thread record (not stored).
-ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata);
+// A new idle thread record (not stored), created at `clock`'s time.
+ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata,
+                               const Clock& clock);
 
 // A head gate (LogStreamBody::Options::head_gate) for a run that may be refused before it
 // does anything (a resume the graph or the HITL middleware rejects): it holds the response

@@ -41,10 +41,11 @@ void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& 
                                           : std::vector<RunRecord>{});
 }
 
-ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata) {
+ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata,
+                               const Clock& clock) {
   ThreadRecord t;
   t.thread_id = thread_id;
-  t.created_at = now_millis();
+  t.created_at = now_millis(clock);
   t.updated_at = t.created_at;
   t.metadata = metadata.is_object() ? metadata : Json::object();
   return t;

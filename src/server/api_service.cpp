@@ -52,12 +52,13 @@ namespace {
 // cheap.
 constexpr std::chrono::milliseconds kSharedDeadlinePoll{1000};
 
-void register_system_assistants(ServerStore& store, const GraphRegistry& registry) {
+void register_system_assistants(ServerStore& store, const GraphRegistry& registry,
+                                const Clock& clock) {
   for (const auto& [graph_id, entry] : registry.entries()) {
     std::string id = system_assistant_id(graph_id);
     auto existing = store.get_assistant(id);
     AssistantRecord a = existing.value_or(AssistantRecord{});
-    if (!existing) a.created_at = a.updated_at = now_millis();
+    if (!existing) a.created_at = a.updated_at = now_millis(clock);
     a.assistant_id = id;
     a.graph_id = graph_id;
     a.name = graph_id;
@@ -193,9 +194,11 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
     graphs.emplace(graph_id, std::move(graph));
     if (entry.options.rerun_cut_off_steps) rerunning.insert(graph_id);
   }
-  register_system_assistants(*p.store, registry);
+  const Clock& clock = options.clock != nullptr ? *options.clock : system_clock();
+  register_system_assistants(*p.store, registry, clock);
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
+  p.runs->set_clock(clock);
   if (shares_database(options)) {
     auto* replicas = dynamic_cast<SqlStore*>(p.store.get());
     if (replicas == nullptr) throw Error::InvalidArgument("replicas: this server's store cannot be shared");
@@ -212,7 +215,9 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
                  options.auth.enabled(), p.notifications.get(), p.retention.get(),
                  std::nullopt});
-  p.claims = std::make_unique<ReviewClaims>(*p.reviews, p.notifications.get(), options.claim_ttl);
+  p.api->clock = &clock;
+  p.claims =
+      std::make_unique<ReviewClaims>(*p.reviews, p.notifications.get(), options.claim_ttl, clock);
   p.api->claims = p.claims.get();
   p.api->cluster = p.cluster.get();
   if (options.retention.thread_ttl) p.api->default_ttl_ms = options.retention.thread_ttl->count();
@@ -220,7 +225,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   p.runs->set_review_store(p.reviews.get());
   p.runs->set_notifications(p.notifications.get());
   p.timer = std::make_unique<ReviewTimer>(
-      *p.reviews, system_clock(),
+      *p.reviews, clock,
       [runs = p.runs.get()](const ReviewRecord& due) { runs->expire_review(due); },
       shared ? kSharedDeadlinePoll : std::chrono::milliseconds::zero());
   p.runs->set_review_timer(p.timer.get());

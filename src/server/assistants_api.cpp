@@ -91,7 +91,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
     }
     std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
     AssistantRecord a;
-    a.assistant_id = optional_string(body, "assistant_id").value_or(new_uuid7());
+    a.assistant_id = optional_string(body, "assistant_id").value_or(new_uuid7(*ctx->clock));
     require_uuid(a.assistant_id, "assistant_id");
     if (auto existing = ctx->store.get_assistant(a.assistant_id)) {
       if (if_exists == "do_nothing") return HttpResponse::json(assistant_to_json(*existing));
@@ -103,7 +103,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
     a.config = optional_object(body, "config");
     a.context = optional_object(body, "context");
     a.metadata = optional_object(body, "metadata");
-    a.created_at = a.updated_at = now_millis();
+    a.created_at = a.updated_at = now_millis(*ctx->clock);
     ctx->store.put_assistant(a);
     return HttpResponse::json(assistant_to_json(a));
   });
@@ -159,7 +159,7 @@ void add_assistant_routes(Router& router, ApiContext& context) {
     if (auto name = optional_string(body, "name")) a.name = *name;
     if (body.contains("description")) a.description = optional_string(body, "description");
     a.version += 1;
-    a.updated_at = now_millis();
+    a.updated_at = now_millis(*ctx->clock);
     ctx->store.put_assistant(a);
     return HttpResponse::json(assistant_to_json(a));
   });

@@ -180,13 +180,14 @@ void Notifications::publish(std::vector<NotificationEvent> events) {
 
 std::optional<QueuedNotification> Notifications::run_ended_notice(
     const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
-    const std::string& status, const std::string& thread_status, const std::string& error) const {
-  const bool failed = status == "error";
-  if (!failed && status != "success" && status != "interrupted") return std::nullopt;
-  const char* outcome = failed                          ? "error"
-                        : status == "interrupted"       ? "cancelled"
-                        : thread_status == "interrupted" ? "paused"
-                                                         : "completed";
+    RunStatus status, std::optional<ThreadStatus> thread_status, const std::string& error) const {
+  const bool failed = status == RunStatus::kError;
+  if (!failed && status != RunStatus::kSuccess && status != RunStatus::kInterrupted)
+    return std::nullopt;
+  const char* outcome = failed                                        ? "error"
+                        : status == RunStatus::kInterrupted           ? "cancelled"
+                        : thread_status == ThreadStatus::kInterrupted ? "paused"
+                                                                      : "completed";
   Json data{{"thread_id", thread_id},
             {"assistant_id", assistant_id},
             {"run_id", run_id},

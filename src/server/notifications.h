@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "server/record_status.h"
 #include "server/review_feed.h"
 #include "server/review_store.h"
 #include "server/webhook_queue.h"
@@ -100,15 +101,13 @@ class Notifications {
   void review_claimed(const ReviewClaim& claim, const std::string& assistant_id);
   void review_released(const ReviewClaim& claim, const std::string& assistant_id,
                        const std::string& released_by);
-  // A run ended: run.finished for `status` "success" (outcome "completed", or "paused" when the
-  // thread waits for a review) and "interrupted" (outcome "cancelled"); run.failed for "error"
-  // (outcome "error", with `error`). Nothing for other statuses.
-  std::optional<QueuedNotification> run_ended_notice(const std::string& run_id,
-                                                     const std::string& thread_id,
-                                                     const std::string& assistant_id,
-                                                     const std::string& status,
-                                                     const std::string& thread_status,
-                                                     const std::string& error) const;
+  // A run ended: run.finished for `status` success (outcome "completed", or "paused" when the
+  // thread waits for a review: `thread_status`, its outcome, is interrupted) and interrupted
+  // (outcome "cancelled"); run.failed for error (outcome "error", with `error`). Nothing for other
+  // statuses.
+  std::optional<QueuedNotification> run_ended_notice(
+      const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
+      RunStatus status, std::optional<ThreadStatus> thread_status, const std::string& error) const;
 
   // Whether notices can be stored by the server store with the facts they tell (a webhook
   // queue exists in its database).

@@ -47,9 +47,11 @@ void add_notification_routes(Router& router, ApiContext& context) {
     require_admin(request.identity, "read the webhook delivery log");
     if (ctx->notifications == nullptr || ctx->notifications->queue() == nullptr)
       return HttpResponse::json(Json::array());
-    std::optional<std::string> status = request.query_value("status");
-    if (status && *status != "pending" && *status != "delivered" && *status != "failed")
-      throw Error::InvalidArgument("status: must be pending, delivered or failed");
+    std::optional<DeliveryStatus> status;
+    if (const std::optional<std::string> name = request.query_value("status")) {
+      status = delivery_status_named(*name);
+      if (!status) throw Error::InvalidArgument("status: must be pending, delivered or failed");
+    }
     Json out = Json::array();
     for (const WebhookDelivery& d : ctx->notifications->queue()->list(status, limit_of(request)))
       out.push_back(d.to_json());

@@ -28,7 +28,7 @@ HttpResponse protocol_error(const Json& id, const Error& e) {
 
 Json pending_interrupt_ids(const ThreadRecord& thread) {
   Json ids = Json::array();
-  if (thread.status != "interrupted" || !thread.interrupts.is_object()) return ids;
+  if (thread.status != ThreadStatus::kInterrupted || !thread.interrupts.is_object()) return ids;
   for (auto& [task, list] : thread.interrupts.items()) {
     for (const Json& interrupt : list) ids.push_back(interrupt.value("id", ""));
   }
@@ -43,7 +43,7 @@ ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id, co
   }
   Json metadata = Json::object();
   stamp_owner(metadata, who);
-  ThreadRecord fresh = new_thread_record(thread_id, metadata);
+  ThreadRecord fresh = new_thread_record(thread_id, metadata, *context.clock);
   context.store.create_thread(fresh);
   return *context.store.get_thread(thread_id);
 }

@@ -78,7 +78,7 @@ std::size_t Retention::prune(const std::vector<std::string>& thread_ids, PruneSt
     // Busy as the store reads it: a run of this process or of another one on the same file
     // (tollgate prune beside a server); the run manager refuses this process's own atomically.
     auto thread = store_.get_thread(thread_id);
-    if (!thread || thread->status == "busy") continue;
+    if (!thread || thread->status == ThreadStatus::kBusy) continue;
     if (strategy == PruneStrategy::kKeepLatest) {
       if (checkpoints_ == nullptr || runs_.prune_checkpoints(thread_id, *checkpoints_)) ++pruned;
       continue;

@@ -63,11 +63,11 @@ std::string action_digest(const Json& action_request) {
 
 std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
                                              const std::string& checkpoint_id, const Json& shown,
-                                             const Json& values) {
+                                             const Json& values, const Clock& clock) {
   std::vector<ReviewRecord> records;
   if (!shown.is_object()) return records;
   Json calls = last_tool_calls(values);
-  const std::int64_t now = now_millis();
+  const std::int64_t now = now_millis(clock);
   for (const auto& [task, interrupts] : shown.items()) {
     for (const Json& interrupt : interrupts) {
       ReviewRecord base;
@@ -79,7 +79,7 @@ std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
       const Json* actions = find_either(value, "action_requests", "actionRequests");
       if (actions == nullptr || !actions->is_array() || actions->empty()) {
         ReviewRecord r = base;
-        r.review_id = new_uuid7();
+        r.review_id = new_uuid7(clock);
         r.digest = core::sha256_hex(value.dump());
         records.push_back(std::move(r));
         continue;
@@ -87,7 +87,7 @@ std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
       const Json* configs = find_either(value, "review_configs", "reviewConfigs");
       for (std::size_t i = 0; i < actions->size(); ++i) {
         ReviewRecord r = base;
-        r.review_id = new_uuid7();
+        r.review_id = new_uuid7(clock);
         r.action_index = static_cast<int>(i);
         r.digest = action_digest((*actions)[i]);
         r.tool_call_id = claim_tool_call(calls, (*actions)[i]);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/review_store.h"
+#include "tollgate/clock.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -19,10 +20,11 @@ std::string action_digest(const Json& action_request);
 
 // The records (pending, new ids) for the interrupts `shown` (task id -> [{id, value}]) at
 // `checkpoint_id`; tool_call_id is matched from the last AI message of `values["messages"]`
-// by name and arguments, in order.
+// by name and arguments, in order. Created at `clock`'s time, with ids by it.
 std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
                                              const std::string& checkpoint_id, const Json& shown,
-                                             const Json& values);
+                                             const Json& values,
+                                             const Clock& clock = system_clock());
 
 // The interrupt ids of `shown`.
 std::vector<std::string> interrupt_ids_of(const Json& shown);

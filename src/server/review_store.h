@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "server/record_status.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -47,7 +48,7 @@ struct ReviewRecord {
   std::string tool_call_id;   // the AI message's tool call under review ("" when unknown)
   std::string digest;         // SHA-256 hex of {"name", "args"} of the action as shown
   std::int64_t created_at = 0;
-  std::string status = "pending";
+  ReviewStatus status = ReviewStatus::kPending;
   std::string decided_by;     // the identity whose decision was accepted
   std::string run_id;         // the run carrying that decision
   std::int64_t decided_at = 0;

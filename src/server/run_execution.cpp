@@ -170,15 +170,19 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       std::lock_guard lock(mutex_);
       taken_up = run->taken_up && !request.continues_cut_off_step;
     }
-    auto taken = request.continues_cut_off_step
-                     ? store_.get_run(record.run_id)
-                     : taken_up ? std::optional<RunRecord>(record)
-                                : store_.begin_attempt(record.run_id, "running", now_millis());
+    std::optional<RunRecord> taken;
+    if (request.continues_cut_off_step) {
+      taken = store_.get_run(record.run_id);
+    } else if (taken_up) {
+      taken = record;
+    } else {
+      taken = store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis(*clock_));
+    }
     if (!taken) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
     }
-    record.status = "running";
+    record.status = RunStatus::kRunning;
     record.attempts = taken->attempts;
     // Another replica may have run this thread since this one last streamed it.
     if (shared()) streams_.catch_up(record.thread_id);
@@ -236,20 +240,20 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     if (!outcome.interrupts.empty() || outcome.paused) {
       result["__interrupt__"] = interrupts_to_json(outcome.interrupts);
     }
-    record.status = "success";
+    record.status = RunStatus::kSuccess;
   } catch (const Error& e) {
     last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
     if (e.code() == ErrorCode::kCancelled || run->cancel->load()) {
-      record.status = "interrupted";
+      record.status = RunStatus::kInterrupted;
       ending = RunEnding::kCancelled;
       if (!gone && !handed_over(run)) quietly(record.run_id, [&] { events.cancelled(); });
     } else {
       const bool refusal = e.code() == ErrorCode::kConflict ||
                            e.code() == ErrorCode::kUnprocessable ||
                            e.code() == ErrorCode::kInvalidArgument;
-      record.status = "error";
-      record.updated_at = now_millis();
+      record.status = RunStatus::kError;
+      record.updated_at = now_millis(*clock_);
       ending = RunEnding::kFailed;
       failure = e.what();
       if (refusal && !changed) {
@@ -281,7 +285,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   } catch (const std::exception& e) {
     last_events.hold();
     if (changed && g != nullptr && unchanged(*g, record.thread_id, base)) changed = false;
-    record.status = "error";
+    record.status = RunStatus::kError;
     ending = RunEnding::kFailed;
     failure = e.what();
     quietly(record.run_id, [&] { events.failed("Error", e.what()); });
@@ -298,7 +302,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     return;
   }
   settle_decision(audit_id, record, refused, result, approval_only(request));
-  record.updated_at = now_millis();
+  record.updated_at = now_millis(*clock_);
   bool rolled_back;
   {
     std::lock_guard lock(mutex_);
@@ -320,12 +324,12 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     std::optional<ThreadOutcome> outcome;
     if (changed || !storage_failed) {
       try {
-        outcome = read_thread_outcome(g, record.thread_id, ending, failure);
+        outcome = read_thread_outcome(g, record.thread_id, ending, failure, *clock_);
       } catch (const std::exception& e) {
         outcome = ThreadOutcome{};
-        outcome->status = "error";
+        outcome->status = ThreadStatus::kError;
         outcome->error = std::string("The thread's state could not be read: ") + e.what();
-        outcome->updated_at = now_millis();
+        outcome->updated_at = now_millis(*clock_);
       }
     }
     // Storage failed before the graph took the run's decision: its review is open again.

@@ -155,12 +155,12 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
     }
   }
 
-  const std::int64_t now = now_millis();
+  const std::int64_t now = now_millis(*clock_);
   RunRecord record;
-  record.run_id = new_uuid7();
+  record.run_id = new_uuid7(*clock_);
   record.thread_id = request.thread_id;
   record.assistant_id = assistant->assistant_id;
-  record.status = "pending";
+  record.status = RunStatus::kPending;
   record.multitask_strategy = request.multitask_strategy;
   record.created_at = now;
   record.updated_at = now;
@@ -263,13 +263,13 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
   if (!run) return Json();
   if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica
   auto thread = store_.get_thread(run->thread_id);
-  if (run->status == "error") {
+  if (run->status == RunStatus::kError) {
     std::string message =
         thread && thread->error.is_string() ? thread->error.get<std::string>() : "The run failed.";
     return Json{{"__error__", {{"error", "Error"}, {"message", message}}}};
   }
   Json values = thread && thread->values.is_object() ? thread->values : Json::object();
-  if (thread && thread->status == "interrupted" && thread->interrupts.is_object()) {
+  if (thread && thread->status == ThreadStatus::kInterrupted && thread->interrupts.is_object()) {
     Json all = Json::array();
     for (auto& [task, list] : thread->interrupts.items()) {
       for (const Json& i : list) all.push_back(i);
@@ -344,8 +344,8 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
     }
   }
   // It never ran: its thread stays as it was.
-  run->record.status = "interrupted";
-  run->record.updated_at = now_millis();
+  run->record.status = RunStatus::kInterrupted;
+  run->record.updated_at = now_millis(*clock_);
   store_end(run->record, !rollback, nullptr);
   finish_locked(run, Json::object());
   return true;
@@ -422,7 +422,7 @@ void RunManager::retry_unsettled(std::unique_lock<std::mutex>& lock) {
   {
     std::lock_guard guard(unsettled_mutex_);
     if (unsettled_.empty()) return;
-    const std::int64_t now = now_millis();
+    const std::int64_t now = now_millis(*clock_);
     if (now < next_settle_retry_) return;
     next_settle_retry_ = now + kSettleRetryMillis;
     pending.swap(unsettled_);
@@ -453,7 +453,7 @@ void RunManager::worker_loop() {
     retry_unsettled(lock);
     if (stopping_) break;
     std::shared_ptr<ActiveRun> next;
-    std::int64_t now = now_millis();
+    std::int64_t now = now_millis(*clock_);
     std::int64_t earliest = 0;
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       auto& run = active_.at(*it);
@@ -499,7 +499,7 @@ void RunManager::worker_loop() {
         running_threads_.erase(next->record.thread_id);
         if (outcome == ClaimOutcome::kWaiting && !cancelled) {
           // Its place in the queue is kept (no earlier run of its thread was waiting).
-          next->next_try = now_millis() + poll_millis();
+          next->next_try = now_millis(*clock_) + poll_millis();
           queue_.push_front(next->record.run_id);
         } else if (outcome == ClaimOutcome::kGone && !cancelled) {
           finish_locked(next, Json::object());  // no longer this replica's to run
@@ -528,7 +528,7 @@ void RunManager::worker_loop() {
 
 void RunManager::record_state_update(const std::string& thread_id, const std::string& graph_id) {
   ThreadOutcome outcome =
-      read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "");
+      read_thread_outcome(graph(graph_id), thread_id, RunEnding::kCompleted, "", *clock_);
   record_reviews(thread_id, outcome);
   store_outcome(thread_id, outcome);
 }

@@ -133,7 +133,9 @@ class RunManager {
   void set_cluster(Cluster& cluster, ReplicaStore& replicas);
   // Woken when review records with a deadline are added. Call before start().
   void set_review_timer(ReviewTimer* timer) { timer_ = timer; }
-  // The clock review deadlines are read by (the system clock by default). Call before start();
+  // The clock runs and review deadlines are read by: run ids and times, when a delayed run is
+  // due, the times of threads' outcomes and of review records (the system clock by default).
+  // Call before start();
   // it must outlive the manager.
   void set_clock(const Clock& clock) { clock_ = &clock; }
   // Called once for each review the server answered on its deadline, after the expiry was

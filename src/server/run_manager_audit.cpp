@@ -67,11 +67,11 @@ void RunManager::settle_decision(std::optional<std::int64_t> audit_id, const Run
   if (auto error = result.find("__error__"); error != result.end() && error->is_object()) {
     message = error->value("message", "");
   }
-  const char* outcome = refused                          ? "refused"
-                        : record.status == "success" && approval_only ? "recorded"
-                        : record.status == "success"     ? "applied"
-                        : record.status == "interrupted" ? "cancelled"
-                                                         : "failed";
+  const char* outcome = refused                                                 ? "refused"
+                        : record.status == RunStatus::kSuccess && approval_only ? "recorded"
+                        : record.status == RunStatus::kSuccess                  ? "applied"
+                        : record.status == RunStatus::kInterrupted              ? "cancelled"
+                                                                                : "failed";
   try {
     audit_->settle(*audit_id, outcome, message);
   } catch (const std::exception& e) {

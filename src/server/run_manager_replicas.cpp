@@ -79,7 +79,7 @@ void RunManager::recover_shared() {
   take_over(replicas_->owned_runs(cluster_->replica_id()));
   take_over(replicas_->adopt_orphaned_runs(cluster_->replica_id(),
                                            cluster_->options().timeout.count()));
-  for (const std::string& thread_id : store_.thread_ids_with_stored_status("busy")) {
+  for (const std::string& thread_id : store_.thread_ids_with_stored_status(ThreadStatus::kBusy)) {
     reconcile_thread(thread_id);
   }
   cluster_->start();
@@ -93,7 +93,7 @@ void RunManager::take_over(std::vector<RunRecord> runs) {
   if (runs.empty()) return;
   std::vector<CutOffRun> cut_off;
   for (RunRecord& run : runs) {
-    if (run.status == "running") {
+    if (run.status == RunStatus::kRunning) {
       log_info("run " + run.run_id + " was cut off by the end of the replica executing it; " +
                cluster_->replica_id() + " takes it over");
       cut_off.push_back(plan_recovery(std::move(run)));
@@ -128,7 +128,7 @@ ClaimOutcome RunManager::claim(const std::shared_ptr<ActiveRun>& run, std::strin
   ClaimedRun claimed;
   ClaimOutcome outcome = ClaimOutcome::kWaiting;
   try {
-    outcome = replicas_->claim_run(run->record.run_id, cluster_->replica_id(), now_millis(),
+    outcome = replicas_->claim_run(run->record.run_id, cluster_->replica_id(), now_millis(*clock_),
                                    claimed);
   } catch (const Error& e) {
     log_warning("run " + run->record.run_id + " could not be taken up now: " + e.what());

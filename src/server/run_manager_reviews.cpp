@@ -61,7 +61,7 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
   const std::string checkpoint = request.binding.value("checkpoint_id", "");
   const Json shown = request.binding.value("shown", Json::object());
   // Threads paused before review records were kept get theirs now.
-  reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json()));
+  reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json(), *clock_));
   const std::vector<std::string> pending = interrupt_ids_of(shown);
   const std::int64_t now = now_millis(*clock_);
   // The timer's answer expires the records; a person's decides them. Either claim is
@@ -88,8 +88,9 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
       bool orphaned = false;
       for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
         if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
-            (r.status == "decided" || r.status == "expired") && active_.count(r.run_id) == 0 &&
-            r.decided_at < orphaned_before && !store_.get_run(r.run_id)) {
+            (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
+            active_.count(r.run_id) == 0 && r.decided_at < orphaned_before &&
+            !store_.get_run(r.run_id)) {
           reviews_->reopen(r.run_id);
           orphaned = true;
         }
@@ -126,9 +127,9 @@ void RunManager::collect_approvals(RunRequest& request) {
                                         std::to_string(counted.required) +
                                         ", and this server keeps no review records");
         }
-        if (!reviews_->add_approval(request.thread_id, checkpoint,
-                                    ReviewApproval{interrupt_id, counted.action_index, who.id,
-                                                   now_millis()})) {
+        if (!reviews_->add_approval(
+                request.thread_id, checkpoint,
+                ReviewApproval{interrupt_id, counted.action_index, who.id, now_millis(*clock_)})) {
           throw Error::Conflict("'" + who.id + "' already approved " + what +
                                 ": rule approvals_required " + std::to_string(counted.required) +
                                 " needs that many distinct reviewers. Nothing was changed.");
@@ -208,12 +209,14 @@ void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
 
 bool RunManager::claims_still_pending(const std::string& run_id, const std::string& thread_id,
                                       const ThreadOutcome& outcome) {
-  if (reviews_ == nullptr || outcome.status != "interrupted" || outcome.checkpoint_id.empty())
+  if (reviews_ == nullptr || outcome.status != ThreadStatus::kInterrupted ||
+      outcome.checkpoint_id.empty())
     return false;
   const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
   try {
     for (const ReviewRecord& r : reviews_->at_checkpoint(thread_id, outcome.checkpoint_id)) {
-      if (r.run_id == run_id && (r.status == "decided" || r.status == "expired") &&
+      if (r.run_id == run_id &&
+          (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
           std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
         return true;
     }
@@ -228,7 +231,7 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   try {
     const std::vector<ReviewRecord> records =
-        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values);
+        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values, *clock_);
     reviews_->add_pending(records);
     reviews_->supersede_others(thread_id, outcome.checkpoint_id, interrupt_ids_of(interrupts));
     const bool timed = std::any_of(records.begin(), records.end(),
@@ -243,7 +246,7 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
 std::vector<QueuedNotification> RunManager::review_requested_notices(
     const std::string& thread_id, const std::string& assistant_id,
     const ThreadOutcome& outcome) const {
-  if (notifications_ == nullptr || outcome.status != "interrupted") return {};
+  if (notifications_ == nullptr || outcome.status != ThreadStatus::kInterrupted) return {};
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   return notifications_->review_requested_notices(thread_id, assistant_id, outcome.checkpoint_id,
                                                   interrupts);
@@ -251,7 +254,7 @@ std::vector<QueuedNotification> RunManager::review_requested_notices(
 
 void RunManager::store_outcome(const std::string& thread_id, const ThreadOutcome& outcome) {
   std::vector<QueuedNotification> notices;
-  if (notifications_ != nullptr && outcome.status == "interrupted") {
+  if (notifications_ != nullptr && outcome.status == ThreadStatus::kInterrupted) {
     std::string assistant_id;
     try {
       auto thread = store_.get_thread(thread_id);
@@ -272,8 +275,8 @@ std::vector<QueuedNotification> RunManager::decision_notices(const RunRecord& re
                                                              const RunRequest& request) const {
   std::vector<QueuedNotification> out;
   if (notifications_ == nullptr) return out;
-  if (record.status == "success" && carries_decision(request) && !approval_only(request) &&
-      request.binding.is_object() && request.command) {
+  if (record.status == RunStatus::kSuccess && carries_decision(request) &&
+      !approval_only(request) && request.binding.is_object() && request.command) {
     const Command command = Command::from_json(*request.command);
     const Json shown = request.binding.value("shown", Json::object());
     for (const auto& [task, interrupts] : shown.items()) {
@@ -296,8 +299,9 @@ std::optional<QueuedNotification> RunManager::run_end_notice(
     const RunRecord& record, const std::optional<ThreadOutcome>& thread,
     const std::string& failure) const {
   if (notifications_ == nullptr) return std::nullopt;
-  return notifications_->run_ended_notice(record.run_id, record.thread_id, record.assistant_id,
-                                          record.status, thread ? thread->status : "", failure);
+  return notifications_->run_ended_notice(
+      record.run_id, record.thread_id, record.assistant_id, record.status,
+      thread ? std::optional(thread->status) : std::nullopt, failure);
 }
 
 }  // namespace tollgate::server

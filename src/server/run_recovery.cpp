@@ -18,9 +18,9 @@ namespace {
 // How the thread's last finished run ended, for a thread recovery reconciles without one.
 RunEnding last_ending(const std::vector<RunRecord>& runs_newest_first) {
   for (const RunRecord& run : runs_newest_first) {
-    if (run.status == "success") return RunEnding::kCompleted;
-    if (run.status == "interrupted") return RunEnding::kCancelled;
-    if (run.status == "error") return RunEnding::kFailed;
+    if (run.status == RunStatus::kSuccess) return RunEnding::kCompleted;
+    if (run.status == RunStatus::kInterrupted) return RunEnding::kCancelled;
+    if (run.status == RunStatus::kError) return RunEnding::kFailed;
   }
   return RunEnding::kCompleted;
 }
@@ -42,17 +42,17 @@ constexpr const char* kUncertainMessage =
 
 void RunManager::recover() {
   std::vector<CutOffRun> cut_off;
-  for (RunRecord& run : store_.list_runs_with_status("running")) {
+  for (RunRecord& run : store_.list_runs_with_status(RunStatus::kRunning)) {
     cut_off.push_back(plan_recovery(std::move(run)));
   }
   settle_cut_off_decisions(cut_off);
   for (CutOffRun& run : cut_off) carry_out(run);
-  // Older versions stored "busy" in the thread; now it is derived from the thread's runs.
-  for (const std::string& thread_id : store_.thread_ids_with_stored_status("busy")) {
+  // Older versions stored busy in the thread; now it is derived from the thread's runs.
+  for (const std::string& thread_id : store_.thread_ids_with_stored_status(ThreadStatus::kBusy)) {
     reconcile_thread(thread_id);
   }
   std::unique_lock lock(mutex_);
-  for (RunRecord& run : store_.list_runs_with_status("pending")) {
+  for (RunRecord& run : store_.list_runs_with_status(RunStatus::kPending)) {
     RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
     auto active = enqueue_locked(run, std::move(request));
     active->not_before =
@@ -69,37 +69,39 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     if (cut.record.attempts >= kMaxRunAttempts) {
       // Each time the process died with this run taken up: recovering it again could be what
       // kills the process next, so its checkpoint is left alone.
-      cut.outcome.status = "error";
+      cut.outcome.status = ThreadStatus::kError;
       cut.outcome.error = "Run " + cut.record.run_id + " was cut off " +
                           std::to_string(cut.record.attempts) +
                           " times by the server process ending while it executed or was "
                           "recovered; it is failed without reading its checkpoint. Start a new "
                           "run to retry.";
-      cut.outcome.updated_at = now_millis();
+      cut.outcome.updated_at = now_millis(*clock_);
       return cut;
     }
     // Counted before the checkpoint is read, so that a recovery that kills the process is itself
     // an attempt; a run continued from here does not count another one.
-    if (auto counted = store_.begin_attempt(cut.record.run_id, "running", now_millis())) {
+    if (auto counted =
+            store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now_millis(*clock_))) {
       cut.record = *counted;
     }
     const std::string message = "The server stopped while run " + cut.record.run_id +
                                 " was executing; its progress up to the last checkpoint is kept. "
                                 "Start a new run to retry.";
     try {
-      cut.outcome = read_thread_outcome(g, cut.record.thread_id, RunEnding::kCutOff, message);
+      cut.outcome =
+          read_thread_outcome(g, cut.record.thread_id, RunEnding::kCutOff, message, *clock_);
       cut.effect_uncertain = cut_off_in_an_effect(g, cut.record.thread_id);
-      // A thread left with tasks cut short and no pause (its status reads "error") is continued
+      // A thread left with tasks cut short and no pause (its status reads error) is continued
       // into the review of an uncertain call, or run on when its graph says its steps re-run.
       const bool reruns = g != nullptr && rerunning_graphs_.count(graph_id) != 0 &&
                           !cut.outcome.checkpoint_id.empty();
-      if (cut.outcome.status == "error" && (cut.effect_uncertain || reruns)) {
+      if (cut.outcome.status == ThreadStatus::kError && (cut.effect_uncertain || reruns)) {
         cut.action = CutOffRun::kContinue;
       }
     } catch (const std::exception& e) {
-      cut.outcome.status = "error";
+      cut.outcome.status = ThreadStatus::kError;
       cut.outcome.error = message + " (Its checkpoint could not be read: " + e.what() + ")";
-      cut.outcome.updated_at = now_millis();
+      cut.outcome.updated_at = now_millis(*clock_);
     }
   } catch (const std::exception& e) {
     log_error("recovery of run " + cut.record.run_id + " failed: " + e.what());
@@ -138,8 +140,8 @@ void RunManager::carry_out(CutOffRun& cut) {
         continue_cut_off_step(cut.record);
         return;
       case CutOffRun::kFail:
-        cut.record.status = "error";
-        cut.record.updated_at = now_millis();
+        cut.record.status = RunStatus::kError;
+        cut.record.updated_at = now_millis(*clock_);
         store_end(cut.record, true, &cut.outcome);
         return;
     }
@@ -180,7 +182,7 @@ void RunManager::reconcile_thread(const std::string& thread_id) {
         named != thread->metadata.end() && named->is_string() ? named->get<std::string>() : "";
     const std::string error = thread->error.is_string() ? thread->error.get<std::string>()
                                                         : "The thread's last run failed.";
-    ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error);
+    ThreadOutcome outcome = read_thread_outcome(graph(graph_id), thread_id, ending, error, *clock_);
     record_reviews(thread_id, outcome);
     store_outcome(thread_id, outcome);
   } catch (const std::exception& e) {

@@ -111,7 +111,7 @@ void ensure_thread(ApiContext& context, const std::string& thread_id,
     throw Error::NotFound("Thread with ID " + thread_id + " not found");
   Json metadata = Json::object();
   stamp_owner(metadata, who);
-  context.store.create_thread(new_thread_record(thread_id, metadata));
+  context.store.create_thread(new_thread_record(thread_id, metadata, *context.clock));
 }
 
 // The run of a thread `who` may see (404 otherwise), for `use`.
@@ -134,10 +134,10 @@ std::string run_path(const RunRecord& run, bool stateless) {
 RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& parsed,
                     const std::string& thread_id) {
   if (thread_id.empty()) {
-    std::string temporary_id = new_uuid7();
+    std::string temporary_id = new_uuid7(*context.clock);
     Json metadata = Json::object();
     stamp_owner(metadata, requester);
-    context.store.create_thread(new_thread_record(temporary_id, metadata));
+    context.store.create_thread(new_thread_record(temporary_id, metadata, *context.clock));
     parsed.request.thread_id = temporary_id;
     parsed.request.temporary = parsed.on_completion == "delete";
   } else {
@@ -359,7 +359,7 @@ void add_run_routes(Router& router, ApiContext& context) {
     Json out = Json::array();
     std::size_t skipped = 0;
     for (const RunRecord& run : ctx->store.list_runs(request.params[0])) {
-      if (status && !status->empty() && run.status != *status) continue;
+      if (status && !status->empty() && run_status_named(*status) != run.status) continue;
       if (skipped++ < offset) continue;
       if (out.size() >= limit) break;
       out.push_back(run_to_json(run));
@@ -375,7 +375,7 @@ void add_run_routes(Router& router, ApiContext& context) {
   router.add("DELETE", "/threads/:thread_id/runs/:run_id", [ctx](HttpRequest& request) {
     RunRecord run = require_run(*ctx, request.params[0], request.params[1], request.identity,
                                 ThreadUse::kChange);
-    if (run.status == "pending" || run.status == "running") {
+    if (run_is_active(run)) {
       ctx->runs.cancel(run.run_id, true);
     }
     ctx->store.delete_run(run.run_id);
@@ -401,9 +401,9 @@ void add_run_routes(Router& router, ApiContext& context) {
       require_thread(*ctx, *thread_id, request.identity, ThreadUse::kChange);
       auto status = optional_string(body, "status");
       for (const RunRecord& run : ctx->store.list_runs(*thread_id)) {
-        const bool active = run.status == "pending" || run.status == "running";
+        const bool active = run_is_active(run);
         if (!active) continue;
-        if (status && *status != "all" && run.status != *status) continue;
+        if (status && *status != "all" && run_status_named(*status) != run.status) continue;
         if (run_ids.empty() ||
             std::find(run_ids.begin(), run_ids.end(), run.run_id) != run_ids.end()) {
           ctx->runs.cancel(run.run_id, action == "rollback");

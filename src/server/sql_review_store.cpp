@@ -99,7 +99,7 @@ ReviewRecord read_record(const sql::Statement& s) {
   r.tool_call_id = s.text(5);
   r.digest = s.text(6);
   r.created_at = s.integer(7);
-  r.status = s.text(8);
+  r.status = parse_review_status(s.text(8), "server_reviews.status");
   r.decided_by = s.text(9);
   r.run_id = s.text(10);
   r.decided_at = s.integer(11);
@@ -123,7 +123,7 @@ Json ReviewRecord::to_json() const {
               {"tool_call_id", optional_text(tool_call_id)},
               {"digest", digest},
               {"created_at", iso_timestamp(created_at)},
-              {"status", status},
+              {"status", to_string(status)},
               {"decided_by", optional_text(decided_by)},
               {"run_id", optional_text(run_id)},
               {"decided_at", decided_at == 0 ? Json() : Json(iso_timestamp(decided_at))},
@@ -178,19 +178,25 @@ std::vector<ReviewRecord> SqlReviewStore::list(const std::string& thread_id) {
   return records;
 }
 
-std::size_t SqlReviewStore::decide(const std::string& thread_id, const std::string& checkpoint_id,
-                                   const std::string& interrupt_id, const std::string& decided_by,
-                                   const std::string& run_id, std::int64_t at) {
-  return claim("decided", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
+std::size_t SqlReviewStore::decide(const std::string& thread_id,
+                                      const std::string& checkpoint_id,
+                                      const std::string& interrupt_id,
+                                      const std::string& decided_by, const std::string& run_id,
+                                      std::int64_t at) {
+  return claim(ReviewStatus::kDecided, thread_id, checkpoint_id, interrupt_id, decided_by, run_id,
+               at);
 }
 
-std::size_t SqlReviewStore::expire(const std::string& thread_id, const std::string& checkpoint_id,
-                                   const std::string& interrupt_id, const std::string& decided_by,
-                                   const std::string& run_id, std::int64_t at) {
-  return claim("expired", thread_id, checkpoint_id, interrupt_id, decided_by, run_id, at);
+std::size_t SqlReviewStore::expire(const std::string& thread_id,
+                                      const std::string& checkpoint_id,
+                                      const std::string& interrupt_id,
+                                      const std::string& decided_by, const std::string& run_id,
+                                      std::int64_t at) {
+  return claim(ReviewStatus::kExpired, thread_id, checkpoint_id, interrupt_id, decided_by, run_id,
+               at);
 }
 
-std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_id,
+std::size_t SqlReviewStore::claim(ReviewStatus status, const std::string& thread_id,
                                   const std::string& checkpoint_id, const std::string& interrupt_id,
                                   const std::string& decided_by, const std::string& run_id,
                                   std::int64_t at) {
@@ -200,7 +206,7 @@ std::size_t SqlReviewStore::claim(const char* status, const std::string& thread_
                             kNoClaim +
                             " WHERE thread_id = ? AND checkpoint_id = ? AND "
                             "interrupt_id = ? AND status = 'pending'");
-  s->bind(1, std::string_view(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
+  s->bind(1, to_string(status)).bind(2, decided_by).bind(3, run_id).bind(4, at);
   s->bind(5, thread_id).bind(6, checkpoint_id).bind(7, interrupt_id);
   return static_cast<std::size_t>(s->run());
 }

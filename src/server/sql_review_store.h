@@ -58,7 +58,7 @@ class SqlReviewStore : public ReviewStore {
 
  private:
   // pending -> `status` for the interrupt's records (decide, expire).
-  std::size_t claim(const char* status, const std::string& thread_id,
+  std::size_t claim(ReviewStatus status, const std::string& thread_id,
                     const std::string& checkpoint_id, const std::string& interrupt_id,
                     const std::string& decided_by, const std::string& run_id, std::int64_t at);
 

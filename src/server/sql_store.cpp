@@ -365,7 +365,10 @@ bool SqlStore::create_thread(const ThreadRecord& t) {
                                     ", pending_interrupts) VALUES (?,?,?,?,?,?,?,?,?,?) "
                                     "ON CONFLICT DO NOTHING")));
     s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
-    s.bind(5, t.status).bind(6, t.config.dump()).bind_json(7, t.values).bind_json(8, t.interrupts);
+    s.bind(5, to_string(t.status))
+        .bind(6, t.config.dump())
+        .bind_json(7, t.values)
+        .bind_json(8, t.interrupts);
     s.bind_json(9, t.error).bind(10, std::int64_t{has_pending_interrupts(t.interrupts)});
     created = s.run() == 1;
   });
@@ -392,7 +395,10 @@ void SqlStore::update_thread(const ThreadRecord& t) {
         prepared_locked("UPDATE server_threads SET updated_at = ?, metadata = ?, "
                         "status = ?, config = ?, state_values = ?, interrupts = ?, "
                         "error = ?, pending_interrupts = ? WHERE thread_id = ?"));
-    s.bind(1, t.updated_at).bind(2, t.metadata.dump()).bind(3, t.status).bind(4, t.config.dump());
+    s.bind(1, t.updated_at)
+        .bind(2, t.metadata.dump())
+        .bind(3, to_string(t.status))
+        .bind(4, t.config.dump());
     s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error);
     s.bind(8, std::int64_t{has_pending_interrupts(t.interrupts)}).bind(9, t.thread_id).run();
   });
@@ -444,7 +450,7 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
   if (outcome.values.is_null()) {
     return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
                                      "updated_at = ? WHERE thread_id = ?"))
-               .bind(1, outcome.status)
+               .bind(1, to_string(outcome.status))
                .bind_json(2, outcome.error)
                .bind(3, outcome.updated_at)
                .bind(4, thread_id)
@@ -453,16 +459,16 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
   Statement s(
       prepared_locked("UPDATE server_threads SET status = ?, error = ?, updated_at = ?, "
                       "state_values = ?, interrupts = ?, pending_interrupts = ? WHERE thread_id = ?"));
-  s.bind(1, outcome.status).bind_json(2, outcome.error).bind(3, outcome.updated_at);
+  s.bind(1, to_string(outcome.status)).bind_json(2, outcome.error).bind(3, outcome.updated_at);
   s.bind_json(4, outcome.values).bind_json(5, outcome.interrupts);
   s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
   return s.bind(7, thread_id).run() == 1;
 }
 
-std::vector<std::string> SqlStore::thread_ids_with_stored_status(const std::string& status) {
+std::vector<std::string> SqlStore::thread_ids_with_stored_status(ThreadStatus status) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked("SELECT thread_id FROM server_threads WHERE status = ?"));
-  s.bind(1, status);
+  s.bind(1, to_string(status));
   std::vector<std::string> out;
   while (s.step()) out.push_back(s.text(0));
   return out;
@@ -540,7 +546,7 @@ void SqlStore::put_run_locked(const RunRecord& r) {
   static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
   Statement s(prepared_locked(kPut));
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
-  s.bind(5, r.status).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
+  s.bind(5, to_string(r.status)).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
   s.bind(11, r.owner).bind(12, r.not_before).run();
   count_active_runs_locked(r.thread_id);
@@ -592,14 +598,13 @@ void SqlStore::write_notices_locked(std::vector<QueuedNotification>* notices) {
   for (QueuedNotification& n : *notices) n.fresh = write_webhook_event(*statements_, n.event, n.urls);
 }
 
-std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id,
-                                                    const std::string& status,
-                                                    std::int64_t updated_at) {
+std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id, RunStatus status,
+                                                 std::int64_t updated_at) {
   std::lock_guard lock(mutex_);
   write_locked([&] {
     Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
                               "updated_at = ? WHERE run_id = ?"))
-        .bind(1, status)
+        .bind(1, to_string(status))
         .bind(2, updated_at)
         .bind(3, run_id)
         .run();
@@ -671,12 +676,12 @@ std::vector<RunRecord> SqlStore::list_runs(const std::string& thread_id) {
   return out;
 }
 
-std::vector<RunRecord> SqlStore::list_runs_with_status(const std::string& status) {
+std::vector<RunRecord> SqlStore::list_runs_with_status(RunStatus status) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(sql("SELECT ", kRunColumns,
                                   " FROM server_runs WHERE status = ? ORDER BY created_at, "
                                   "run_id")));
-  s.bind(1, status);
+  s.bind(1, to_string(status));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
   return out;

@@ -85,7 +85,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
                                            const ThreadPage& page) override;
   std::size_t count_threads(const ThreadFilter& filter) override;
-  std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override;
+  std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) override;
   void delete_thread(const std::string& thread_id) override;
 
   // sql_store_retention.cpp
@@ -97,13 +97,13 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void put_run(const RunRecord& run) override;
   bool insert_run(const RunRecord& run, const Json& thread_metadata,
                   std::vector<QueuedNotification>* notices = nullptr) override;
-  std::optional<RunRecord> begin_attempt(const std::string& run_id, const std::string& status,
+  std::optional<RunRecord> begin_attempt(const std::string& run_id, RunStatus status,
                                          std::int64_t updated_at) override;
   bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
                std::vector<QueuedNotification>* notices = nullptr) override;
   std::optional<RunRecord> get_run(const std::string& run_id) override;
   std::vector<RunRecord> list_runs(const std::string& thread_id) override;
-  std::vector<RunRecord> list_runs_with_status(const std::string& status) override;
+  std::vector<RunRecord> list_runs_with_status(RunStatus status) override;
   void delete_run(const std::string& run_id) override;
 
   // sql_store_replicas.cpp (replica_store.h)

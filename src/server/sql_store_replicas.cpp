@@ -79,7 +79,9 @@ ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& r
       Statement s(prepared_locked(
           "SELECT thread_id, status, owner, not_before FROM server_runs WHERE run_id = ?"));
       s.bind(1, run_id);
-      if (!s.step() || s.text(1) != "pending" || s.text(2) != replica_id) return;
+      if (!s.step() || parse_run_status(s.text(1), "server_runs.status") != RunStatus::kPending ||
+          s.text(2) != replica_id)
+        return;
       if (s.integer(3) > now) {
         outcome = ClaimOutcome::kWaiting;
         return;

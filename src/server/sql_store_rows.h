@@ -81,7 +81,7 @@ inline ThreadRecord read_thread(const Statement& s) {
   t.created_at = s.integer(1);
   t.updated_at = s.integer(2);
   t.metadata = s.json(3);
-  t.status = s.text(4);
+  t.status = parse_thread_status(s.text(4), "server_threads.status");
   t.config = s.json(5);
   t.values = s.json(6);
   t.interrupts = s.json(7);
@@ -95,7 +95,7 @@ inline RunRecord read_run(const Statement& s) {
   r.thread_id = s.text(1);
   r.assistant_id = s.text(2);
   r.metadata = s.json(3);
-  r.status = s.text(4);
+  r.status = parse_run_status(s.text(4), "server_runs.status");
   r.kwargs = s.json(5);
   r.multitask_strategy = s.text(6);
   r.created_at = s.integer(7);

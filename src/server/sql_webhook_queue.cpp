@@ -66,7 +66,7 @@ WebhookDelivery read_delivery(const sql::Statement& s) {
   d.type = s.text(2);
   d.url = s.text(3);
   d.body = s.text(4);
-  d.status = s.text(5);
+  d.status = parse_delivery_status(s.text(5), "server_webhook_deliveries.status");
   d.attempts = static_cast<int>(s.integer(6));
   d.next_attempt_at = s.integer(7);
   d.last_error = s.text(8);
@@ -171,17 +171,18 @@ void SqlWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string
                         "next_attempt_at = ?, last_error = ?, last_status = ?, leased_by = '', "
                         "leased_until = 0 WHERE delivery_id = ? AND status = 'pending' AND "
                         "leased_by = ?");
-  s->bind(1, give_up ? "failed" : "pending").bind(2, give_up ? std::int64_t{0} : next_attempt_at);
+  s->bind(1, to_string(give_up ? DeliveryStatus::kFailed : DeliveryStatus::kPending))
+      .bind(2, give_up ? std::int64_t{0} : next_attempt_at);
   s->bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).bind(6, holder).run();
 }
 
-std::vector<WebhookDelivery> SqlWebhookQueue::list(const std::optional<std::string>& status,
-                                                      std::size_t limit) {
+std::vector<WebhookDelivery> SqlWebhookQueue::list(std::optional<DeliveryStatus> status,
+                                                   std::size_t limit) {
   std::lock_guard lock(mutex_);
   auto s = prepare_once(*db_, std::string(kSelect) + (status ? "WHERE d.status = ? " : "") +
                               "ORDER BY d.delivery_id DESC LIMIT ?");
   int at = 1;
-  if (status) s->bind(at++, *status);
+  if (status) s->bind(at++, to_string(*status));
   s->bind(at, static_cast<std::int64_t>(limit));
   std::vector<WebhookDelivery> out;
   while (s->step()) out.push_back(read_delivery(*s));
@@ -198,7 +199,7 @@ Json WebhookDelivery::to_json() const {
               {"event_id", event_id},
               {"type", type},
               {"url", url},
-              {"status", status},
+              {"status", to_string(status)},
               {"attempts", attempts},
               {"next_attempt_at", optional_time(next_attempt_at)},
               {"last_error", last_error.empty() ? Json() : Json(last_error)},

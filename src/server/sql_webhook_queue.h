@@ -31,7 +31,7 @@ class SqlWebhookQueue : public WebhookQueue {
   void delivered(std::int64_t delivery_id, int status, std::int64_t at) override;
   void attempt_failed(std::int64_t delivery_id, const std::string& holder, const std::string& error,
                       int status, std::int64_t next_attempt_at, bool give_up) override;
-  std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
+  std::vector<WebhookDelivery> list(std::optional<DeliveryStatus> status,
                                     std::size_t limit) override;
 
  private:

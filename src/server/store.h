@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/record_status.h"
 #include "server/webhook_queue.h"
 #include "tollgate/json.h"
 
@@ -31,9 +32,9 @@ struct ThreadRecord {
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
   Json metadata = Json::object();
-  // idle | busy | interrupted | error. Busy is derived on every read: a thread is busy while one
-  // of its runs is pending or running; otherwise it is what its last run (or state update) left.
-  std::string status = "idle";
+  // Busy is derived on every read: a thread is busy while one of its runs is pending or running;
+  // otherwise it is what its last run (or state update) left.
+  ThreadStatus status = ThreadStatus::kIdle;
   Json config = Json::object();
   Json values;      // null until the first run finished
   Json interrupts;  // task id -> [Interrupt]; null until the first run finished
@@ -45,7 +46,7 @@ struct RunRecord {
   std::string thread_id;
   std::string assistant_id;
   Json metadata = Json::object();
-  std::string status = "pending";  // pending | running | success | error | interrupted | timeout
+  RunStatus status = RunStatus::kPending;
   Json kwargs = Json::object();
   std::string multitask_strategy = "reject";
   std::int64_t created_at = 0;
@@ -62,13 +63,14 @@ struct RunRecord {
 
 // Whether a run is pending or running (its thread reads busy).
 inline bool run_is_active(const RunRecord& run) {
-  return run.status == "pending" || run.status == "running";
+  return run.status == RunStatus::kPending || run.status == RunStatus::kRunning;
 }
 
 // What a run (or a state update) leaves its thread with, read from the thread's latest
 // checkpoint. Stored with the run's own end in one transaction.
 struct ThreadOutcome {
-  std::string status = "idle";  // idle | interrupted | error (busy is never stored)
+  // Idle, interrupted or error (busy is never stored).
+  ThreadStatus status = ThreadStatus::kIdle;
   Json values;                  // the latest values; null: keep the stored values and interrupts
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
@@ -85,7 +87,7 @@ struct ThreadVisibility {
 
 // The threads a search or count selects (POST /threads/search and /threads/count).
 struct ThreadFilter {
-  std::optional<std::string> status;  // the status as read (busy derived from the runs)
+  std::optional<ThreadStatus> status;  // the status as read (busy derived from the runs)
   Json metadata = Json::object();     // each top-level key equal in the thread's metadata
   Json values = Json::object();       // each top-level key equal in the thread's values
   std::vector<std::string> ids;       // empty: any thread
@@ -134,8 +136,8 @@ class ServerStore {
   virtual std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
                                                    const ThreadPage& page) = 0;
   virtual std::size_t count_threads(const ThreadFilter& filter) = 0;
-  // Ids of the threads whose stored status is `status` (recovery: "busy" left by older versions).
-  virtual std::vector<std::string> thread_ids_with_stored_status(const std::string& status) = 0;
+  // Ids of the threads whose stored status is `status` (recovery: busy left by older versions).
+  virtual std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) = 0;
   // Removes the thread with its runs and stream events.
   virtual void delete_thread(const std::string& thread_id) = 0;
 
@@ -159,8 +161,7 @@ class ServerStore {
   virtual bool insert_run(const RunRecord& run, const Json& thread_metadata,
                           std::vector<QueuedNotification>* notices = nullptr) = 0;
   // Sets the run's status and counts an attempt; the run after it, nullopt if it is gone.
-  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id,
-                                                 const std::string& status,
+  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id, RunStatus status,
                                                  std::int64_t updated_at) = 0;
   // A run's end, in one transaction: its final record (or, when !keep_run, its deletion with its
   // events), unless `thread` is null its thread's outcome, and unless `notices` is null the
@@ -172,7 +173,7 @@ class ServerStore {
                        std::vector<QueuedNotification>* notices = nullptr) = 0;
   virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
   virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
-  virtual std::vector<RunRecord> list_runs_with_status(const std::string& status) = 0;
+  virtual std::vector<RunRecord> list_runs_with_status(RunStatus status) = 0;
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 
   // Stream events of a run (legacy SSE, replayed by join with Last-Event-ID) and of a

@@ -28,7 +28,8 @@ ThreadAccess thread_access(const Identity& who, const ThreadRecord& thread) {
   if (thread_owner(thread) == who.id) return ThreadAccess::kFull;
   // A review stays visible while a decision for it is queued (the thread then reads busy), so
   // a second reviewer deciding the same card is told it was decided (409), not "not found".
-  if (who.has_role("reviewer") && (thread.status == "interrupted" || pending_review(thread)))
+  if (who.has_role("reviewer") &&
+      (thread.status == ThreadStatus::kInterrupted || pending_review(thread)))
     return ThreadAccess::kReview;
   return ThreadAccess::kNone;
 }

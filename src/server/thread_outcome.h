@@ -25,12 +25,13 @@ enum class RunEnding {
 //   failed:    error, with `error`;
 //   cut off:   interrupted when an interrupt is pending, idle when the graph had ended, else
 //              (no checkpoint, or tasks cut short) error, with `error`.
+// Stamped with `clock`'s time.
 ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
-                             const std::string& error);
+                             const std::string& error, const Clock& clock);
 
 // thread_outcome of the thread's latest checkpoint in `graph`. Without a graph (not served
 // here) the stored values are kept and the outcome is error (failed, cut off) or idle.
 ThreadOutcome read_thread_outcome(const CompiledGraph* graph, const std::string& thread_id,
-                                  RunEnding ending, const std::string& error);
+                                  RunEnding ending, const std::string& error, const Clock& clock);
 
 }  // namespace tollgate::server

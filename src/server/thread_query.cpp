@@ -87,7 +87,7 @@ struct FilterTerms {
 FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
   FilterTerms out;
   if (filter.status) {
-    out.all.push_back({"read_status = ?", {*filter.status}});
+    out.all.push_back({"read_status = ?", {to_string(*filter.status)}});
   }
   if (!filter.ids.empty()) {
     Clause in{"thread_id IN (", {}};
@@ -102,7 +102,7 @@ FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
   add_containment(dialect, "state_values", filter.values, out.all);
   const ThreadVisibility& visible = filter.visible;
   // A reviewer sees every interrupted thread: the status filter then implies visibility.
-  if (visible.all || (visible.reviewer && filter.status == "interrupted")) return out;
+  if (visible.all || (visible.reviewer && filter.status == ThreadStatus::kInterrupted)) return out;
   if (!visible.owner.empty()) {
     // The expression of index server_threads_by_owner in each dialect.
     out.any.push_back({dialect == sql::Dialect::kPostgres ? "(metadata::jsonb ->> 'owner') = ?"

@@ -79,7 +79,7 @@ class TimelineBuilder {
     for (const CheckpointRow& row : rows_) read_checkpoint(row);
     link_resumed_runs();
     Json out{{"thread_id", sources_.thread->thread_id},
-             {"status", sources_.thread->status},
+             {"status", to_string(sources_.thread->status)},
              {"created_at", iso_or_null(sources_.thread->created_at)},
              {"updated_at", iso_or_null(sources_.thread->updated_at)}};
     out["runs"] = Json::array();
@@ -131,7 +131,7 @@ class TimelineBuilder {
       const RunRequest request = RunRequest::from_kwargs(run.kwargs, run.thread_id, run.assistant_id);
       Json out{{"run_id", run.run_id},
                {"assistant_id", run.assistant_id},
-               {"status", run.status},
+               {"status", to_string(run.status)},
                {"created_at", iso_or_null(run.created_at)},
                {"updated_at", iso_or_null(run.updated_at)},
                {"started_by", string_or_null(request.started_by.id)},

@@ -104,12 +104,12 @@ ThreadFilter thread_filter(const Json& body, const Identity& who) {
   ThreadFilter filter;
   filter.metadata = optional_object(body, "metadata");
   filter.values = optional_object(body, "values");
-  filter.status = optional_string(body, "status");
-  const auto& status = filter.status;
-  if (status && *status != "idle" && *status != "busy" && *status != "interrupted" &&
-      *status != "error") {
-    throw Error::InvalidArgument("status: invalid value \"" + *status +
-                             "\"; expected one of idle, busy, interrupted, error");
+  if (const std::optional<std::string> status = optional_string(body, "status")) {
+    filter.status = thread_status_named(*status);
+    if (!filter.status) {
+      throw Error::InvalidArgument("status: invalid value \"" + *status +
+                                   "\"; expected one of idle, busy, interrupted, error");
+    }
   }
   if (body.contains("ids") && !body["ids"].is_null()) {
     if (!body["ids"].is_array()) throw Error::InvalidArgument("ids: must be an array of thread ids");
@@ -170,7 +170,7 @@ Json timeline_of(ApiContext& context, const ThreadRecord& thread) {
   sources.thread = &thread;
   sources.runs = context.store.list_runs(thread.thread_id);
   for (const RunRecord& run : sources.runs) {
-    if (run.status != "error" && run.status != "timeout") continue;
+    if (run.status != RunStatus::kError && run.status != RunStatus::kTimeout) continue;
     for (const LogEntry& entry : context.store.run_events(run.run_id)) {
       if (entry.event == "error") sources.run_errors.emplace_back(run.run_id, Json::parse(entry.data, nullptr, false));
     }
@@ -198,12 +198,12 @@ void add_thread_routes(Router& router, ApiContext& context) {
     Json body = require_object_body(request);
     Json metadata = optional_object(body, "metadata");
     std::string if_exists = enum_field(body, "if_exists", {"raise", "do_nothing"}, "raise");
-    std::string thread_id = optional_string(body, "thread_id").value_or(new_uuid7());
+    std::string thread_id = optional_string(body, "thread_id").value_or(new_uuid7(*ctx->clock));
     require_uuid(thread_id, "thread_id");
     std::optional<std::int64_t> ttl = ttl_of(body);
     if (!ttl) ttl = ctx->default_ttl_ms;
     stamp_owner(metadata, request.identity);
-    ThreadRecord thread = new_thread_record(thread_id, metadata);
+    ThreadRecord thread = new_thread_record(thread_id, metadata, *ctx->clock);
     if (!ctx->store.create_thread(thread)) {
       auto existing = ctx->store.get_thread(thread_id);
       if (if_exists == "do_nothing" && existing &&
@@ -293,7 +293,8 @@ void add_thread_routes(Router& router, ApiContext& context) {
       keep_owner(metadata, thread.metadata);
     if (ttl) ctx->store.set_thread_ttl(thread.thread_id, ttl);
     // Only the metadata is written, so a run ending meanwhile keeps the status it stored.
-    auto merged = ctx->store.merge_thread_metadata(thread.thread_id, metadata, now_millis());
+    auto merged =
+        ctx->store.merge_thread_metadata(thread.thread_id, metadata, now_millis(*ctx->clock));
     if (!merged) throw Error::NotFound("Thread with ID " + request.params[0] + " not found");
     return HttpResponse::json(thread_to_json(*merged));
   });
@@ -308,10 +309,10 @@ void add_thread_routes(Router& router, ApiContext& context) {
   router.add("POST", "/threads/:thread_id/copy", [ctx](HttpRequest& request) {
     ThreadRecord source = require_thread(*ctx, request.params[0], request.identity);
     ThreadRecord copy = source;
-    copy.thread_id = new_uuid7();
+    copy.thread_id = new_uuid7(*ctx->clock);
     if (request.identity.authenticated) copy.metadata[kOwnerKey] = request.identity.id;
-    copy.created_at = copy.updated_at = now_millis();
-    if (copy.status == "busy") copy.status = "idle";
+    copy.created_at = copy.updated_at = now_millis(*ctx->clock);
+    if (copy.status == ThreadStatus::kBusy) copy.status = ThreadStatus::kIdle;
     if (ctx->saver) ctx->saver->copy_thread(source.thread_id, copy.thread_id);
     ctx->store.create_thread(copy);
     return HttpResponse::json(thread_to_json(copy));

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "server/record_status.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -57,7 +58,7 @@ struct WebhookDelivery {
   std::string type;
   std::string url;
   std::string body;  // the event as sent, byte for byte on every try
-  std::string status = "pending";
+  DeliveryStatus status = DeliveryStatus::kPending;
   int attempts = 0;
   std::int64_t next_attempt_at = 0;  // milliseconds since the epoch; 0 once not pending
   std::string last_error;            // "" when the last try succeeded or none was made
@@ -95,7 +96,7 @@ class WebhookQueue {
                               const std::string& error, int status, std::int64_t next_attempt_at,
                               bool give_up) = 0;
   // The newest deliveries first, only those in `status` when given.
-  virtual std::vector<WebhookDelivery> list(const std::optional<std::string>& status,
+  virtual std::vector<WebhookDelivery> list(std::optional<DeliveryStatus> status,
                                             std::size_t limit) = 0;
 };
 

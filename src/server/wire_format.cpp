@@ -33,7 +33,7 @@ Json thread_to_json(const ThreadRecord& t) {
            {"created_at", iso_timestamp(t.created_at)},
            {"updated_at", iso_timestamp(t.updated_at)},
            {"metadata", t.metadata},
-           {"status", t.status},
+           {"status", to_string(t.status)},
            {"config", t.config}};
   if (!t.values.is_null()) out["values"] = t.values;
   if (!t.interrupts.is_null()) out["interrupts"] = t.interrupts;
@@ -46,7 +46,7 @@ Json run_to_json(const RunRecord& r) {
               {"thread_id", r.thread_id},
               {"assistant_id", r.assistant_id},
               {"metadata", r.metadata},
-              {"status", r.status},
+              {"status", to_string(r.status)},
               {"kwargs", r.kwargs},
               {"multitask_strategy", r.multitask_strategy},
               {"created_at", iso_timestamp(r.created_at)},

@@ -520,6 +520,37 @@ TEST_P(DurabilityTest, ExitStillResumesAnInterruptedRun) {
   EXPECT_EQ(graph->invoke(testing::resume("yes"), config).values["answer"], "yes");
 }
 
+// The time a version 6 checkpoint id carries, in 100 ns intervals since the Unix epoch.
+std::int64_t id_time(const std::string& id) {
+  constexpr std::int64_t kGregorianToUnix = 122192928000000000;  // 1582-10-15 to 1970-01-01
+  const std::string hex = id.substr(0, 8) + id.substr(9, 4) + id.substr(15, 3);
+  return static_cast<std::int64_t>(std::stoull(hex, nullptr, 16)) - kGregorianToUnix;
+}
+
+TEST_P(DurabilityTest, CheckpointsTakeTheirIdAndTimestampFromTheGraphsClock) {
+  using std::chrono::hours;
+  // Far ahead of the system clock, so the ids cannot be the system clock's nor an earlier id's.
+  const std::chrono::system_clock::time_point start{std::chrono::seconds(4102444800)};  // 2100
+  ManualClock clock(start);
+  CompileOptions options = testing::options(saver_);
+  options.clock = &clock;
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"n", 1}}; });
+  g.add_edge(START, "a");
+  auto graph = g.compile(std::move(options));
+  graph->invoke(Json::object(), on_thread("t"));
+  EXPECT_EQ(graph->get_state(on_thread("t")).created_at, "2100-01-01T00:00:00.000000+00:00");
+
+  clock.advance(hours(1));
+  graph->invoke(Json::object(), on_thread("t"));
+  const StateSnapshot latest = graph->get_state(on_thread("t"));
+  EXPECT_EQ(latest.created_at, "2100-01-01T01:00:00.000000+00:00");
+  const std::int64_t later = (start + hours(1)).time_since_epoch() / std::chrono::nanoseconds(100);
+  // Ids only ever increase in a process: at the clock's time, or just after an earlier id.
+  EXPECT_GE(id_time(latest.config.checkpoint_id), later);
+  EXPECT_LT(id_time(latest.config.checkpoint_id), later + 10'000'000);  // within a second
+}
+
 TEST_P(DurabilityTest, CheckpointMetadataCarriesSourceStepParentsAndRunMetadata) {
   auto graph = two_steps(saver_);
   RunConfig config = on_thread("t");

@@ -99,11 +99,11 @@ TEST_F(LegacyDatabaseTest, TheServerStoreKeepsEveryRow) {
   SqliteStore store(path_);
   auto thread = store.get_thread("legacy-paused");
   ASSERT_TRUE(thread);
-  EXPECT_EQ(thread->status, "interrupted");
+  EXPECT_EQ(thread->status, ThreadStatus::kInterrupted);
   EXPECT_EQ(thread->values, (Json{{"log", {"start", "prepared"}}}));
   EXPECT_EQ(thread->interrupts["task-1"][0]["id"], "i-1");
   ASSERT_TRUE(store.get_run("run-1"));
-  EXPECT_EQ(store.get_run("run-1")->status, "interrupted");
+  EXPECT_EQ(store.get_run("run-1")->status, RunStatus::kInterrupted);
   EXPECT_EQ(store.run_events("run-1").size(), 1u);
   ASSERT_EQ(store.thread_events("legacy-paused").size(), 1u);
   EXPECT_EQ(store.thread_events("legacy-paused")[0].channel, "values");

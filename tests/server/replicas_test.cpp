@@ -267,7 +267,7 @@ TEST_F(ReplicasTest, APendingRunOfADeadReplicaIsTakenOverAndRuns) {
     run.run_id = "01900000-0000-7000-8000-000000000001";
     run.thread_id = thread_id;
     run.assistant_id = system_assistant_id("gated");
-    run.status = "pending";
+    run.status = RunStatus::kPending;
     run.owner = "ghost";
     RunRequest request;
     request.thread_id = thread_id;
@@ -298,7 +298,7 @@ TEST_F(ReplicasTest, APausedRunCutOffOnADeadReplicaLeavesItsThreadAnswerable) {
     SqliteStore store(db_.string());
     store.register_replica("ghost", Json::object());
     RunRecord run = *store.get_run(run_id);
-    run.status = "running";
+    run.status = RunStatus::kRunning;
     run.owner = "ghost";
     store.put_run(run);
   }

@@ -30,14 +30,15 @@ class RetentionTest : public ::testing::Test {
     return Retention(*store_, *runs_, saver_.get(), std::move(options));
   }
 
-  void add_thread(const std::string& id, std::int64_t updated_at, const std::string& status = "idle") {
+  void add_thread(const std::string& id, std::int64_t updated_at,
+                  ThreadStatus status = ThreadStatus::kIdle) {
     ThreadRecord t;
     t.thread_id = id;
     t.created_at = t.updated_at = updated_at;
     t.status = status;
     ASSERT_TRUE(store_->create_thread(t));
   }
-  void add_run(const std::string& run_id, const std::string& thread_id, const std::string& status,
+  void add_run(const std::string& run_id, const std::string& thread_id, RunStatus status,
                std::int64_t updated_at) {
     RunRecord r;
     r.run_id = run_id;
@@ -78,8 +79,8 @@ class RetentionTest : public ::testing::Test {
 
 TEST_F(RetentionTest, PruneEventsDeletesTheEventsOfRunsThatEndedBeforeTheCutoff) {
   add_thread("t", 1);
-  add_run("old", "t", "success", 10);
-  add_run("recent", "t", "success", 1000);
+  add_run("old", "t", RunStatus::kSuccess, 10);
+  add_run("recent", "t", RunStatus::kSuccess, 1000);
   store_->append_run_event("old", event(1));
   store_->append_run_event("recent", event(1));
   store_->prune_events(500);
@@ -89,7 +90,7 @@ TEST_F(RetentionTest, PruneEventsDeletesTheEventsOfRunsThatEndedBeforeTheCutoff)
 
 TEST_F(RetentionTest, PruneEventsKeepsTheEventsOfARunningRun) {
   add_thread("t", 1);
-  add_run("live", "t", "running", 10);
+  add_run("live", "t", RunStatus::kRunning, 10);
   store_->append_run_event("live", event(1));
   store_->prune_events(kLater);
   EXPECT_EQ(store_->run_events("live").size(), 1u);
@@ -108,7 +109,7 @@ TEST_F(RetentionTest, PruneEventsKeepsEachThreadsNewestEventSoItsSequenceContinu
 
 TEST_F(RetentionTest, PruneEventsLeavesTheThreadEventsOfABusyThread) {
   add_thread("t", 1);
-  add_run("live", "t", "pending", 1);
+  add_run("live", "t", RunStatus::kPending, 1);
   for (int seq = 1; seq <= 3; ++seq) store_->append_thread_event("t", event(seq));
   store_->prune_events(kLater);
   EXPECT_EQ(store_->thread_events("t").size(), 3u);
@@ -119,8 +120,8 @@ TEST_F(RetentionTest, ExpiredThreadsAreThoseWhoseTtlRanOutAndThatAreNotBusyOrPau
   add_thread("fresh", 100);
   add_thread("no_ttl", 100);
   add_thread("busy", 100);
-  add_thread("paused", 100, "interrupted");
-  add_run("live", "busy", "running", 100);
+  add_thread("paused", 100, ThreadStatus::kInterrupted);
+  add_run("live", "busy", RunStatus::kRunning, 100);
   for (const char* id : {"expired", "busy", "paused"}) ASSERT_TRUE(store_->set_thread_ttl(id, 50));
   ASSERT_TRUE(store_->set_thread_ttl("fresh", 500));
   EXPECT_EQ(store_->expired_threads(200, 10), (std::vector<std::string>{"expired"}));
@@ -138,7 +139,7 @@ TEST_F(RetentionTest, SweepDeletesExpiredThreadsWithTheirCheckpoints) {
 TEST_F(RetentionTest, SweepKeepsOnlyTheLatestCheckpointOfIdleThreadsWhenAsked) {
   add_thread("idle", 100);
   add_thread("busy", 100);
-  add_run("live", "busy", "running", 100);
+  add_run("live", "busy", RunStatus::kRunning, 100);
   put_checkpoints(*saver_, "idle");
   put_checkpoints(*saver_, "busy");
   RetentionOptions options;
@@ -159,7 +160,7 @@ TEST_F(RetentionTest, SweepKeepsEveryCheckpointByDefault) {
 TEST_F(RetentionTest, PruneSkipsUnknownThreadsAndThreadsWithAnActiveRun) {
   add_thread("idle", 100);
   add_thread("busy", 100);
-  add_run("live", "busy", "running", 100);
+  add_run("live", "busy", RunStatus::kRunning, 100);
   EXPECT_EQ(retention().prune({"idle", "busy", "unknown"}, PruneStrategy::kDelete), 1u);
   EXPECT_FALSE(store_->get_thread("idle"));
   EXPECT_TRUE(store_->get_thread("busy"));

@@ -158,7 +158,7 @@ TEST_F(ReviewDeadlinesTest, NothingExpiresBeforeTheDeadline) {
   start();
   clock_.advance(seconds(59));
   EXPECT_EQ(timer_->fire_due(), 0u);
-  EXPECT_EQ(reviews_->list("thread-1")[0].status, "pending");
+  EXPECT_EQ(reviews_->list("thread-1")[0].status, ReviewStatus::kPending);
 }
 
 TEST_F(ReviewDeadlinesTest, AtTheDeadlineTheReviewExpiresExactlyOnce) {
@@ -169,7 +169,7 @@ TEST_F(ReviewDeadlinesTest, AtTheDeadlineTheReviewExpiresExactlyOnce) {
   EXPECT_EQ(timer_->fire_due(), 0u);
   EXPECT_EQ(store_->list_runs("thread-1").size(), 2u);  // the first run and the expiry
   const ReviewRecord record = reviews_->list("thread-1")[0];
-  EXPECT_EQ(record.status, "expired");
+  EXPECT_EQ(record.status, ReviewStatus::kExpired);
   EXPECT_EQ(record.decided_by, "system:timeout");
   EXPECT_EQ(expiries_.size(), 1u);
 }
@@ -242,7 +242,7 @@ TEST_F(ReviewDeadlinesTest, ADecisionRacingTheTimerWinsOrLosesWhole) {
   EXPECT_NE(decided, fired == 1u);  // exactly one of them was accepted
   const ReviewRecord record = reviews_->list("thread-1")[0];
   EXPECT_EQ(record.decided_by, decided ? "alice" : "system:timeout");
-  EXPECT_EQ(record.status, decided ? "decided" : "expired");
+  EXPECT_EQ(record.status, decided ? ReviewStatus::kDecided : ReviewStatus::kExpired);
 }
 
 TEST_F(ReviewDeadlinesTest, TheThreadShowsWhenEachReviewBeganAndWhenItExpires) {
@@ -261,11 +261,11 @@ TEST_F(ReviewDeadlinesTest, ADeadlinePassedWhileTheServerWasDownFiresWhenItStart
   start(reject_on_timeout(), false, /*timer_thread=*/true);
   // The timer's thread fires on its own; generous polling, no timing asserted.
   // The record turns expired when the expiry is accepted; the run applying it follows.
-  for (int i = 0; i < 5000 && (reviews_->list("thread-1")[0].status == "pending" ||
+  for (int i = 0; i < 5000 && (reviews_->list("thread-1")[0].status == ReviewStatus::kPending ||
                                store_->list_runs("thread-1").size() < 2);
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_EQ(reviews_->list("thread-1")[0].status, "expired");
+  EXPECT_EQ(reviews_->list("thread-1")[0].status, ReviewStatus::kExpired);
   EXPECT_EQ(last_result()["decision"], (Json{{"decisions", {reject_on_timeout()}}}));
   timer_->stop();
   EXPECT_EQ(store_->list_runs("thread-1").size(), 2u);  // fired once

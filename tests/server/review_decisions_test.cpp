@@ -112,8 +112,8 @@ class ReviewDecisionsTest : public ::testing::Test {
 TEST_F(ReviewDecisionsTest, APausedRunLeavesAPendingReviewRecord) {
   auto records = reviews_->list("thread-1");
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].status, "pending");
-  EXPECT_EQ(store_->get_thread("thread-1")->status, "interrupted");
+  EXPECT_EQ(records[0].status, ReviewStatus::kPending);
+  EXPECT_EQ(store_->get_thread("thread-1")->status, ThreadStatus::kInterrupted);
 }
 
 TEST_F(ReviewDecisionsTest, ADecisionBySomeoneTheRulesDoNotAllowIs403NamingTheRule) {
@@ -129,8 +129,8 @@ TEST_F(ReviewDecisionsTest, ADecisionBySomeoneTheRulesDoNotAllowIs403NamingTheRu
 
 TEST_F(ReviewDecisionsTest, ARefusedReviewerLeavesTheThreadPausedAndAnswerable) {
   EXPECT_THROW(submit(approve(), user("bob")), Error);
-  EXPECT_EQ(store_->get_thread("thread-1")->status, "interrupted");
-  EXPECT_EQ(reviews_->list("thread-1")[0].status, "pending");
+  EXPECT_EQ(store_->get_thread("thread-1")->status, ThreadStatus::kInterrupted);
+  EXPECT_EQ(reviews_->list("thread-1")[0].status, ReviewStatus::kPending);
   EXPECT_EQ(finish(submit(approve(), user("alice")))["decision"]["decisions"][0]["type"],
             "approve");
   EXPECT_EQ(reviews_->list("thread-1")[0].decided_by, "alice");

@@ -53,7 +53,7 @@ TEST_F(ReviewStoreTest, EachActionGetsARecordWithItsToolCallAndDigest) {
   EXPECT_EQ(records[1].action_index, 1);
   EXPECT_EQ(records[1].tool_call_id, "call-b");
   EXPECT_EQ(records[1].digest, core::sha256_hex(R"({"args":{"path":"b.txt"},"name":"write_file"})"));
-  EXPECT_EQ(records[0].status, "pending");
+  EXPECT_EQ(records[0].status, ReviewStatus::kPending);
 }
 
 TEST_F(ReviewStoreTest, AddingTheSameInterruptAgainKeepsTheRecords) {
@@ -68,7 +68,7 @@ TEST_F(ReviewStoreTest, OnlyTheFirstDecisionIsAccepted) {
   EXPECT_EQ(store_->decide("t1", "cp-1", "i-1", "alice", "run-1", 5), 2u);
   EXPECT_EQ(store_->decide("t1", "cp-1", "i-1", "bob", "run-2", 6), 0u);
   auto records = store_->list("t1");
-  EXPECT_EQ(records[0].status, "decided");
+  EXPECT_EQ(records[0].status, ReviewStatus::kDecided);
   EXPECT_EQ(records[0].decided_by, "alice");
   EXPECT_EQ(records[0].run_id, "run-1");
 }
@@ -80,18 +80,18 @@ TEST_F(ReviewStoreTest, ADecisionForAnotherCheckpointClaimsNothing) {
 TEST_F(ReviewStoreTest, ReopeningGivesTheReviewBackForTheNextDecision) {
   store_->decide("t1", "cp-1", "i-1", "alice", "run-1", 5);
   store_->reopen("run-1");
-  EXPECT_EQ(store_->list("t1")[0].status, "pending");
+  EXPECT_EQ(store_->list("t1")[0].status, ReviewStatus::kPending);
   EXPECT_EQ(store_->decide("t1", "cp-1", "i-1", "bob", "run-2", 6), 2u);
 }
 
 TEST_F(ReviewStoreTest, RecordsNoLongerPendingAreSuperseded) {
   store_->supersede_others("t1", "cp-2", {"i-2"});
-  for (const ReviewRecord& r : store_->list("t1")) EXPECT_EQ(r.status, "superseded");
+  for (const ReviewRecord& r : store_->list("t1")) EXPECT_EQ(r.status, ReviewStatus::kSuperseded);
 }
 
 TEST_F(ReviewStoreTest, RecordsStillPendingAreKept) {
   store_->supersede_others("t1", "cp-1", {"i-1"});
-  for (const ReviewRecord& r : store_->list("t1")) EXPECT_EQ(r.status, "pending");
+  for (const ReviewRecord& r : store_->list("t1")) EXPECT_EQ(r.status, ReviewStatus::kPending);
 }
 
 TEST_F(ReviewStoreTest, ApprovalsAreCollectedOncePerReviewer) {
@@ -154,7 +154,7 @@ TEST_F(ReviewStoreTest, AnExpiryAndADecisionClaimTheSameRecordsOnlyOnce) {
   EXPECT_EQ(store_->expire("t2", "cp-9", "i-9", "system:timeout", "run-y", 6), 0u);
   EXPECT_EQ(store_->decide("t2", "cp-9", "i-9", "alice", "run-z", 7), 0u);
   const ReviewRecord r = store_->list("t2")[0];
-  EXPECT_EQ(r.status, "expired");
+  EXPECT_EQ(r.status, ReviewStatus::kExpired);
   EXPECT_EQ(r.run_id, "run-x");
   EXPECT_FALSE(store_->next_expiry());
 }
@@ -165,7 +165,7 @@ TEST_F(ReviewStoreTest, ARefusedExpiryThatIsDisarmedWaitsForAPersonWithoutADeadl
   store_->disarm("run-x");
   store_->reopen("run-x");
   const ReviewRecord r = store_->list("t2")[0];
-  EXPECT_EQ(r.status, "pending");
+  EXPECT_EQ(r.status, ReviewStatus::kPending);
   EXPECT_EQ(r.expires_at, 0);
   EXPECT_FALSE(store_->next_expiry());
 }
@@ -199,7 +199,7 @@ INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000,
     SqliteReviewStore store(path);
     const std::vector<ReviewRecord> records = store.list("t1");
     ASSERT_EQ(records.size(), 1u);
-    EXPECT_EQ(records[0].status, "pending");
+    EXPECT_EQ(records[0].status, ReviewStatus::kPending);
     EXPECT_EQ(records[0].expires_at, 0);
     EXPECT_TRUE(records[0].on_timeout.is_null());
     EXPECT_FALSE(store.next_expiry());

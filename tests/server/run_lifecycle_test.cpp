@@ -45,7 +45,7 @@ class RunLifecycleTest : public testing::ServerFixture {
     run.run_id = "01a22a56-2955-72c0-878b-ce6bc760372b";
     run.thread_id = thread;
     run.assistant_id = kHitlAssistant;
-    run.status = "running";
+    run.status = RunStatus::kRunning;
     run.attempts = attempts;
     run.kwargs = kwargs;
     store.put_run(run);
@@ -172,7 +172,7 @@ TEST_F(RunLifecycleTest, AThreadLeftBusyByAnOlderServerIsReconciledWithItsCheckp
   {
     SqliteStore store(db_.string());
     ThreadRecord t = *store.get_thread(thread);
-    t.status = "busy";  // a run's end was stored, its thread's refresh was not
+    t.status = ThreadStatus::kBusy;  // a run's end was stored, its thread's refresh was not
     store.update_thread(t);
   }
   start();

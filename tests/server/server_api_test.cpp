@@ -210,6 +210,29 @@ TEST_F(ServerApiTest, WithoutAuthTheLocalUserStartsAndDecidesAndTheRunRecordsIt)
   EXPECT_FALSE(runs[1]["kwargs"].contains("decided_by"));
 }
 
+// A server on a ManualClock: its records are stamped with that clock's time, not the system's.
+class ServerClockTest : public testing::ServerFixture {
+ protected:
+  ManualClock manual_{std::chrono::system_clock::time_point(std::chrono::seconds(4102444800))};
+};
+
+TEST_F(ServerClockTest, ThreadAndRunTimesComeFromTheServersClock) {
+  clock_ = &manual_;
+  restart();
+  const std::string thread = new_thread();
+  manual_.advance(std::chrono::minutes(1));
+  auto run = call("POST", "/threads/" + thread + "/runs/wait",
+                  {{"assistant_id", "actors"}, {"input", Json::object()}});
+  ASSERT_EQ(run.status, 200) << run.body;
+  const Json runs = call("GET", "/threads/" + thread + "/runs").json();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["created_at"], "2100-01-01T00:01:00.000Z");
+  EXPECT_EQ(runs[0]["updated_at"], "2100-01-01T00:01:00.000Z");
+  const Json read = call("GET", "/threads/" + thread).json();
+  EXPECT_EQ(read["created_at"], "2100-01-01T00:00:00.000Z");
+  EXPECT_EQ(read["updated_at"], "2100-01-01T00:01:00.000Z");  // the run's outcome
+}
+
 TEST_F(ServerApiTest, ResumeByInterruptIdMapWorks) {
   std::string thread = new_thread();
   std::string id = run_to_interrupt(thread).back().data["__interrupt__"][0]["id"];
@@ -384,10 +407,10 @@ TEST_F(ServerApiTest, RunExecutingWhenTheProcessDiedIsMarkedErrorAtStartup) {
     run.run_id = "01a22a56-2955-72c0-878b-ce6bc760372b";
     run.thread_id = thread;
     run.assistant_id = "d2a02ed8-fb92-5e43-81ea-cb78d82caa2f";
-    run.status = "running";
+    run.status = RunStatus::kRunning;
     store.put_run(run);
     ThreadRecord t = *store.get_thread(thread);
-    t.status = "busy";
+    t.status = ThreadStatus::kBusy;
     store.update_thread(t);
   }
   start();

@@ -122,6 +122,7 @@ class ServerFixture : public ::testing::Test {
     options.max_body_bytes = 64 * 1024;
     options.heartbeat_seconds = 0;
     options.console_dir = console_dir_;
+    options.clock = clock_;
     server_ = std::make_unique<Server>(options, test_graphs(gate_));
     server_->start();
   }
@@ -164,6 +165,7 @@ class ServerFixture : public ::testing::Test {
 
   std::filesystem::path db_;
   std::string console_dir_;
+  const Clock* clock_ = nullptr;  // the server's (ServerOptions::clock); must outlive server_
   std::shared_ptr<Saver> saver_;
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   std::unique_ptr<Server> server_;

@@ -142,9 +142,11 @@ TEST_F(SharedDatabaseTest, TwoSendersDeliverEachEventOnceAndInOrderToEachReceive
     first.wake();
     second.wake();
   }
-  const bool all_delivered = eventually(
-      [&] { return first_queue.list("delivered", 100).size() == std::size_t{2 * kEvents}; });
-  EXPECT_TRUE(all_delivered) << first_queue.list("pending", 100).size() << " still pending";
+  const bool all_delivered = eventually([&] {
+    return first_queue.list(DeliveryStatus::kDelivered, 100).size() == std::size_t{2 * kEvents};
+  });
+  EXPECT_TRUE(all_delivered) << first_queue.list(DeliveryStatus::kPending, 100).size()
+                             << " still pending";
   first.stop();
   second.stop();
 
@@ -194,7 +196,7 @@ TEST_F(SharedDatabaseTest, TwoTimersFireOneDeadlineOnce) {
   second_thread.join();
 
   EXPECT_EQ(expired.load(), 1u);
-  EXPECT_EQ(second_reviews.list("t1").at(0).status, "expired");
+  EXPECT_EQ(second_reviews.list("t1").at(0).status, ReviewStatus::kExpired);
 }
 
 TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterval) {
@@ -212,7 +214,7 @@ TEST_F(SharedDatabaseTest, ADeadlineAnotherReplicaStoredFiresWithinThePollInterv
   other_reviews.add_pending({timed_review("other", now_millis() + 100)});
 
   EXPECT_TRUE(eventually([&] { return expired.load() == 2; }));
-  EXPECT_EQ(other_reviews.list("other").at(0).status, "expired");
+  EXPECT_EQ(other_reviews.list("other").at(0).status, ReviewStatus::kExpired);
 }
 
 // ------------------------------------------------------------------ assistants

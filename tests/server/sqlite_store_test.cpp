@@ -74,12 +74,12 @@ TEST_F(SqliteStoreTest, UpdateThreadRoundTripsStatusValuesAndInterrupts) {
   store_->create_thread(thread("t1"));
   ThreadRecord t = *store_->get_thread("t1");
   EXPECT_TRUE(t.values.is_null());
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"messages", Json::array()}};
   t.interrupts = {{"task", {{{"id", "abc"}, {"value", "q"}}}}};
   store_->update_thread(t);
   ThreadRecord read = *store_->get_thread("t1");
-  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.status, ThreadStatus::kInterrupted);
   EXPECT_EQ(read.values, t.values);
   EXPECT_EQ(read.interrupts, t.interrupts);
 }
@@ -110,13 +110,13 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
     run.thread_id = "t1";
     run.assistant_id = "a";
     run.created_at = i;
-    run.status = i == 1 ? "running" : "success";
+    run.status = i == 1 ? RunStatus::kRunning : RunStatus::kSuccess;
     store_->put_run(run);
   }
   auto runs = store_->list_runs("t1");
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0].run_id, "r2");
-  auto running = store_->list_runs_with_status("running");
+  auto running = store_->list_runs_with_status(RunStatus::kRunning);
   ASSERT_EQ(running.size(), 1u);
   EXPECT_EQ(running[0].run_id, "r1");
 }
@@ -166,82 +166,82 @@ TEST_F(SqliteStoreTest, AssistantReadsSeeTheLatestPutAndDelete) {
   EXPECT_FALSE(store_->get_assistant("a1"));
 }
 
-RunRecord run_of(std::string id, std::string thread_id, std::string status) {
+RunRecord run_of(std::string id, std::string thread_id, RunStatus status) {
   RunRecord run;
   run.run_id = std::move(id);
   run.thread_id = std::move(thread_id);
   run.assistant_id = "a";
-  run.status = std::move(status);
+  run.status = status;
   return run;
 }
 
 TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
   store_->create_thread(thread("t1"));
-  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object()));
-  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
-  store_->begin_attempt("r1", "running", 2);
-  EXPECT_EQ(store_->list_threads()[0].status, "busy");
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object()));
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+  store_->begin_attempt("r1", RunStatus::kRunning, 2);
+  EXPECT_EQ(store_->list_threads()[0].status, ThreadStatus::kBusy);
   ThreadOutcome outcome;
-  outcome.status = "interrupted";
-  store_->end_run(run_of("r1", "t1", "success"), true, &outcome);
-  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+  outcome.status = ThreadStatus::kInterrupted;
+  store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
 TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
   store_->create_thread(thread("t1"));
-  EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), {{"graph_id", "hitl"}}));
+  EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), {{"graph_id", "hitl"}}));
   auto t = *store_->get_thread("t1");
   EXPECT_EQ(t.metadata["graph_id"], "hitl");
   EXPECT_EQ(t.metadata["purpose"], "test");
-  EXPECT_FALSE(store_->insert_run(run_of("r2", "gone", "pending"), Json::object()));
+  EXPECT_FALSE(store_->insert_run(run_of("r2", "gone", RunStatus::kPending), Json::object()));
   EXPECT_FALSE(store_->get_run("r2"));
 }
 
 TEST_F(SqliteStoreTest, BeginAttemptCountsAndSetsTheStatus) {
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
-  EXPECT_EQ(store_->begin_attempt("r1", "running", 5)->attempts, 1);
-  auto again = store_->begin_attempt("r1", "running", 6);
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
+  EXPECT_EQ(store_->begin_attempt("r1", RunStatus::kRunning, 5)->attempts, 1);
+  auto again = store_->begin_attempt("r1", RunStatus::kRunning, 6);
   EXPECT_EQ(again->attempts, 2);
-  EXPECT_EQ(again->status, "running");
+  EXPECT_EQ(again->status, RunStatus::kRunning);
   EXPECT_EQ(again->updated_at, 6);
-  EXPECT_FALSE(store_->begin_attempt("nope", "running", 7));
+  EXPECT_FALSE(store_->begin_attempt("nope", RunStatus::kRunning, 7));
 }
 
 TEST_F(SqliteStoreTest, EndRunWritesTheRunAndTheThreadsOutcomeTogether) {
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
-  outcome.status = "error";
+  outcome.status = ThreadStatus::kError;
   outcome.error = "boom";
   outcome.values = {{"x", 1}};
   outcome.interrupts = Json::object();
   outcome.updated_at = 9;
-  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), true, &outcome));
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), true, &outcome));
   auto t = *store_->get_thread("t1");
-  EXPECT_EQ(t.status, "error");
+  EXPECT_EQ(t.status, ThreadStatus::kError);
   EXPECT_EQ(t.error, "boom");
   EXPECT_EQ(t.values, Json({{"x", 1}}));
   EXPECT_EQ(t.updated_at, 9);
-  EXPECT_EQ(store_->get_run("r1")->status, "error");
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kError);
 }
 
 TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"x", 1}};
   store_->create_thread(t);
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
-  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", "error"), false, nullptr));
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
+  EXPECT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kError), false, nullptr));
   EXPECT_FALSE(store_->get_run("r1"));
   auto read = *store_->get_thread("t1");
-  EXPECT_EQ(read.status, "interrupted");
+  EXPECT_EQ(read.status, ThreadStatus::kInterrupted);
   EXPECT_EQ(read.values, Json({{"x", 1}}));
 }
 
 TEST_F(SqliteStoreTest, EndRunOfAGoneThreadWritesNothing) {
   ThreadOutcome outcome;
-  EXPECT_FALSE(store_->end_run(run_of("r1", "gone", "success"), true, &outcome));
+  EXPECT_FALSE(store_->end_run(run_of("r1", "gone", RunStatus::kSuccess), true, &outcome));
   EXPECT_FALSE(store_->get_run("r1"));
 }
 
@@ -257,16 +257,16 @@ QueuedNotification notice_of(std::string event_id) {
 TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   SqlWebhookQueue queue(db_.connect());  // the webhook tables, in the store's database
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &notices));
   EXPECT_TRUE(notices[0].fresh);
   std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
   ASSERT_EQ(queued.size(), 1u);
   EXPECT_EQ(queued[0].event_id, "e1");
   EXPECT_EQ(queued[0].url, "http://127.0.0.1:9/hook");
   // The same fact told again (an end stored twice): nothing new.
-  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", "success"), true, nullptr, &notices));
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &notices));
   EXPECT_FALSE(notices[0].fresh);
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
@@ -274,11 +274,13 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
 TEST_F(SqliteStoreTest, InsertRunStoresItsNotificationsWithItAndNoneForAGoneThread) {
   SqlWebhookQueue queue(db_.connect());
   std::vector<QueuedNotification> lost = {notice_of("e0")};
-  EXPECT_FALSE(store_->insert_run(run_of("r0", "gone", "pending"), Json::object(), &lost));
+  EXPECT_FALSE(
+      store_->insert_run(run_of("r0", "gone", RunStatus::kPending), Json::object(), &lost));
   EXPECT_TRUE(queue.list(std::nullopt, 10).empty());
   store_->create_thread(thread("t1"));
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", "pending"), Json::object(), &notices));
+  ASSERT_TRUE(
+      store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object(), &notices));
   EXPECT_TRUE(notices[0].fresh);
   std::vector<WebhookDelivery> queued = queue.list(std::nullopt, 10);
   ASSERT_EQ(queued.size(), 1u);
@@ -289,24 +291,25 @@ TEST_F(SqliteStoreTest, AThreadOutcomeStoresItsNotificationsWithIt) {
   SqlWebhookQueue queue(db_.connect());
   store_->create_thread(thread("t1"));
   ThreadOutcome outcome;
-  outcome.status = "interrupted";
+  outcome.status = ThreadStatus::kInterrupted;
   std::vector<QueuedNotification> notices = {notice_of("e1")};
   ASSERT_TRUE(store_->set_thread_outcome("t1", outcome, &notices));
   EXPECT_TRUE(notices[0].fresh);
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
-  EXPECT_EQ(store_->get_thread("t1")->status, "interrupted");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
 TEST_F(SqliteStoreTest, ARunsEndIsNotStoredWhenItsNotificationCannotBe) {
   // No webhook queue was opened on this database: writing the notification fails.
   store_->create_thread(thread("t1"));
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   ThreadOutcome outcome;
-  outcome.status = "idle";
+  outcome.status = ThreadStatus::kIdle;
   std::vector<QueuedNotification> notices = {notice_of("e1")};
-  EXPECT_ANY_THROW(store_->end_run(run_of("r1", "t1", "success"), true, &outcome, &notices));
-  EXPECT_EQ(store_->get_run("r1")->status, "pending");
-  EXPECT_EQ(store_->get_thread("t1")->status, "busy");
+  EXPECT_ANY_THROW(
+      store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome, &notices));
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kPending);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
 }
 
 TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
@@ -318,14 +321,14 @@ TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
 
 TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.values = {{"x", 1}};
   t.interrupts = {{"task", Json::array()}};
   store_->create_thread(t);
   auto merged = store_->merge_thread_metadata("t1", {{"owner", "ada"}}, 7);
   ASSERT_TRUE(merged);
   EXPECT_EQ(merged->metadata, Json({{"purpose", "test"}, {"owner", "ada"}}));
-  EXPECT_EQ(merged->status, "interrupted");
+  EXPECT_EQ(merged->status, ThreadStatus::kInterrupted);
   EXPECT_EQ(merged->values, t.values);
   EXPECT_EQ(merged->interrupts, t.interrupts);
   EXPECT_EQ(merged->updated_at, 7);
@@ -362,7 +365,7 @@ TEST_F(SqliteStoreTest, AVersion4DatabaseGainsRunOwnersAndKeepsItsPendingRuns) {
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   auto run = store_->get_run("r1");
   ASSERT_TRUE(run);
-  EXPECT_EQ(run->status, "pending");
+  EXPECT_EQ(run->status, RunStatus::kPending);
   EXPECT_EQ(run->owner, "");
   EXPECT_EQ(run->not_before, 0);
 }
@@ -388,7 +391,7 @@ TEST_F(SqliteStoreTest, AVersion1FileGainsRunAttempts) {
 
 TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfItsThreads) {
   ThreadRecord paused = thread("paused");
-  paused.status = "interrupted";
+  paused.status = ThreadStatus::kInterrupted;
   paused.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
   store_->create_thread(paused);
   store_->create_thread(thread("running"));
@@ -403,67 +406,68 @@ TEST_F(SqliteStoreTest, AVersion3DatabaseGainsTheBusyAndAwaitingReviewColumnsOfI
   reopen();
   EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
   ThreadFilter busy;
-  busy.status = "busy";
+  busy.status = ThreadStatus::kBusy;
   EXPECT_EQ(store_->count_threads(busy), 2u);
   ThreadFilter reviewer;
   reviewer.visible = ThreadVisibility{false, "", true};
   auto waiting = store_->search_threads(reviewer, {});
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_EQ(waiting[0].thread_id, "paused");
-  EXPECT_EQ(waiting[0].status, "busy");
-  store_->end_run(run_of("r2", "paused", "success"), true, nullptr);
+  EXPECT_EQ(waiting[0].status, ThreadStatus::kBusy);
+  store_->end_run(run_of("r2", "paused", RunStatus::kSuccess), true, nullptr);
   ThreadFilter interrupted;
-  interrupted.status = "interrupted";
+  interrupted.status = ThreadStatus::kInterrupted;
   EXPECT_EQ(store_->count_threads(interrupted), 1u);
 }
 
 TEST_F(SqliteStoreTest, EveryWriteOfARunKeepsItsThreadsBusyStatus) {
   store_->create_thread(thread("t1"));
   ThreadFilter busy;
-  busy.status = "busy";
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  busy.status = ThreadStatus::kBusy;
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(busy), 1u);
-  store_->put_run(run_of("r1", "t1", "success"));
+  store_->put_run(run_of("r1", "t1", RunStatus::kSuccess));
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  store_->put_run(run_of("r2", "t1", "pending"));
+  store_->put_run(run_of("r2", "t1", RunStatus::kPending));
   EXPECT_EQ(store_->count_threads(busy), 1u);
   store_->delete_run("r2");
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  store_->put_run(run_of("r3", "t1", "interrupted"));
-  store_->begin_attempt("r3", "running", 2);
+  store_->put_run(run_of("r3", "t1", RunStatus::kInterrupted));
+  store_->begin_attempt("r3", RunStatus::kRunning, 2);
   EXPECT_EQ(store_->count_threads(busy), 1u);
-  store_->end_run(run_of("r3", "t1", "error"), false, nullptr);
+  store_->end_run(run_of("r3", "t1", RunStatus::kError), false, nullptr);
   EXPECT_EQ(store_->count_threads(busy), 0u);
-  EXPECT_EQ(store_->get_thread("t1")->status, "idle");
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kIdle);
 }
 
 TEST_F(SqliteStoreTest, AReviewerSeesAThreadWhileItsInterruptsAreListedEvenWhenBusy) {
   ThreadRecord t = thread("t1");
-  t.status = "interrupted";
+  t.status = ThreadStatus::kInterrupted;
   t.interrupts = {{"task", Json::array({{{"value", "review"}}})}};
   store_->create_thread(t);
   ThreadFilter reviewer;
   reviewer.visible = ThreadVisibility{false, "", true};
-  store_->insert_run(run_of("r1", "t1", "pending"), Json::object());
+  store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
   EXPECT_EQ(store_->count_threads(reviewer), 1u);
   ThreadOutcome answered;
-  answered.status = "idle";
+  answered.status = ThreadStatus::kIdle;
   answered.values = Json::object();
   answered.interrupts = {{"task", Json::array()}};
-  store_->end_run(run_of("r1", "t1", "success"), true, &answered);
+  store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &answered);
   EXPECT_EQ(store_->count_threads(reviewer), 0u);
   t.interrupts = {{"other", Json::array({{{"value", "again"}}})}};
-  t.status = "idle";
+  t.status = ThreadStatus::kIdle;
   store_->update_thread(t);
   EXPECT_EQ(store_->count_threads(reviewer), 1u);
 }
 
 TEST_F(SqliteStoreTest, ThreadIdsWithStoredStatusReadTheStoredColumn) {
   ThreadRecord t = thread("t1");
-  t.status = "busy";
+  t.status = ThreadStatus::kBusy;
   store_->create_thread(t);
   store_->create_thread(thread("t2"));
-  EXPECT_EQ(store_->thread_ids_with_stored_status("busy"), std::vector<std::string>{"t1"});
+  EXPECT_EQ(store_->thread_ids_with_stored_status(ThreadStatus::kBusy),
+            std::vector<std::string>{"t1"});
 }
 
 LogEntry values_event() {

@@ -76,7 +76,7 @@ class DiskFullStore : public ServerStore {
   std::size_t count_threads(const ThreadFilter& filter) override {
     return store_.count_threads(filter);
   }
-  std::vector<std::string> thread_ids_with_stored_status(const std::string& status) override {
+  std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) override {
     return store_.thread_ids_with_stored_status(status);
   }
   void delete_thread(const std::string& id) override {
@@ -101,7 +101,7 @@ class DiskFullStore : public ServerStore {
                   std::vector<QueuedNotification>* notices) override {
     return write([&] { return store_.insert_run(r, metadata, notices); });
   }
-  std::optional<RunRecord> begin_attempt(const std::string& id, const std::string& status,
+  std::optional<RunRecord> begin_attempt(const std::string& id, RunStatus status,
                                          std::int64_t at) override {
     return write([&] { return store_.begin_attempt(id, status, at); });
   }
@@ -111,7 +111,7 @@ class DiskFullStore : public ServerStore {
   }
   std::optional<RunRecord> get_run(const std::string& id) override { return store_.get_run(id); }
   std::vector<RunRecord> list_runs(const std::string& id) override { return store_.list_runs(id); }
-  std::vector<RunRecord> list_runs_with_status(const std::string& status) override {
+  std::vector<RunRecord> list_runs_with_status(RunStatus status) override {
     return store_.list_runs_with_status(status);
   }
   void delete_run(const std::string& id) override {
@@ -279,7 +279,7 @@ TEST_F(StorageFailureTest, AResumeThatFailedWith503BeforeItWasTakenLeavesTheRevi
   ASSERT_TRUE(eventually_status(paused, "interrupted"));
   const std::vector<ReviewRecord> records = reviews_->list(paused);
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].status, "pending");
+  EXPECT_EQ(records[0].status, ReviewStatus::kPending);
 }
 
 TEST_F(StorageFailureTest, TheEndOfARunIsStoredOnceSpaceIsBackWithoutARestart) {

@@ -22,7 +22,7 @@ class ThreadSearchTest : public ::testing::Test {
 
   // A thread created at `at` (and updated at 100 - at: the reverse order).
   void add(const std::string& id, std::int64_t at, Json metadata = Json::object(),
-           const std::string& status = "idle", Json values = Json()) {
+           ThreadStatus status = ThreadStatus::kIdle, Json values = Json()) {
     ThreadRecord t;
     t.thread_id = id;
     t.created_at = at;
@@ -37,7 +37,7 @@ class ThreadSearchTest : public ::testing::Test {
     r.run_id = run_id;
     r.thread_id = thread_id;
     r.assistant_id = "a";
-    r.status = "running";
+    r.status = RunStatus::kRunning;
     ASSERT_TRUE(store_->insert_run(r, Json::object()));
   }
   std::vector<std::string> ids(const ThreadFilter& filter, const ThreadPage& page = {}) {
@@ -61,15 +61,15 @@ TEST_F(ThreadSearchTest, DefaultOrderIsNewestCreatedFirst) {
 
 TEST_F(ThreadSearchTest, StatusFilterReadsBusyFromActiveRuns) {
   add("idle", 1);
-  add("paused", 2, Json::object(), "interrupted");
+  add("paused", 2, Json::object(), ThreadStatus::kInterrupted);
   add("running", 3);
   start_run("r", "running");
   ThreadFilter filter;
-  filter.status = "busy";
+  filter.status = ThreadStatus::kBusy;
   EXPECT_EQ(ids(filter), (Ids{"running"}));
-  filter.status = "idle";
+  filter.status = ThreadStatus::kIdle;
   EXPECT_EQ(ids(filter), (Ids{"idle"}));
-  filter.status = "interrupted";
+  filter.status = ThreadStatus::kInterrupted;
   EXPECT_EQ(ids(filter), (Ids{"paused"}));
 }
 
@@ -90,7 +90,7 @@ TEST_F(ThreadSearchTest, MetadataFilterIsTopLevelContainmentOfEachType) {
 }
 
 TEST_F(ThreadSearchTest, ValuesFilterMatchesStoredValuesOnly) {
-  add("with", 1, Json::object(), "idle", {{"topic", "mail"}});
+  add("with", 1, Json::object(), ThreadStatus::kIdle, {{"topic", "mail"}});
   add("without", 2);
   ThreadFilter filter;
   filter.values = {{"topic", "mail"}};
@@ -107,9 +107,9 @@ TEST_F(ThreadSearchTest, IdsFilterKeepsOnlyTheNamedThreads) {
 }
 
 TEST_F(ThreadSearchTest, SortsByEachKeyInEitherOrder) {
-  add("b", 1, Json::object(), "interrupted");
-  add("a", 2, Json::object(), "error");
-  add("c", 3, Json::object(), "idle");
+  add("b", 1, Json::object(), ThreadStatus::kInterrupted);
+  add("a", 2, Json::object(), ThreadStatus::kError);
+  add("c", 3, Json::object(), ThreadStatus::kIdle);
   EXPECT_EQ(ids({}, {"thread_id", true, 10, 0}), (Ids{"a", "b", "c"}));
   EXPECT_EQ(ids({}, {"thread_id", false, 10, 0}), (Ids{"c", "b", "a"}));
   EXPECT_EQ(ids({}, {"updated_at", true, 10, 0}), (Ids{"c", "a", "b"}));
@@ -135,7 +135,7 @@ TEST_F(ThreadSearchTest, CountAppliesTheFilter) {
 TEST_F(ThreadSearchTest, AUserSeesOwnThreadsAndAReviewerThoseWaitingForReview) {
   add("mine", 1, {{"owner", "ada"}});
   add("theirs", 2, {{"owner", "bob"}});
-  add("paused", 3, {{"owner", "bob"}}, "interrupted");
+  add("paused", 3, {{"owner", "bob"}}, ThreadStatus::kInterrupted);
   ThreadFilter filter;
   filter.visible = ThreadVisibility{false, "ada", false};
   EXPECT_EQ(ids(filter), (Ids{"mine"}));
@@ -148,12 +148,12 @@ TEST_F(ThreadSearchTest, AUserSeesOwnThreadsAndAReviewerThoseWaitingForReview) {
 TEST_F(ThreadSearchTest, AReviewersPagesOfOwnAndWaitingThreadsFollowOneOrderWithoutRepeats) {
   // Updated at 100 - created: "w3" is the newest update, "o1" the oldest.
   add("o1", 9, {{"owner", "ada"}});
-  add("w1", 8, {{"owner", "bob"}}, "interrupted");
-  add("both", 7, {{"owner", "ada"}}, "interrupted");
+  add("w1", 8, {{"owner", "bob"}}, ThreadStatus::kInterrupted);
+  add("both", 7, {{"owner", "ada"}}, ThreadStatus::kInterrupted);
   add("o2", 6, {{"owner", "ada"}});
-  add("w2", 5, {{"owner", "bob"}}, "interrupted");
+  add("w2", 5, {{"owner", "bob"}}, ThreadStatus::kInterrupted);
   add("other", 4, {{"owner", "bob"}});
-  add("w3", 3, {{"owner", "bob"}}, "interrupted");
+  add("w3", 3, {{"owner", "bob"}}, ThreadStatus::kInterrupted);
   ThreadFilter filter;
   filter.visible = ThreadVisibility{false, "ada", true};
   const Ids all{"w3", "w2", "o2", "both", "w1", "o1"};
@@ -165,11 +165,11 @@ TEST_F(ThreadSearchTest, AReviewersPagesOfOwnAndWaitingThreadsFollowOneOrderWith
 }
 
 TEST_F(ThreadSearchTest, AReviewersInboxHoldsEveryInterruptedThread) {
-  add("mine", 1, {{"owner", "ada"}}, "interrupted");
-  add("theirs", 2, {{"owner", "bob"}}, "interrupted");
+  add("mine", 1, {{"owner", "ada"}}, ThreadStatus::kInterrupted);
+  add("theirs", 2, {{"owner", "bob"}}, ThreadStatus::kInterrupted);
   add("idle", 3, {{"owner", "ada"}});
   ThreadFilter filter;
-  filter.status = "interrupted";
+  filter.status = ThreadStatus::kInterrupted;
   filter.visible = ThreadVisibility{false, "ada", true};
   EXPECT_EQ(ids(filter), (Ids{"theirs", "mine"}));
   EXPECT_EQ(store_->count_threads(filter), 2u);

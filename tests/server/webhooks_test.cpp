@@ -173,7 +173,7 @@ TEST_F(WebhookQueueTest, AFailedTryKeepsTheDeliveryPendingUntilItsNextTry) {
   ASSERT_TRUE(queue_->lease(queue_->heads()[0], "sender-a", 1000, 31000));
   queue_->attempt_failed(queue_->heads()[0].delivery_id, "sender-a", "HTTP 500", 500, 5000, false);
   const WebhookDelivery d = queue_->heads().at(0);
-  EXPECT_EQ(d.status, "pending");
+  EXPECT_EQ(d.status, DeliveryStatus::kPending);
   EXPECT_EQ(d.attempts, 1);
   EXPECT_EQ(d.next_attempt_at, 5000);
   EXPECT_EQ(d.last_error, "HTTP 500");
@@ -185,7 +185,7 @@ TEST_F(WebhookQueueTest, GivingUpMarksTheDeliveryFailedAndFreesTheReceiversNext)
   queue_->add(event("e2"), {"http://a/"});
   ASSERT_TRUE(queue_->lease(queue_->heads()[0], "sender-a", 1000, 31000));
   queue_->attempt_failed(queue_->heads()[0].delivery_id, "sender-a", "timed out", 0, 0, true);
-  EXPECT_EQ(queue_->list(std::string("failed"), 10).at(0).event_id, "e1");
+  EXPECT_EQ(queue_->list(DeliveryStatus::kFailed, 10).at(0).event_id, "e1");
   EXPECT_EQ(queue_->heads().at(0).event_id, "e2");
 }
 
@@ -229,7 +229,7 @@ TEST_F(WebhookQueueTest, AFailedTryOfASenderWhoseLeaseWasTakenOverChangesNothing
   ASSERT_TRUE(queue_->lease(head, "sender-b", 40000, 70000));
   queue_->attempt_failed(head.delivery_id, "sender-a", "timed out", 0, 0, true);
   const WebhookDelivery after = queue_->heads().at(0);
-  EXPECT_EQ(after.status, "pending");
+  EXPECT_EQ(after.status, DeliveryStatus::kPending);
   EXPECT_EQ(after.attempts, 0);
   EXPECT_EQ(after.leased_by, "sender-b");
 }
