@@ -188,6 +188,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void release_thread_events_locked(const std::string& thread_id);
   // Writes the queued events that are not held; returns which were written (by position).
   std::vector<bool> write_events_locked();
+  // INSERTs the rows of the thread (else run) events, several rows per statement.
+  void insert_event_rows_locked(bool of_thread, const std::vector<const PendingEvent*>& rows);
   void flush_events_locked();
   // Flushes the queue; false (the queue kept) when the write fails.
   bool try_flush_events_locked();

@@ -145,7 +145,8 @@ inline std::string sql(const char* prefix, const char* columns, const char* suff
 }
 
 // "INSERT INTO table (columns) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET" every other
-// column: insert or replace, in SQL both dialects speak.
-std::string upsert_sql(const char* table, const char* columns, const char* key);
+// column: insert or replace, in SQL both dialects speak; `rows` rows of placeholders.
+std::string upsert_sql(const char* table, const char* columns, const char* key,
+                       std::size_t rows = 1);
 
 }  // namespace tollgate::server::sql_rows
