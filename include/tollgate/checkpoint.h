@@ -150,6 +150,17 @@ class Saver {
                           const std::vector<std::pair<std::string, Json>>& writes,
                           const std::string& task_id, const std::string& task_path = "") = 0;
 
+  // put_writes(writes_config, writes, task_id, task_path), then put(config, checkpoint, ...):
+  // a step's last task's writes and the checkpoint that applies them, which the graph loop
+  // saves back to back. A saver that can stores both in one transaction (one commit instead
+  // of two); this default checks put()'s arguments, then calls the two methods in turn.
+  virtual CheckpointConfig put_after_writes(
+      const CheckpointConfig& writes_config,
+      const std::vector<std::pair<std::string, Json>>& writes, const std::string& task_id,
+      const std::string& task_path, const CheckpointConfig& config, const Checkpoint& checkpoint,
+      const Json& metadata, const ChannelVersions& new_versions,
+      const ChannelDeltas& deltas = {});
+
   // Removes every checkpoint and write of the thread, in all namespaces. No-op if unknown.
   virtual void delete_thread(const std::string& thread_id) = 0;
 

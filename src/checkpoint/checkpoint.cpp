@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "checkpoint/saver_checks.h"
 #include "core/ids.h"
 #include "tollgate/effect_intents.h"
 
@@ -32,6 +33,19 @@ bool Checkpoint::operator==(const Checkpoint& other) const {
     if (a != b) return false;
   }
   return true;
+}
+
+CheckpointConfig Saver::put_after_writes(const CheckpointConfig& writes_config,
+                                         const std::vector<std::pair<std::string, Json>>& writes,
+                                         const std::string& task_id, const std::string& task_path,
+                                         const CheckpointConfig& config,
+                                         const Checkpoint& checkpoint, const Json& metadata,
+                                         const ChannelVersions& new_versions,
+                                         const ChannelDeltas& deltas) {
+  // A checkpoint put() would refuse stores neither.
+  checkpoint_internal::check_put_arguments(config, checkpoint, metadata);
+  put_writes(writes_config, writes, task_id, task_path);
+  return put(config, checkpoint, metadata, new_versions, deltas);
 }
 
 std::optional<int> special_write_index(std::string_view channel) {

@@ -99,13 +99,24 @@ struct PostgresSaver::Impl {
   std::optional<CheckpointTuple> get_tuple(const CheckpointConfig& config,
                                            const GetOptions& options);
   std::vector<CheckpointTuple> list(const ListQuery& query);
+  // A task's writes as put_writes stores them, their values encoded.
+  struct TaskWrites {
+    const CheckpointConfig& config;
+    const std::vector<std::pair<std::string, Json>>& writes;
+    const std::vector<std::vector<std::uint8_t>>& encoded;
+    const std::string& task_id;
+    const std::string& task_path;
+  };
+
+  // Stores the checkpoint, after `writes` (when given) in the same pipeline: one transaction.
   CheckpointConfig put(const CheckpointConfig& config, const Checkpoint& checkpoint,
                        const std::string& metadata_json, const ChannelVersions& new_versions,
-                       const ChannelDeltas& deltas);
-  void put_writes(const CheckpointConfig& config,
-                  const std::vector<std::pair<std::string, Json>>& writes,
-                  const std::vector<std::vector<std::uint8_t>>& encoded, const std::string& task_id,
-                  const std::string& task_path);
+                       const ChannelDeltas& deltas, const TaskWrites* writes = nullptr);
+  void put_writes(const TaskWrites& writes);
+  // Adds the INSERTs of `writes` to `pipeline`.
+  void add_writes(PostgresPipeline& pipeline, const TaskWrites& writes);
+  // Counts the writes stored, from the rows changed by their INSERTs (the first results).
+  void count_writes(const TaskWrites& writes, const std::vector<int>& changed);
   void prune_namespace(const std::string& thread_id, const std::string& ns);
   // The tuple of `row`, its values and pending writes read through this connection.
   CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
@@ -180,7 +191,7 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
                                           const Checkpoint& checkpoint,
                                           const std::string& metadata_json,
                                           const ChannelVersions& new_versions,
-                                          const ChannelDeltas& deltas) {
+                                          const ChannelDeltas& deltas, const TaskWrites* writes) {
   const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
   LastPut& last = last_put;
   Checkpoint parent;
@@ -202,8 +213,9 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
   const std::vector<std::uint8_t> header = encode_header(checkpoint, plan.refs);
   last.valid = false;
   {
-    // The checkpoint and its values in one round trip, one implicit transaction.
+    // The writes, the checkpoint and its values in one round trip, one implicit transaction.
     PostgresPipeline pipeline(connection);
+    if (writes != nullptr) add_writes(pipeline, *writes);
     PostgresStatement& insert = statements->insert_checkpoint;
     insert.bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, checkpoint.id);
     if (has_parent) {
@@ -218,7 +230,8 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
                      checkpoint.id, channel, value);
       pipeline.add(statements->insert_value);
     }
-    pipeline.finish();
+    const std::vector<int> changed = pipeline.finish();
+    if (writes != nullptr) count_writes(*writes, changed);
   }
   count_put(stats, plan, header.size() + metadata_json.size());
   last = LastPut{true,
@@ -230,29 +243,35 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
 }
 
-void PostgresSaver::Impl::put_writes(const CheckpointConfig& config,
-                                     const std::vector<std::pair<std::string, Json>>& writes,
-                                     const std::vector<std::vector<std::uint8_t>>& encoded,
-                                     const std::string& task_id, const std::string& task_path) {
-  if (writes.empty()) return;
+void PostgresSaver::Impl::put_writes(const TaskWrites& writes) {
+  if (writes.writes.empty()) return;
   std::vector<int> changed;
   {
     PostgresPipeline pipeline(connection);
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-      const std::string& channel = writes[i].first;
-      const std::optional<int> special = special_write_index(channel);
-      PostgresStatement& insert = special ? statements->upsert_write : statements->insert_write;
-      insert.bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-      insert.bind(4, task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
-      insert.bind(6, channel).bind(7, task_path).bind_blob(8, encoded[i]);
-      pipeline.add(insert);
-    }
+    add_writes(pipeline, writes);
     changed = pipeline.finish();
   }
-  for (std::size_t i = 0; i < changed.size() && i < encoded.size(); ++i) {
+  count_writes(writes, changed);
+}
+
+void PostgresSaver::Impl::add_writes(PostgresPipeline& pipeline, const TaskWrites& writes) {
+  const CheckpointConfig& config = writes.config;
+  for (std::size_t i = 0; i < writes.writes.size(); ++i) {
+    const std::string& channel = writes.writes[i].first;
+    const std::optional<int> special = special_write_index(channel);
+    PostgresStatement& insert = special ? statements->upsert_write : statements->insert_write;
+    insert.bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+    insert.bind(4, writes.task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
+    insert.bind(6, channel).bind(7, writes.task_path).bind_blob(8, writes.encoded[i]);
+    pipeline.add(insert);
+  }
+}
+
+void PostgresSaver::Impl::count_writes(const TaskWrites& writes, const std::vector<int>& changed) {
+  for (std::size_t i = 0; i < changed.size() && i < writes.encoded.size(); ++i) {
     if (changed[i] > 0) {
       stats.writes_written += 1;
-      stats.bytes_written += encoded[i].size();
+      stats.bytes_written += writes.encoded[i].size();
     }
   }
 }
@@ -344,7 +363,26 @@ void PostgresSaver::put_writes(const CheckpointConfig& config,
   encoded.reserve(writes.size());
   for (const auto& [channel, value] : writes) encoded.push_back(encode_value(value));
   std::lock_guard lock(mutex_);
-  impl_->reconnecting([&] { impl_->put_writes(config, writes, encoded, task_id, task_path); });
+  const Impl::TaskWrites task_writes{config, writes, encoded, task_id, task_path};
+  impl_->reconnecting([&] { impl_->put_writes(task_writes); });
+}
+
+CheckpointConfig PostgresSaver::put_after_writes(
+    const CheckpointConfig& writes_config,
+    const std::vector<std::pair<std::string, Json>>& writes, const std::string& task_id,
+    const std::string& task_path, const CheckpointConfig& config, const Checkpoint& checkpoint,
+    const Json& metadata, const ChannelVersions& new_versions, const ChannelDeltas& deltas) {
+  check_put_writes_arguments(writes_config, task_id);
+  check_put_arguments(config, checkpoint, metadata);
+  std::vector<std::vector<std::uint8_t>> encoded;
+  encoded.reserve(writes.size());
+  for (const auto& [channel, value] : writes) encoded.push_back(encode_value(value));
+  const std::string metadata_json = metadata_text(metadata);
+  std::lock_guard lock(mutex_);
+  const Impl::TaskWrites task_writes{writes_config, writes, encoded, task_id, task_path};
+  return impl_->reconnecting([&] {
+    return impl_->put(config, checkpoint, metadata_json, new_versions, deltas, &task_writes);
+  });
 }
 
 void PostgresSaver::delete_thread(const std::string& thread_id) {

@@ -33,6 +33,13 @@ class PostgresSaver final : public Saver {
   void put_writes(const CheckpointConfig& config,
                   const std::vector<std::pair<std::string, Json>>& writes,
                   const std::string& task_id, const std::string& task_path = "") override;
+  // The writes and the checkpoint in one pipeline: one transaction, one round trip.
+  CheckpointConfig put_after_writes(const CheckpointConfig& writes_config,
+                                    const std::vector<std::pair<std::string, Json>>& writes,
+                                    const std::string& task_id, const std::string& task_path,
+                                    const CheckpointConfig& config, const Checkpoint& checkpoint,
+                                    const Json& metadata, const ChannelVersions& new_versions,
+                                    const ChannelDeltas& deltas = {}) override;
   void delete_thread(const std::string& thread_id) override;
   void prune(const std::vector<std::string>& thread_ids, PruneStrategy strategy) override;
   void copy_thread(const std::string& source_thread_id,

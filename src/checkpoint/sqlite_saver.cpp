@@ -20,6 +20,47 @@ using sql::StatementUse;
 using sql::Transaction;
 using sql::TransactionKind;
 
+namespace {
+
+// A put's arguments checked and its metadata as stored, before the lock is taken.
+struct PreparedPut {
+  const CheckpointConfig& config;
+  const Checkpoint& checkpoint;
+  const ChannelVersions& new_versions;
+  const ChannelDeltas& deltas;
+  std::string metadata_json;
+};
+
+PreparedPut prepare_put(const CheckpointConfig& config, const Checkpoint& checkpoint,
+                        const Json& metadata, const ChannelVersions& new_versions,
+                        const ChannelDeltas& deltas) {
+  checkpoint_internal::check_put_arguments(config, checkpoint, metadata);
+  return PreparedPut{config, checkpoint, new_versions, deltas, metadata_text(metadata)};
+}
+
+// A put_writes's arguments checked and its values encoded, before the lock is taken.
+struct PreparedWrites {
+  const CheckpointConfig& config;
+  const std::vector<std::pair<std::string, Json>>& writes;
+  const std::string& task_id;
+  const std::string& task_path;
+  std::vector<std::vector<std::uint8_t>> encoded;
+};
+
+PreparedWrites prepare_writes(const CheckpointConfig& config,
+                              const std::vector<std::pair<std::string, Json>>& writes,
+                              const std::string& task_id, const std::string& task_path) {
+  checkpoint_internal::check_put_writes_arguments(config, task_id);
+  PreparedWrites prepared{config, writes, task_id, task_path, {}};
+  prepared.encoded.reserve(writes.size());
+  for (const auto& [channel, value] : writes) {
+    prepared.encoded.push_back(checkpoint_internal::encode_value(value));
+  }
+  return prepared;
+}
+
+}  // namespace
+
 struct SqliteSaver::Impl {
   struct Statements {
     explicit Statements(SqliteConnection& c)
@@ -81,6 +122,10 @@ struct SqliteSaver::Impl {
                                                             : sql::SqliteSync::kNormal};
   }
 
+  // put's work inside `transaction`, which it commits (then notes what it put).
+  CheckpointConfig put(const PreparedPut& put, Transaction& transaction);
+  // put_writes's rows, in the caller's transaction; returns what was written.
+  SaverStats insert_writes(const PreparedWrites& prepared);
   void store_values(const std::string& thread_id, const std::string& ns,
                     const std::string& checkpoint_id,
                     const checkpoint_internal::StoredValues& values);
@@ -210,18 +255,38 @@ std::vector<CheckpointTuple> SqliteSaver::list(const ListQuery& query) {
   return tuples;
 }
 
+
 CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoint& checkpoint,
                                   const Json& metadata, const ChannelVersions& new_versions,
                                   const ChannelDeltas& deltas) {
-  checkpoint_internal::check_put_arguments(config, checkpoint, metadata);
-  const std::string metadata_json = metadata_text(metadata);
-  const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
-
+  const PreparedPut put = prepare_put(config, checkpoint, metadata, new_versions, deltas);
   std::lock_guard lock(mutex_);
-  Impl& impl = *impl_;
-  Transaction transaction(impl.connection, TransactionKind::kWrite);
-  const std::int64_t data_version = impl.read_data_version();
-  Impl::LastPut& last = impl.last_put;
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
+  return impl_->put(put, transaction);
+}
+
+CheckpointConfig SqliteSaver::put_after_writes(
+    const CheckpointConfig& writes_config,
+    const std::vector<std::pair<std::string, Json>>& writes, const std::string& task_id,
+    const std::string& task_path, const CheckpointConfig& config, const Checkpoint& checkpoint,
+    const Json& metadata, const ChannelVersions& new_versions, const ChannelDeltas& deltas) {
+  const PreparedWrites step_writes = prepare_writes(writes_config, writes, task_id, task_path);
+  const PreparedPut put = prepare_put(config, checkpoint, metadata, new_versions, deltas);
+  std::lock_guard lock(mutex_);
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
+  const SaverStats written = impl_->insert_writes(step_writes);
+  CheckpointConfig saved = impl_->put(put, transaction);
+  impl_->stats.writes_written += written.writes_written;
+  impl_->stats.bytes_written += written.bytes_written;
+  return saved;
+}
+
+CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& transaction) {
+  const CheckpointConfig& config = put.config;
+  const Checkpoint& checkpoint = put.checkpoint;
+  const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
+  const std::int64_t data_version = read_data_version();
+  LastPut& last = last_put;
   Checkpoint parent;
   ValueRefs parent_refs;
   checkpoint_internal::ParentValues parent_values;
@@ -230,7 +295,7 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
       last.ns == config.checkpoint_ns) {
     parent_values = {&last.refs, &last.versions};
   } else if (has_parent) {
-    StatementUse query(impl.statements->select_header);
+    StatementUse query(statements->select_header);
     query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
     if (query->step()) {
       const auto stored = query->blob(0);
@@ -239,62 +304,62 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
     }
   }
   checkpoint_internal::ValuePlan plan =
-      checkpoint_internal::plan_values(checkpoint, parent_values, new_versions, deltas);
+      checkpoint_internal::plan_values(checkpoint, parent_values, put.new_versions, put.deltas);
   const std::vector<std::uint8_t> header =
       checkpoint_internal::encode_header(checkpoint, plan.refs);
   {
-    StatementUse insert(impl.statements->insert_checkpoint);
+    StatementUse insert(statements->insert_checkpoint);
     insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, checkpoint.id);
     if (has_parent) {
       insert->bind(4, config.checkpoint_id);
     } else {
       insert->bind_null(4);
     }
-    insert->bind_blob(5, header).bind(6, metadata_json).run();
+    insert->bind_blob(5, header).bind(6, put.metadata_json).run();
   }
-  impl.store_values(config.thread_id, config.checkpoint_ns, checkpoint.id, plan.stored);
+  store_values(config.thread_id, config.checkpoint_ns, checkpoint.id, plan.stored);
   last.valid = false;
   transaction.commit();
-  last = Impl::LastPut{true,
-                       data_version,
-                       config.thread_id,
-                       config.checkpoint_ns,
-                       checkpoint.id,
-                       checkpoint.channel_versions,
-                       std::move(plan.refs)};
+  last = LastPut{true,
+                 data_version,
+                 config.thread_id,
+                 config.checkpoint_ns,
+                 checkpoint.id,
+                 checkpoint.channel_versions,
+                 std::move(plan.refs)};
 
-  count_put(impl.stats, plan, header.size() + metadata_json.size());
+  count_put(stats, plan, header.size() + put.metadata_json.size());
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
 }
 
 void SqliteSaver::put_writes(const CheckpointConfig& config,
                              const std::vector<std::pair<std::string, Json>>& writes,
                              const std::string& task_id, const std::string& task_path) {
-  checkpoint_internal::check_put_writes_arguments(config, task_id);
-  std::vector<std::vector<std::uint8_t>> encoded;
-  encoded.reserve(writes.size());
-  for (const auto& [channel, value] : writes)
-    encoded.push_back(checkpoint_internal::encode_value(value));
-
+  const PreparedWrites prepared = prepare_writes(config, writes, task_id, task_path);
   std::lock_guard lock(mutex_);
-  Impl& impl = *impl_;
-  Transaction transaction(impl.connection, TransactionKind::kWrite);
-  std::uint64_t stored = 0, bytes = 0;
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    const std::string& channel = writes[i].first;
+  Transaction transaction(impl_->connection, TransactionKind::kWrite);
+  const SaverStats written = impl_->insert_writes(prepared);
+  transaction.commit();
+  impl_->stats.writes_written += written.writes_written;
+  impl_->stats.bytes_written += written.bytes_written;
+}
+
+SaverStats SqliteSaver::Impl::insert_writes(const PreparedWrites& prepared) {
+  const CheckpointConfig& config = prepared.config;
+  SaverStats written;
+  for (std::size_t i = 0; i < prepared.writes.size(); ++i) {
+    const std::string& channel = prepared.writes[i].first;
     const std::optional<int> special = special_write_index(channel);
-    StatementUse insert(special ? impl.statements->upsert_write : impl.statements->insert_write);
+    StatementUse insert(special ? statements->upsert_write : statements->insert_write);
     insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-    insert->bind(4, task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
-    insert->bind(6, channel).bind(7, task_path).bind_blob(8, encoded[i]);
+    insert->bind(4, prepared.task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
+    insert->bind(6, channel).bind(7, prepared.task_path).bind_blob(8, prepared.encoded[i]);
     if (insert->run() > 0) {
-      stored += 1;
-      bytes += encoded[i].size();
+      written.writes_written += 1;
+      written.bytes_written += prepared.encoded[i].size();
     }
   }
-  transaction.commit();
-  impl.stats.writes_written += stored;
-  impl.stats.bytes_written += bytes;
+  return written;
 }
 
 void SqliteSaver::Impl::delete_thread(const std::string& thread_id) {

@@ -262,7 +262,14 @@ void LoopCheckpointer::put_current_checkpoint() {
                           new_versions = std::move(new_versions), deltas = std::move(deltas)] {
       saver->put(parent, checkpoint, metadata, new_versions, deltas);
     });
+  } else if (held_task_writes_) {
+    HeldTaskWrites held = std::move(*held_task_writes_);
+    held_task_writes_.reset();
+    hold_task_writes_ = false;
+    saver_->put_after_writes(held.config, held.writes, held.task_id, "", parent, checkpoint,
+                             metadata_, new_versions, deltas);
   } else {
+    hold_task_writes_ = false;
     saver_->put(parent, checkpoint, metadata_, new_versions, deltas);
   }
   if (last_saved_id_.empty()) {
@@ -335,10 +342,11 @@ void LoopCheckpointer::put_task_writes(Task& task, bool force, SavedWrites saved
   if (config_.durability == Durability::kExit && !force) return;
   const bool done = task.state() == TaskState::kDone;
   assert((done || task.state() == TaskState::kPaused) && "only a done or paused task saves");
+  const bool hold = done && hold_task_writes_ && !force;
   // A save made in this thread has encoded the values when put_writes returns, so they are
   // lent to it (moved out of the task and back) instead of deep-copied; a save in the
-  // background gets copies.
-  const bool lend = config_.durability != Durability::kAsync;
+  // background, or held for the next put, gets copies.
+  const bool lend = config_.durability != Durability::kAsync && !hold;
   auto take = [lend](Json& value) { return lend ? Json(std::move(value)) : Json(value); };
   SavedWrites writes = std::move(saved_before);
   const std::size_t lent_at = writes.size();
@@ -375,6 +383,13 @@ void LoopCheckpointer::put_task_writes(Task& task, bool force, SavedWrites saved
       }
     }
   };
+  if (hold) {
+    if (writes.empty()) writes.emplace_back(std::string(kNoWritesChannel), Json());
+    held_task_writes_ = HeldTaskWrites{
+        CheckpointConfig{config_.thread_id, context_.checkpoint_ns, checkpoint_id_}, task.id,
+        std::move(writes)};
+    return;
+  }
   try {
     put_writes(task.id, std::move(writes), force);
   } catch (...) {
@@ -402,6 +417,18 @@ void LoopCheckpointer::put_writes(const std::string& task_id, SavedWrites&& writ
   saver_->put_writes(config, writes, task_id);
 }
 
+void LoopCheckpointer::hold_task_writes_for_next_put() {
+  hold_task_writes_ = saver_ && !skip_task_writes_ && config_.durability == Durability::kSync;
+}
+
+void LoopCheckpointer::flush_held_task_writes() {
+  hold_task_writes_ = false;
+  if (!held_task_writes_) return;
+  HeldTaskWrites held = std::move(*held_task_writes_);
+  held_task_writes_.reset();
+  saver_->put_writes(held.config, held.writes, held.task_id);
+}
+
 void LoopCheckpointer::put_intents(const Task& task) {
   if (!saver_ || skip_task_writes_) return;
   std::lock_guard lock(intents_mutex_);
@@ -424,6 +451,7 @@ void LoopCheckpointer::wait_for_saves() {
 }
 
 void LoopCheckpointer::save_at_end(std::vector<Task>& tasks, bool paused) {
+  flush_held_task_writes();
   if (!saver_ || !has_checkpoint_) return;
   if (config_.durability == Durability::kExit) {
     if (!saved_) put_current_checkpoint();

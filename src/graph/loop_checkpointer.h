@@ -104,6 +104,14 @@ class LoopCheckpointer {
   // then the routing writes).
   void put_task_writes(Task& task, bool force = false, SavedWrites saved_before = {},
                        std::size_t first_write = 0);
+  // The step's only task is about to run, and the step's checkpoint is put right after its
+  // writes are applied: under sync durability the writes of the task, if it finishes, are
+  // held and saved in the transaction of that checkpoint (Saver::put_after_writes, one commit
+  // instead of two). A task that pauses saves at once as always.
+  void hold_task_writes_for_next_put();
+  // Saves writes held by hold_task_writes_for_next_put() on their own (a step that ends
+  // without its checkpoint: an error while its writes are applied); stops holding.
+  void flush_held_task_writes();
   // Stores `task`'s effect intents (Task::intents, effect_intents.h) now and synchronously, whatever the
   // durability: under exit durability the step's checkpoint is put first, in the background
   // mode the queue of earlier saves is waited for, so that the intents are never stored before
@@ -156,6 +164,14 @@ class LoopCheckpointer {
   std::map<std::string, SavedTask, std::less<>> saved_tasks_;
   Json discarded_intents_ = Json::object();
   SavedWrites held_null_writes_;
+  // A finished task's writes kept for the next put (hold_task_writes_for_next_put).
+  struct HeldTaskWrites {
+    CheckpointConfig config;
+    std::string task_id;
+    SavedWrites writes;
+  };
+  bool hold_task_writes_ = false;
+  std::optional<HeldTaskWrites> held_task_writes_;
   bool skip_task_writes_ = false;
   std::unique_ptr<AsyncSaves> async_saves_;
   // Guards put_intents(): tasks of a parallel step may record intents at the same time, and

@@ -195,8 +195,13 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     // Drop this step's references to channel values first, so that a list channel owning
     // its value alone appends in place instead of copying the whole list.
     release_state_view();
-    apply_writes(tasks_, true);
-    checkpointer_.save_step("loop");
+    try {
+      apply_writes(tasks_, true);
+    } catch (...) {
+      checkpointer_.flush_held_task_writes();  // the step ends here, without its checkpoint
+      throw;
+    }
+    checkpointer_.save_step("loop");  // with the writes of the step's only task, if held
     if (context_.emitter->wants(StreamMode::kValues, context_.ns_segments)) {
       context_.emitter->emit(StreamMode::kValues, context_.ns_segments, values_json());
     }
@@ -436,6 +441,7 @@ void PregelLoop::run_step() {
     Task& task = *todo[0];
     task.route_at_apply =
         tasks_.size() == 1 && !graph_.nodes[static_cast<std::size_t>(task.node)].branches.empty();
+    checkpointer_.hold_task_writes_for_next_put();
     run_task(task);
     return;
   }

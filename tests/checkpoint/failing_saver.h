@@ -1,5 +1,5 @@
 // A Saver decorator for fault tests of savers without files (the memory saver): it counts the
-// put and put_writes calls since it was made and fails the Nth of them once with
+// put and put_writes calls since it was made (put_after_writes counts as both) and fails the Nth of them once with
 // Error(kUnavailable), before the inner saver sees it; every other call is passed through.
 // Given a fault of its own, it runs that before the Nth call instead (e.g. breaking the
 // connection of a PostgreSQL saver) and then lets the call through.
@@ -42,6 +42,19 @@ class FailingSaver final : public ForwardingSaver {
                   const std::string& task_id, const std::string& task_path = "") override {
     count("put_writes");
     ForwardingSaver::put_writes(config, writes, task_id, task_path);
+  }
+  // Two calls, the writes' then the checkpoint's; the inner saver gets the combined call (one
+  // transaction), so a failure injected at either stores neither.
+  CheckpointConfig put_after_writes(const CheckpointConfig& writes_config,
+                                    const std::vector<std::pair<std::string, Json>>& writes,
+                                    const std::string& task_id, const std::string& task_path,
+                                    const CheckpointConfig& config, const Checkpoint& checkpoint,
+                                    const Json& metadata, const ChannelVersions& new_versions,
+                                    const ChannelDeltas& deltas = {}) override {
+    count("put_writes");
+    count("put");
+    return inner().put_after_writes(writes_config, writes, task_id, task_path, config,
+                                    checkpoint, metadata, new_versions, deltas);
   }
 
  private:

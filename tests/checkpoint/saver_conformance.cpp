@@ -167,6 +167,45 @@ TEST_P(SaverNamespaceTest, PutWritesRejectsAMissingCheckpointId) {
             ErrorCode::kInvalidArgument);
 }
 
+// ---- put_after_writes (per namespace) ------------------------------------------------------
+
+TEST_P(SaverNamespaceTest, PutAfterWritesStoresTheWritesAgainstTheParentAndTheChild) {
+  Checkpoint parent = make_checkpoint(-1, {{"animals", Json::array({"dog"})}}, {{"animals", 1}});
+  CheckpointConfig parent_config =
+      saver_->put({"thread-1", ns(), ""}, parent, input_metadata(), {{"animals", 1}});
+  Checkpoint child = make_checkpoint(0, {{"animals", Json::array({"dog", "fish"})}},
+                                     {{"animals", 2}});
+  CheckpointConfig child_config = saver_->put_after_writes(
+      parent_config, {{"animals", "fish"}}, "add_fish", "", parent_config, child,
+      loop_metadata(), {{"animals", 2}});
+  EXPECT_EQ(child_config, (CheckpointConfig{"thread-1", ns(), child.id}));
+  auto parent_tuple = saver_->get_tuple(parent_config);
+  ASSERT_TRUE(parent_tuple);
+  EXPECT_EQ(parent_tuple->pending_writes,
+            (std::vector<PendingWrite>{{"add_fish", "animals", "fish"}}));
+  auto child_tuple = saver_->get_tuple(child_config);
+  ASSERT_TRUE(child_tuple);
+  EXPECT_EQ(child_tuple->checkpoint, child);
+  EXPECT_EQ(child_tuple->metadata, loop_metadata());
+  EXPECT_EQ(child_tuple->parent_config, parent_config);
+  EXPECT_TRUE(child_tuple->pending_writes.empty());
+}
+
+TEST_P(SaverNamespaceTest, PutAfterWritesWithAnInvalidCheckpointStoresNeither) {
+  CheckpointConfig parent_config =
+      saver_->put({"thread-1", ns(), ""}, make_checkpoint(-1), input_metadata(), {});
+  EXPECT_EQ(error_code_of([&] {
+              saver_->put_after_writes(parent_config, {{"animals", "fish"}}, "add_fish", "",
+                                       {"", ns(), parent_config.checkpoint_id},
+                                       make_checkpoint(0), loop_metadata(), {});
+            }),
+            ErrorCode::kInvalidArgument);
+  auto parent_tuple = saver_->get_tuple(parent_config);
+  ASSERT_TRUE(parent_tuple);
+  EXPECT_TRUE(parent_tuple->pending_writes.empty());
+  EXPECT_EQ(saver_->get_tuple({"thread-1", ns(), ""})->config, parent_config);
+}
+
 // ---- get_tuple (per namespace) -------------------------------------------------------------
 
 // The JS suite's parent and child: the parent has a Send write, the child an ordinary one.

@@ -137,6 +137,60 @@ TEST_P(LoopCheckpointerTest, APausedTasksInterruptsAndAnswersSoFarAreSaved) {
   EXPECT_EQ(saved.resume, Json::array({"first answer"}));
 }
 
+TEST_P(LoopCheckpointerTest, AHeldTasksWritesAreSavedWithTheNextCheckpoint) {
+  LoopParts first(*graph_, saver_);
+  first.checkpointer->load("", false);
+  first.checkpointer->save_step("input");
+  const std::string step_checkpoint = first.checkpointer->checkpoint_id();
+  first.checkpointer->hold_task_writes_for_next_put();
+  Task task = finished_task("task-1", {Write{first.channels.find("n"), Json(7), {}}});
+  first.checkpointer->put_task_writes(task);
+  EXPECT_EQ(task.writes.at(0).value, 7);  // held as a copy: the step still applies them
+  EXPECT_TRUE(saver_->get_tuple(CheckpointConfig{"t", "", step_checkpoint})
+                  ->pending_writes.empty());
+
+  first.write_n(7);
+  first.checkpointer->save_step("loop");
+  auto step = saver_->get_tuple(CheckpointConfig{"t", "", step_checkpoint});
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->pending_writes, (std::vector<PendingWrite>{{"task-1", "n", 7}}));
+  LoopParts second(*graph_, saver_);
+  ASSERT_TRUE(second.checkpointer->load("", false));
+  EXPECT_EQ(second.n(), 7);
+  EXPECT_EQ(second.checkpointer->step(), 0);
+}
+
+TEST_P(LoopCheckpointerTest, HeldWritesOfAStepThatEndsWithoutItsCheckpointAreSavedAlone) {
+  LoopParts first(*graph_, saver_);
+  first.checkpointer->load("", false);
+  first.checkpointer->save_step("input");
+  first.checkpointer->hold_task_writes_for_next_put();
+  Task task = finished_task("task-1", {Write{first.channels.find("n"), Json(7), {}}});
+  first.checkpointer->put_task_writes(task);
+  first.checkpointer->flush_held_task_writes();
+
+  LoopParts second(*graph_, saver_);
+  ASSERT_TRUE(second.checkpointer->load("", false));
+  EXPECT_EQ(second.checkpointer->step(), -1);
+  const auto& saved = second.checkpointer->saved_tasks();
+  ASSERT_EQ(saved.count("task-1"), 1U);
+  EXPECT_EQ(saved.at("task-1").writes, (graph_internal::SavedWrites{{"n", 7}}));
+}
+
+TEST_P(LoopCheckpointerTest, APausedTaskSavesAtOnceWhileWritesAreHeld) {
+  LoopParts first(*graph_, saver_);
+  first.checkpointer->load("", false);
+  first.checkpointer->save_step("input");
+  first.checkpointer->hold_task_writes_for_next_put();
+  Task task = finished_task("task-1", {}, /*paused=*/true);
+  task.interrupts.push_back(Interrupt{"i1", "a question"});
+  first.checkpointer->put_task_writes(task);
+
+  LoopParts second(*graph_, saver_);
+  second.checkpointer->load("", false);
+  EXPECT_EQ(second.checkpointer->saved_tasks().count("task-1"), 1U);
+}
+
 TEST_P(LoopCheckpointerTest, UpdateStatesTasksSaveNoWritesOfTheirOwn) {
   LoopParts first(*graph_, saver_);
   first.checkpointer->load("", false);

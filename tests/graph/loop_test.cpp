@@ -489,6 +489,39 @@ TEST_P(DurabilityTest, SyncStoresACheckpointPerStep) {
   EXPECT_EQ(checkpoint_count(*saver_, "t"), 4u);  // input, __start__, a, b
 }
 
+TEST_P(DurabilityTest, SyncStoresEachStepsTaskWritesAgainstTheCheckpointItStartedFrom) {
+  auto graph = two_steps(saver_);
+  graph->invoke(Json::object(), on_thread("t"));
+  ListQuery query;
+  query.thread_id = "t";
+  std::vector<std::string> written_by;  // oldest first: the task whose writes each one holds
+  auto tuples = saver_->list(query);
+  for (auto it = tuples.rbegin(); it != tuples.rend(); ++it) {
+    for (const PendingWrite& write : it->pending_writes) {
+      if (write.channel == "n") written_by.push_back(write.value.dump());
+    }
+  }
+  EXPECT_EQ(written_by, (std::vector<std::string>{"1", "2"}));
+}
+
+TEST_P(DurabilityTest, ATaskWhoseWritesFailToApplyKeepsThemSaved) {
+  StateSchema schema;
+  schema.reducer("n", [](const Json&, const Json& update) -> Json {
+    if (update == "bad") throw Error::InvalidArgument("no bad values");
+    return update;
+  }, Json(0));
+  StateGraph g(schema);
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"n", "bad"}}; });
+  g.add_edge(START, "a");
+  auto graph = g.compile(testing::options(saver_));
+  EXPECT_THROW(graph->invoke(Json::object(), on_thread("t")), Error);
+  auto latest = saver_->get_tuple(CheckpointConfig{"t", "", ""});
+  ASSERT_TRUE(latest);
+  ASSERT_EQ(latest->pending_writes.size(), 1U);
+  EXPECT_EQ(latest->pending_writes[0].channel, "n");
+  EXPECT_EQ(latest->pending_writes[0].value, "bad");
+}
+
 TEST_P(DurabilityTest, AsyncStoresEveryCheckpointByTheEndOfTheRun) {
   auto graph = two_steps(saver_);
   RunConfig config = on_thread("t");

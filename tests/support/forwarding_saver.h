@@ -1,5 +1,7 @@
 // A Saver that passes every call to another one: a base for test savers that change or watch
-// one call (fail it, record what it was asked) and leave the rest alone.
+// one call (fail it, record what it was asked) and leave the rest alone. put_after_writes is
+// Saver's default, which calls put_writes and put: a decorator that watches those two sees
+// every save (override put_after_writes to pass the combined call on instead).
 #pragma once
 
 #include <memory>
