@@ -4,14 +4,18 @@
 # concurrency C, dumped; prints the instructions of every thread of the server divided by N and
 # leaves the profile (callgrind_annotate it) in DIR. Independent of the machine's load.
 #
-#   bench/http/callgrind_http.sh [--build DIR] [--n N] [--warmup W] [--concurrency C] [--out DIR]
+#   bench/http/callgrind_http.sh [--build DIR] [--serve BIN] [--n N] [--warmup W] [--concurrency C]
+#                                [--out DIR]
 #
+# --serve profiles another `tollgate` executable (an older build, for a before/after) with the
+# load generator of DIR.
 # Use a RelWithDebInfo tree (scripts/build.sh; `cmake --build build --target tollgate_cli
 # tollgate_httpload`) so that the profile has symbols.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="$repo/build"
+serve=""
 n=200
 warmup=30
 concurrency=1
@@ -19,20 +23,22 @@ out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build="$2"; shift ;;
+    --serve) serve="$2"; shift ;;
     --n) n="$2"; shift ;;
     --warmup) warmup="$2"; shift ;;
     --concurrency) concurrency="$2"; shift ;;
     --out) out="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ -n "$serve" ] || serve="$build/src/main/tollgate"
 [ -n "$out" ] || out="$(mktemp -d /tmp/tollgate-callgrind.XXXXXX)"
 mkdir -p "$out/data"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out.%p" \
-  "$build/src/main/tollgate" serve --port "$port" --db "$out/data/tollgate.db" \
+  "$serve" serve --port "$port" --db "$out/data/tollgate.db" \
   --workdir "$out/data/demo" --config "$here/tollgate.json" >"$out/serve.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null' EXIT
