@@ -171,7 +171,12 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
       tasks_.clear();
       return finish(true, {});
     }
-    run_step();
+    try {
+      run_step();
+    } catch (...) {
+      checkpointer_.flush_held_task_writes();  // a finished task's writes are kept as before
+      throw;
+    }
     for (auto& task : tasks_) {
       if (task.state() == TaskState::kFailed) {
         checkpointer_.wait_for_saves();
