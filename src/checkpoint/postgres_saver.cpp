@@ -359,9 +359,7 @@ void PostgresSaver::put_writes(const CheckpointConfig& config,
                                const std::vector<std::pair<std::string, Json>>& writes,
                                const std::string& task_id, const std::string& task_path) {
   check_put_writes_arguments(config, task_id);
-  std::vector<std::vector<std::uint8_t>> encoded;
-  encoded.reserve(writes.size());
-  for (const auto& [channel, value] : writes) encoded.push_back(encode_value(value));
+  const std::vector<std::vector<std::uint8_t>> encoded = encode_write_values(writes);
   std::lock_guard lock(mutex_);
   const Impl::TaskWrites task_writes{config, writes, encoded, task_id, task_path};
   impl_->reconnecting([&] { impl_->put_writes(task_writes); });
@@ -374,9 +372,7 @@ CheckpointConfig PostgresSaver::put_after_writes(
     const Json& metadata, const ChannelVersions& new_versions, const ChannelDeltas& deltas) {
   check_put_writes_arguments(writes_config, task_id);
   check_put_arguments(config, checkpoint, metadata);
-  std::vector<std::vector<std::uint8_t>> encoded;
-  encoded.reserve(writes.size());
-  for (const auto& [channel, value] : writes) encoded.push_back(encode_value(value));
+  const std::vector<std::vector<std::uint8_t>> encoded = encode_write_values(writes);
   const std::string metadata_json = metadata_text(metadata);
   std::lock_guard lock(mutex_);
   const Impl::TaskWrites task_writes{writes_config, writes, encoded, task_id, task_path};

@@ -51,12 +51,8 @@ PreparedWrites prepare_writes(const CheckpointConfig& config,
                               const std::vector<std::pair<std::string, Json>>& writes,
                               const std::string& task_id, const std::string& task_path) {
   checkpoint_internal::check_put_writes_arguments(config, task_id);
-  PreparedWrites prepared{config, writes, task_id, task_path, {}};
-  prepared.encoded.reserve(writes.size());
-  for (const auto& [channel, value] : writes) {
-    prepared.encoded.push_back(checkpoint_internal::encode_value(value));
-  }
-  return prepared;
+  return PreparedWrites{config, writes, task_id, task_path,
+                        checkpoint_internal::encode_write_values(writes)};
 }
 
 }  // namespace

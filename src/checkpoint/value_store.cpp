@@ -187,6 +187,14 @@ std::vector<std::uint8_t> encode_value(const Json& value) {
   return encoded;
 }
 
+std::vector<std::vector<std::uint8_t>> encode_write_values(
+    const std::vector<std::pair<std::string, Json>>& writes) {
+  std::vector<std::vector<std::uint8_t>> encoded;
+  encoded.reserve(writes.size());
+  for (const auto& [channel, value] : writes) encoded.push_back(encode_value(value));
+  return encoded;
+}
+
 void write_value(const Json& value, std::uint8_t* out) {
   MessagePackWriter writer(out);
   writer.write(value);

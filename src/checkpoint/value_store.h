@@ -187,6 +187,9 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup,
 // The MessagePack encoding used for stored values and writes (keeps binary values). Built in
 // one allocation of exactly encoded_size(value) bytes.
 std::vector<std::uint8_t> encode_value(const Json& value);
+// encode_value of each write's value (put_writes' rows), in order.
+std::vector<std::vector<std::uint8_t>> encode_write_values(
+    const std::vector<std::pair<std::string, Json>>& writes);
 // Writes encode_value(value) at `out`, which must have room for encoded_size(value) bytes.
 void write_value(const Json& value, std::uint8_t* out);
 // The size of encode_value(value), counted without building the encoding.
