@@ -259,6 +259,23 @@ std::optional<Json> RunManager::result(const std::string& run_id) {
   bool store_needed = false;
   std::optional<Json> known = known_result(run_id, store_needed);
   if (!store_needed) return known;
+  return stored_result(run_id);
+}
+
+std::optional<Json> RunManager::result_once_ended(const std::string& run_id,
+                                                  std::chrono::milliseconds patience) {
+  {
+    std::unique_lock lock(mutex_);
+    ended_.wait_for(lock, patience, [&] { return active_.count(run_id) == 0; });
+    if (active_.count(run_id) == 0) {
+      auto done = finished_.find(run_id);
+      if (done != finished_.end()) return done->second.result;
+    }
+  }
+  return stored_result(run_id);
+}
+
+std::optional<Json> RunManager::stored_result(const std::string& run_id) {
   auto run = store_.get_run(run_id);
   if (!run) return Json();
   if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica

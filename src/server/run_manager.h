@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -93,6 +94,12 @@ class RunManager {
   // run that ended here lately, or nullopt while it runs here; nullopt with `store_needed`
   // set when only the store can tell.
   std::optional<Json> known_result(const std::string& run_id, bool& store_needed);
+  // result() of a run whose end is stored while it may still be finishing here (a client
+  // followed it as a mirror, then this replica took it over): waits until it has left the
+  // active runs, at most `patience`, then answers as result() would, from the store if it
+  // is still active here by then.
+  std::optional<Json> result_once_ended(const std::string& run_id,
+                                        std::chrono::milliseconds patience);
 
   // Cancels a pending or running run; rollback also deletes it (and its progress). Returns
   // false if the run is not active.
@@ -221,6 +228,8 @@ class RunManager {
   bool cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollback,
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
+  // result() as the store tells it (a run this replica does not hold in memory).
+  std::optional<Json> stored_result(const std::string& run_id);
   bool thread_active_locked(const std::string& thread_id) const;
   bool any_run_of_locked(const std::string& thread_id) const;
   // The graph a run executes: its assistant's, else the one its metadata names.

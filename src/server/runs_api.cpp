@@ -1,4 +1,6 @@
 // Routes: runs (§4.4) with their SSE streams (§5), join and cancel.
+#include <chrono>
+
 #include "server/api.h"
 #include "server/ids.h"
 #include "server/log_stream_body.h"
@@ -164,15 +166,34 @@ HttpResponse result_response(ApiContext& context, const std::string& run_id, con
   return plain;
 }
 
-// A head gate that answers with the run's result once it ended (wait, join). A run this
-// server ran lately is answered from memory; any other (ended long ago, or running on another
-// replica) from the store, on the handler pool.
+// How long a wait or join whose followed run ended in the store waits for this replica, which
+// executed it, to finish it (moments: its end is already stored).
+constexpr std::chrono::seconds kFinishingPatience{10};
+
+// A head gate that answers with the run's result once it ended (wait, join), woken by `log`,
+// the run's event log the response follows. A run this server ran lately is answered from
+// memory; any other (ended long ago, or running on another replica) from the store, on the
+// handler pool.
 std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::string& run_id,
-                                               std::string content_location) {
+                                               std::string content_location,
+                                               const std::shared_ptr<EventLog>& log) {
   ApiContext* ctx = &context;
-  return [ctx, run_id, content_location](HttpResponse& head) {
+  std::weak_ptr<EventLog> followed = log;
+  return [ctx, run_id, content_location, followed](HttpResponse& head) {
     bool store_needed = false;
     std::optional<Json> result = ctx->runs.known_result(run_id, store_needed);
+    auto log = followed.lock();
+    if (!store_needed && !result && log && log->closed()) {
+      // The log followed was another replica's run mirrored here, closed as its end was
+      // stored, while this replica, which took the run over, is still finishing it: no other
+      // wake comes, so the answer waits on the handler pool for the run to be finished here.
+      head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
+        std::optional<Json> ended = ctx->runs.result_once_ended(run_id, kFinishingPatience);
+        if (!ended) return std::nullopt;
+        return result_response(*ctx, run_id, *ended, content_location);
+      };
+      return true;
+    }
     if (store_needed) {
       head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
         std::optional<Json> stored = ctx->runs.result(run_id);
@@ -237,7 +258,7 @@ HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std:
                            bool cancel_on_disconnect) {
   std::shared_ptr<EventLog> log = context.runs.events(run.run_id);
   LogStreamBody::Options options;
-  options.head_gate = result_gate(context, run.run_id, location);
+  options.head_gate = result_gate(context, run.run_id, location, log);
   options.filter = [](const LogEntry&) { return false; };
   options.heartbeats = false;
   if (cancel_on_disconnect) {
