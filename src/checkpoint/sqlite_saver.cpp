@@ -55,6 +55,11 @@ PreparedWrites prepare_writes(const CheckpointConfig& config,
                         checkpoint_internal::encode_write_values(writes)};
 }
 
+sql::SqliteSync sync_level(const SqliteOptions& options) {
+  return options.synchronous == SqliteSynchronous::kFull ? sql::SqliteSync::kFull
+                                                         : sql::SqliteSync::kNormal;
+}
+
 }  // namespace
 
 struct SqliteSaver::Impl {
@@ -106,16 +111,11 @@ struct SqliteSaver::Impl {
     ValueRefs refs;
   };
 
-  Impl(const std::string& path, const SqliteOptions& options)
-      : connection(path, file_options(options)) {
+  // Migrates the tables: called with the connection's lock held.
+  explicit Impl(std::shared_ptr<sql::Connection> shared)
+      : owner(std::move(shared)), connection(static_cast<SqliteConnection&>(*owner)) {
     sql::migrate(connection, sqlite_checkpoint_schema());
     statements = std::make_unique<Statements>(connection);
-  }
-
-  static sql::SqliteFileOptions file_options(const SqliteOptions& options) {
-    return {options.busy_timeout, /*wal=*/true,
-            options.synchronous == SqliteSynchronous::kFull ? sql::SqliteSync::kFull
-                                                            : sql::SqliteSync::kNormal};
   }
 
   // put's work inside `transaction`, which it commits (then notes what it put).
@@ -140,7 +140,8 @@ struct SqliteSaver::Impl {
     return query->integer(0);
   }
 
-  SqliteConnection connection;
+  std::shared_ptr<sql::Connection> owner;  // keeps `connection` open
+  SqliteConnection& connection;
   std::unique_ptr<Statements> statements;
   LastPut last_put;
   SaverStats stats;
@@ -157,7 +158,16 @@ void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::st
 }
 
 SqliteSaver::SqliteSaver(const std::string& path, const SqliteOptions& options)
-    : impl_(std::make_unique<Impl>(path, options)) {}
+    : SqliteSaver(sql::SharedConnection::alone(std::make_unique<SqliteConnection>(
+                      path, sql::SqliteFileOptions{options.busy_timeout, /*wal=*/true,
+                                                   sync_level(options)})),
+                  options) {}
+
+SqliteSaver::SqliteSaver(sql::SharedConnection connection, const SqliteOptions& /*options*/)
+    : mutex_(std::move(connection.lock)) {
+  std::lock_guard lock(mutex_);
+  impl_ = std::make_unique<Impl>(std::move(connection.connection));
+}
 
 SqliteSaver::~SqliteSaver() = default;
 
@@ -456,6 +466,14 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
     copy.bind(1, source_thread_id).bind(2, target_thread_id).run();
   }
   transaction.commit();
+}
+
+
+std::shared_ptr<Saver> open_shared_sqlite_saver(const std::string& path,
+                                                const SqliteOptions& options) {
+  return std::make_shared<SqliteSaver>(
+      sql::shared_sqlite_file(path, sync_level(options), options.busy_timeout),
+      options);
 }
 
 }  // namespace checkpoint_internal

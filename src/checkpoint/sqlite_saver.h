@@ -1,7 +1,9 @@
 // The SQLite saver behind open_sqlite_saver() (tollgate/sqlite_saver.h says what it stores
 // and how durably); sqlite_schema.h has its tables.
 //
-// Thread-safety: every method may be called concurrently; one mutex guards the connection.
+// Thread-safety: every method may be called concurrently; the connection's lock guards it
+// (sql/connection_lock.h: the saver's own, or the one of a connection the server's other parts
+// on the same file share).
 #pragma once
 
 #include <memory>
@@ -11,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sql/connection_lock.h"
 #include "tollgate/checkpoint.h"
 #include "tollgate/sqlite_saver.h"
 
@@ -21,6 +24,8 @@ class SqliteSaver final : public Saver {
   // Throws Error(kUnavailable) when the file cannot be opened and Error(kConflict) when its
   // schema is newer than kSqliteSchemaVersion.
   SqliteSaver(const std::string& path, const SqliteOptions& options);
+  // On `connection`, a SqliteConnection other parts may share.
+  SqliteSaver(sql::SharedConnection connection, const SqliteOptions& options);
   ~SqliteSaver() override;
   SqliteSaver(const SqliteSaver&) = delete;
   SqliteSaver& operator=(const SqliteSaver&) = delete;
@@ -50,8 +55,13 @@ class SqliteSaver final : public Saver {
 
  private:
   struct Impl;
-  mutable std::mutex mutex_;  // guards *impl_ (the connection, its statements, the stats)
+  mutable sql::ConnectionLock mutex_;  // guards *impl_ (the connection, its statements, stats)
   std::unique_ptr<Impl> impl_;
 };
+
+// The saver on this process's connection to the SQLite file at `path`, which the server's
+// other parts on the file share (sql/connection_lock.h); the same errors as open_sqlite_saver.
+std::shared_ptr<Saver> open_shared_sqlite_saver(const std::string& path,
+                                                const SqliteOptions& options = {});
 
 }  // namespace tollgate::checkpoint_internal

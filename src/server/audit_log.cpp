@@ -6,7 +6,7 @@
 #include "core/sha256.h"
 #include "server/ids.h"
 #include "sql/migrations.h"
-#include "sql/sqlite_connection.h"
+#include "sql/connection_lock.h"
 #include "sql/statement_cache.h"
 #include "tollgate/error.h"
 
@@ -14,7 +14,6 @@ namespace tollgate::server {
 namespace {
 
 using sql::prepare_once;
-using sql::SqliteConnection;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -168,12 +167,19 @@ Json AuditEntry::to_json() const {
 }
 
 AuditLog::AuditLog(const std::string& db_path)
-    : AuditLog(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
+    : AuditLog(sql::shared_sqlite_file(db_path, sql::SqliteSync::kFull, std::chrono::milliseconds(10000))) {}
 
 AuditLog::AuditLog(std::unique_ptr<sql::Connection> connection)
-    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
-  sql::migrate(*db_, kSchema);
+    : AuditLog(sql::SharedConnection::alone(std::move(connection))) {}
+
+AuditLog::AuditLog(sql::SharedConnection connection)
+    : mutex_(std::move(connection.lock)),
+      db_(std::move(connection.connection)),
+      statements_(std::make_unique<sql::StatementCache>(*db_)) {
+  {
+    std::lock_guard lock(mutex_);
+    sql::migrate(*db_, kSchema);
+  }
   chain_unchained();
 }
 

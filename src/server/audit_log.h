@@ -33,6 +33,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+
+#include "sql/connection_lock.h"
 #include <optional>
 #include <set>
 #include <string>
@@ -98,6 +100,8 @@ class AuditLog {
   explicit AuditLog(const std::string& db_path);
   // The log on `connection` (SQLite or PostgreSQL), with the same behaviour and errors.
   explicit AuditLog(std::unique_ptr<sql::Connection> connection);
+  // The same on a connection other parts may share (connection_lock.h).
+  explicit AuditLog(sql::SharedConnection connection);
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -132,8 +136,8 @@ class AuditLog {
   std::int64_t append_locked(AuditEntry entry);
   bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
 
-  mutable std::mutex mutex_;
-  std::unique_ptr<sql::Connection> db_;
+  mutable sql::ConnectionLock mutex_;
+  std::shared_ptr<sql::Connection> db_;
   std::unique_ptr<sql::StatementCache> statements_;  // the appends' statements, kept prepared
 };
 

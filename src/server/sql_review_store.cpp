@@ -6,14 +6,13 @@
 
 #include "server/ids.h"
 #include "sql/migrations.h"
-#include "sql/sqlite_connection.h"
+#include "sql/connection_lock.h"
 #include "sql/statement_cache.h"
 
 namespace tollgate::server {
 namespace {
 
 using sql::prepare_once;
-using sql::SqliteConnection;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -140,13 +139,18 @@ Json ReviewClaim::to_json() const {
 }
 
 SqlReviewStore::SqlReviewStore(std::unique_ptr<sql::Connection> connection)
-    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
+    : SqlReviewStore(sql::SharedConnection::alone(std::move(connection))) {}
+
+SqlReviewStore::SqlReviewStore(sql::SharedConnection connection)
+    : mutex_(std::move(connection.lock)),
+      db_(std::move(connection.connection)),
+      statements_(std::make_unique<sql::StatementCache>(*db_)) {
+  std::lock_guard lock(mutex_);
   sql::migrate(*db_, kSchema);
 }
 
 SqliteReviewStore::SqliteReviewStore(const std::string& db_path)
-    : SqlReviewStore(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
+    : SqlReviewStore(sql::shared_sqlite_file(db_path, sql::SqliteSync::kFull, std::chrono::milliseconds(10000))) {}
 
 SqlReviewStore::~SqlReviewStore() = default;
 

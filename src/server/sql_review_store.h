@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <mutex>
+
+#include "sql/connection_lock.h"
 #include <string>
 
 #include "server/review_store.h"
@@ -24,6 +26,8 @@ class SqlReviewStore : public ReviewStore {
   // Creates or migrates the tables. Throws Error(kUnavailable) when the database cannot be
   // reached.
   explicit SqlReviewStore(std::unique_ptr<sql::Connection> connection);
+  // The same on a connection other parts may share (connection_lock.h).
+  explicit SqlReviewStore(sql::SharedConnection connection);
   ~SqlReviewStore() override;
 
   void add_pending(const std::vector<ReviewRecord>& records) override;
@@ -67,8 +71,8 @@ class SqlReviewStore : public ReviewStore {
   std::optional<ReviewClaim> claim_of_locked(const std::string& thread_id,
                                              const std::string& interrupt_id);
 
-  std::mutex mutex_;  // guards db_ and statements_
-  std::unique_ptr<sql::Connection> db_;
+  sql::ConnectionLock mutex_;  // guards db_ and statements_
+  std::shared_ptr<sql::Connection> db_;
   std::unique_ptr<sql::StatementCache> statements_;  // fixed texts, kept prepared
 };
 

@@ -223,7 +223,11 @@ std::string sql_rows::upsert_sql(const char* table, const char* columns, const c
 }
 
 SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection, AssistantWriters writers)
-    : connection_(std::move(connection)),
+    : SqlStore(sql::SharedConnection::alone(std::move(connection)), writers) {}
+
+SqlStore::SqlStore(sql::SharedConnection connection, AssistantWriters writers)
+    : mutex_(std::move(connection.lock)),
+      connection_(std::move(connection.connection)),
       statements_(std::make_unique<sql::StatementCache>(*connection_)),
       cache_assistants_(writers == AssistantWriters::kThisStoreOnly) {
   std::lock_guard lock(mutex_);
@@ -231,9 +235,8 @@ SqlStore::SqlStore(std::unique_ptr<sql::Connection> connection, AssistantWriters
 }
 
 SqliteStore::SqliteStore(const std::string& path)
-    : SqlStore(std::make_unique<sql::SqliteConnection>(
-          path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true,
-                                       sql::SqliteSync::kNormal})) {}
+    : SqlStore(sql::shared_sqlite_file(path, sql::SqliteSync::kNormal,
+                                       std::chrono::milliseconds(10000))) {}
 
 SqlStore::~SqlStore() {
   std::lock_guard lock(mutex_);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "server/replica_store.h"
+#include "sql/connection_lock.h"
 #include "server/store.h"
 
 namespace tollgate::sql {
@@ -63,6 +64,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // database cannot be reached and Error(kConflict) when its schema is newer than
   // kServerSchemaVersion.
   explicit SqlStore(std::unique_ptr<sql::Connection> connection,
+                    AssistantWriters writers = AssistantWriters::kThisStoreOnly);
+  // The same on a connection other parts may share (connection_lock.h).
+  explicit SqlStore(sql::SharedConnection connection,
                     AssistantWriters writers = AssistantWriters::kThisStoreOnly);
   ~SqlStore() override;
 
@@ -197,8 +201,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void append_queued_locked(bool of_thread, const std::string& owner_id, std::int64_t after_seq,
                             std::vector<LogEntry>& out) const;
 
-  std::mutex mutex_;
-  std::unique_ptr<sql::Connection> connection_;
+  sql::ConnectionLock mutex_;
+  std::shared_ptr<sql::Connection> connection_;
   // Destroyed before the connection (declared after it).
   std::unique_ptr<sql::StatementCache> statements_;
   std::vector<PendingEvent> pending_events_;
@@ -215,6 +219,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
 // kServerSchemaVersion.
 class SqliteStore : public SqlStore {
  public:
+  // On this process's connection to the file, which other parts share (connection_lock.h).
   explicit SqliteStore(const std::string& path);
 };
 

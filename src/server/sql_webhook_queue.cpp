@@ -5,14 +5,13 @@
 
 #include "server/ids.h"
 #include "sql/migrations.h"
-#include "sql/sqlite_connection.h"
+#include "sql/connection_lock.h"
 #include "sql/statement_cache.h"
 
 namespace tollgate::server {
 namespace {
 
 using sql::prepare_once;
-using sql::SqliteConnection;
 using sql::Transaction;
 using sql::TransactionKind;
 
@@ -81,13 +80,18 @@ WebhookDelivery read_delivery(const sql::Statement& s) {
 }  // namespace
 
 SqlWebhookQueue::SqlWebhookQueue(std::unique_ptr<sql::Connection> connection)
-    : db_(std::move(connection)), statements_(std::make_unique<sql::StatementCache>(*db_)) {
+    : SqlWebhookQueue(sql::SharedConnection::alone(std::move(connection))) {}
+
+SqlWebhookQueue::SqlWebhookQueue(sql::SharedConnection connection)
+    : mutex_(std::move(connection.lock)),
+      db_(std::move(connection.connection)),
+      statements_(std::make_unique<sql::StatementCache>(*db_)) {
+  std::lock_guard lock(mutex_);
   sql::migrate(*db_, kSchema);
 }
 
 SqliteWebhookQueue::SqliteWebhookQueue(const std::string& db_path)
-    : SqlWebhookQueue(std::make_unique<SqliteConnection>(
-          db_path, sql::SqliteFileOptions{std::chrono::milliseconds(10000), /*wal=*/true})) {}
+    : SqlWebhookQueue(sql::shared_sqlite_file(db_path, sql::SqliteSync::kFull, std::chrono::milliseconds(10000))) {}
 
 SqlWebhookQueue::~SqlWebhookQueue() = default;
 

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <mutex>
+
+#include "sql/connection_lock.h"
 #include <string>
 
 #include "server/webhook_queue.h"
@@ -22,6 +24,8 @@ class SqlWebhookQueue : public WebhookQueue {
   // Creates or migrates the tables. Throws Error(kUnavailable) when the database cannot be
   // reached.
   explicit SqlWebhookQueue(std::unique_ptr<sql::Connection> connection);
+  // The same on a connection other parts may share (connection_lock.h).
+  explicit SqlWebhookQueue(sql::SharedConnection connection);
   ~SqlWebhookQueue() override;
 
   bool add(const NotificationEvent& event, const std::vector<std::string>& urls) override;
@@ -35,8 +39,8 @@ class SqlWebhookQueue : public WebhookQueue {
                                     std::size_t limit) override;
 
  private:
-  std::mutex mutex_;  // guards db_ and statements_
-  std::unique_ptr<sql::Connection> db_;
+  sql::ConnectionLock mutex_;  // guards db_ and statements_
+  std::shared_ptr<sql::Connection> db_;
   std::unique_ptr<sql::StatementCache> statements_;
 };
 

@@ -5,6 +5,7 @@
 #include "server/sql_review_store.h"
 #include "server/sql_store.h"
 #include "server/sql_webhook_queue.h"
+#include "checkpoint/sqlite_saver.h"
 #include "sql/migrations.h"
 #include "sql/postgres_connection.h"
 #include "tollgate/error.h"
@@ -81,7 +82,9 @@ std::unique_ptr<AuditLog> open_audit_log(const std::string& url, const std::stri
 std::shared_ptr<Saver> open_checkpointer(const std::string& url,
                                          const std::string& postgres_schema) {
   const StorageLocation where = parse_storage_url(url);
-  if (where.kind == StorageLocation::Kind::kSqlite) return open_sqlite_saver(where.target);
+  if (where.kind == StorageLocation::Kind::kSqlite) {
+    return checkpoint_internal::open_shared_sqlite_saver(where.target);
+  }
   PostgresSaverOptions options;
   options.schema = postgres_schema;
   return open_postgres_saver(where.target, options);

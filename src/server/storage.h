@@ -5,10 +5,13 @@
 //   ./tollgate.db, sqlite:./tollgate.db, :memory:   a SQLite file (today's layout)
 //   postgres://user@host:port/db, postgresql://...  a PostgreSQL database (libpq URI)
 //
-// Each part has its own connection (guarded by its own mutex) and its own row in
-// tollgate_schema; opening creates or migrates the tables. The checkpointer is not part of
-// the bundle (ServerOptions::checkpointer), but open_checkpointer opens the one of the same
-// URL (SqliteSaver or PostgresSaver).
+// Each part has its own row in tollgate_schema; opening creates or migrates the tables. On
+// PostgreSQL each part has a connection of its own. On a SQLite file the parts of this process
+// share one connection, each taking its lock around its work (sql/connection_lock.h): one
+// page cache and one writer, each part's commits as durable as its own setting. The
+// checkpointer is not part of the bundle (ServerOptions::checkpointer), but open_checkpointer
+// opens the one of the same URL (SqliteSaver or PostgresSaver), on that shared connection for
+// SQLite.
 #pragma once
 
 #include <memory>

@@ -140,6 +140,10 @@ void SqliteConnection::set_busy_timeout(std::chrono::milliseconds timeout) {
   if (rc != SQLITE_OK) fail(rc, "busy_timeout");
 }
 
+void SqliteConnection::set_synchronous(SqliteSync synchronous) {
+  if (const char* pragma = synchronous_pragma(synchronous)) exec(pragma);
+}
+
 std::int64_t SqliteConnection::last_insert_rowid() const {
   return sqlite3_last_insert_rowid(db_);
 }

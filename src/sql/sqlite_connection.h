@@ -54,6 +54,8 @@ class SqliteConnection final : public Connection {
   void rollback() noexcept override;
 
   void set_busy_timeout(std::chrono::milliseconds timeout);
+  // PRAGMA synchronous; outside a transaction only (SQLite refuses it inside one).
+  void set_synchronous(SqliteSync synchronous);
   std::chrono::milliseconds busy_timeout() const { return busy_timeout_; }
   // The turn-taking of this process's writers of the file; null for a database without one.
   SqliteWriteGate* write_gate() const { return write_gate_.get(); }

@@ -316,7 +316,9 @@ TEST_F(SqliteStoreTest, StorageOpenedFromOneURLIsOneDatabase) {
   store_.reset();
   EXPECT_TRUE(open_storage(db_.url(), db_.schema()).one_database);
   // Each connection to :memory: is a database of its own: notices are stored separately.
-  if (!testing::StoreBackend::postgres()) EXPECT_FALSE(open_storage(":memory:").one_database);
+  if (!testing::StoreBackend::postgres()) {
+    EXPECT_FALSE(open_storage(":memory:").one_database);
+  }
 }
 
 TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
