@@ -3,17 +3,31 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "sql/file_faults.h"
 
 namespace tollgate::sql {
 namespace {
 
+// SQLite appends a frame to the WAL as two writes: its 24-byte header, then the page right
+// after it. The VFS holds the header back and writes both with one system call (a WAL frame
+// costs one pwrite instead of two). Any other call on the file, or a write elsewhere, first
+// writes a held header, so the file is never read or synced without it.
+constexpr int kWalFrameHeader = 24;
+
 // Our file: the default VFS's file lives in the bytes right after it (szOsFile covers both).
+// SQLite allocates it (szOsFile), so it holds trivially copyable members only.
 struct ShimFile {
   sqlite3_file base;  // first: SQLite sees a ShimFile as a sqlite3_file
   sqlite3_file* real;
   const char* path;  // SQLite keeps the name valid until xClose; null for temporary files
+  bool wal;          // a write-ahead log (SQLITE_OPEN_WAL)
+  int held;          // bytes of a frame header held back (0 or kWalFrameHeader)
+  sqlite3_int64 held_offset;
+  unsigned char header[kWalFrameHeader];
 };
 
 ShimFile* shim(sqlite3_file* file) {
@@ -38,46 +52,91 @@ int injected(sqlite3_file* file, FileOperation operation, int io_error) {
   return *fault == FileFault::kDiskFull ? SQLITE_FULL : io_error;
 }
 
+// Writes a held frame header; SQLITE_OK when none was held.
+int write_held(sqlite3_file* file) {
+  ShimFile* ours = shim(file);
+  if (ours->held == 0) return SQLITE_OK;
+  const int amount = std::exchange(ours->held, 0);
+  const int rc = real_methods(file).xWrite(real(file), ours->header, amount, ours->held_offset);
+  if (rc != SQLITE_OK) ours->held = amount;  // still held: the next call tries again
+  return rc;
+}
+
+// Every call but xWrite writes a held header first (and fails as that write failed).
+#define WRITE_HELD_FIRST(file)                                \
+  do {                                                        \
+    if (const int held_rc = write_held(file)) return held_rc; \
+  } while (false)
+
 int file_close(sqlite3_file* file) {
-  return real_methods(file).xClose(real(file));
+  const int held_rc = write_held(file);
+  const int rc = real_methods(file).xClose(real(file));
+  return held_rc != SQLITE_OK ? held_rc : rc;
 }
 
 int file_read(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xRead(real(file), buffer, amount, offset);
 }
 
 int file_write(sqlite3_file* file, const void* buffer, int amount, sqlite3_int64 offset) {
-  if (const int rc = injected(file, FileOperation::kWrite, SQLITE_IOERR_WRITE)) return rc;
-  return real_methods(file).xWrite(real(file), buffer, amount, offset);
+  ShimFile* ours = shim(file);
+  const bool follows_held = ours->held > 0 && offset == ours->held_offset + ours->held;
+  if (!follows_held) WRITE_HELD_FIRST(file);
+  if (const int rc = injected(file, FileOperation::kWrite, SQLITE_IOERR_WRITE)) {
+    write_held(file);  // on disk as it would be without the holding back
+    return rc;
+  }
+  if (ours->wal && ours->held == 0 && amount == kWalFrameHeader) {
+    std::memcpy(ours->header, buffer, kWalFrameHeader);
+    ours->held = kWalFrameHeader;
+    ours->held_offset = offset;
+    return SQLITE_OK;
+  }
+  if (!follows_held) return real_methods(file).xWrite(real(file), buffer, amount, offset);
+  thread_local std::vector<unsigned char> frame;
+  frame.resize(static_cast<std::size_t>(ours->held) + static_cast<std::size_t>(amount));
+  std::memcpy(frame.data(), ours->header, static_cast<std::size_t>(ours->held));
+  std::memcpy(frame.data() + ours->held, buffer, static_cast<std::size_t>(amount));
+  const sqlite3_int64 at = ours->held_offset;
+  ours->held = 0;
+  return real_methods(file).xWrite(real(file), frame.data(), static_cast<int>(frame.size()), at);
 }
 
 int file_truncate(sqlite3_file* file, sqlite3_int64 size) {
+  WRITE_HELD_FIRST(file);
   if (const int rc = injected(file, FileOperation::kTruncate, SQLITE_IOERR_TRUNCATE)) return rc;
   return real_methods(file).xTruncate(real(file), size);
 }
 
 int file_sync(sqlite3_file* file, int flags) {
+  WRITE_HELD_FIRST(file);
   if (const int rc = injected(file, FileOperation::kSync, SQLITE_IOERR_FSYNC)) return rc;
   return real_methods(file).xSync(real(file), flags);
 }
 
 int file_size(sqlite3_file* file, sqlite3_int64* size) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xFileSize(real(file), size);
 }
 
 int file_lock(sqlite3_file* file, int lock) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xLock(real(file), lock);
 }
 
 int file_unlock(sqlite3_file* file, int lock) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xUnlock(real(file), lock);
 }
 
 int file_check_reserved_lock(sqlite3_file* file, int* out) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xCheckReservedLock(real(file), out);
 }
 
 int file_control(sqlite3_file* file, int op, void* argument) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xFileControl(real(file), op, argument);
 }
 
@@ -90,22 +149,27 @@ int file_device_characteristics(sqlite3_file* file) {
 }
 
 int file_shm_map(sqlite3_file* file, int page, int page_size, int extend, void volatile** out) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xShmMap(real(file), page, page_size, extend, out);
 }
 
 int file_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xShmLock(real(file), offset, n, flags);
 }
 
 void file_shm_barrier(sqlite3_file* file) {
+  write_held(file);  // no result to report: a header that failed to write stays held
   real_methods(file).xShmBarrier(real(file));
 }
 
 int file_shm_unmap(sqlite3_file* file, int delete_flag) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xShmUnmap(real(file), delete_flag);
 }
 
 int file_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
+  WRITE_HELD_FIRST(file);
   return real_methods(file).xFetch(real(file), offset, amount, out);
 }
 
@@ -153,6 +217,9 @@ int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int fl
   ShimFile* ours = shim(file);
   ours->real = reinterpret_cast<sqlite3_file*>(ours + 1);
   ours->path = name;
+  ours->wal = (flags & SQLITE_OPEN_WAL) != 0;
+  ours->held = 0;
+  ours->held_offset = 0;
   const int rc = real_vfs(vfs)->xOpen(real_vfs(vfs), name, ours->real, flags, out_flags);
   // SQLite calls xClose whenever pMethods is set, also after a failed open.
   const sqlite3_io_methods* methods = ours->real->pMethods;
