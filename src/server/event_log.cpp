@@ -23,14 +23,14 @@ void EventLog::append(LogEntry entry) {
   std::unique_lock lock(mutex_);
   if (closed_) return;
   entries_.push_back(std::make_shared<const LogEntry>(std::move(entry)));
-  wake_all(lock);
+  wake_all(lock, /*closing=*/false);
 }
 
 void EventLog::close() {
   std::unique_lock lock(mutex_);
   if (closed_) return;
   closed_ = true;
-  wake_all(lock);
+  wake_all(lock, /*closing=*/true);
 }
 
 bool EventLog::closed() const {
@@ -63,10 +63,10 @@ std::optional<std::pair<int, std::string>> EventLog::rejection() const {
   return rejection_;
 }
 
-int EventLog::subscribe(std::function<void()> wake) {
+int EventLog::subscribe(std::function<void()> wake, bool on_close_only) {
   std::lock_guard lock(mutex_);
   int token = next_token_++;
-  subscribers_.emplace(token, std::move(wake));
+  subscribers_.emplace(token, Subscriber{std::move(wake), on_close_only});
   return token;
 }
 
@@ -75,10 +75,12 @@ void EventLog::unsubscribe(int token) {
   subscribers_.erase(token);
 }
 
-void EventLog::wake_all(std::unique_lock<std::mutex>& lock) {
+void EventLog::wake_all(std::unique_lock<std::mutex>& lock, bool closing) {
   // Wakers only post to an executor, so calling them under the lock cannot deadlock; copying
   // them out would race with unsubscribe of a destroyed reader.
-  for (auto& [token, wake] : subscribers_) wake();
+  for (auto& [token, subscriber] : subscribers_) {
+    if (closing || !subscriber.on_close_only) subscriber.wake();
+  }
   lock.unlock();
 }
 

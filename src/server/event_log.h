@@ -49,18 +49,25 @@ class EventLog {
   void set_rejection(int status, std::string message);
   std::optional<std::pair<int, std::string>> rejection() const;
 
-  int subscribe(std::function<void()> wake);
+  // `wake` is called (under the log's lock: it must only post) at every append and at the
+  // close, or only at the close when `on_close_only` (a reader waiting for the end, which
+  // reads no entry: one wake-up per run instead of one per event).
+  int subscribe(std::function<void()> wake, bool on_close_only = false);
   void unsubscribe(int token);
 
  private:
-  void wake_all(std::unique_lock<std::mutex>& lock);
+  struct Subscriber {
+    std::function<void()> wake;
+    bool on_close_only = false;
+  };
+  void wake_all(std::unique_lock<std::mutex>& lock, bool closing);
 
   mutable std::mutex mutex_;
   std::vector<LogEntryPtr> entries_;
   bool closed_ = false;
   std::optional<std::pair<int, std::string>> rejection_;
   int next_token_ = 1;
-  std::map<int, std::function<void()>> subscribers_;
+  std::map<int, Subscriber> subscribers_;
 };
 
 }  // namespace tollgate::server

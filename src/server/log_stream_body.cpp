@@ -28,7 +28,7 @@ StreamBody::Poll LogStreamBody::poll(std::string& out) {
 }
 
 void LogStreamBody::set_waker(std::function<void()> wake) {
-  token_ = log_->subscribe(std::move(wake));
+  token_ = log_->subscribe(std::move(wake), options_.until_close_only);
 }
 
 void LogStreamBody::on_disconnect() {

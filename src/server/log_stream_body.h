@@ -19,6 +19,9 @@ class LogStreamBody : public StreamBody {
     std::function<bool(HttpResponse&)> head_gate;  // empty: head at once
     std::function<void()> on_disconnect;
     bool heartbeats = true;
+    // The body streams no entry and only waits for the log's end (a /runs/wait answer): it is
+    // woken when the log closes, not at every append.
+    bool until_close_only = false;
   };
   LogStreamBody(std::shared_ptr<EventLog> log, Options options);
   ~LogStreamBody() override;

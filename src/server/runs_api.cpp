@@ -182,8 +182,8 @@ std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::s
   return [ctx, run_id, content_location, followed](HttpResponse& head) {
     bool store_needed = false;
     std::optional<Json> result = ctx->runs.known_result(run_id, store_needed);
-    auto log = followed.lock();
-    if (!store_needed && !result && log && log->closed()) {
+    auto log_now = followed.lock();
+    if (!store_needed && !result && log_now && log_now->closed()) {
       // The log followed was another replica's run mirrored here, closed as its end was
       // stored, while this replica, which took the run over, is still finishing it: no other
       // wake comes, so the answer waits on the handler pool for the run to be finished here.
@@ -260,6 +260,7 @@ HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std:
   LogStreamBody::Options options;
   options.head_gate = result_gate(context, run.run_id, location, log);
   options.filter = [](const LogEntry&) { return false; };
+  options.until_close_only = true;  // the result is known once the log is closed
   options.heartbeats = false;
   if (cancel_on_disconnect) {
     ApiContext* ctx = &context;
@@ -300,6 +301,7 @@ HttpResponse cancel_response(ApiContext& context, const RunRecord& run,
     return true;
   };
   options.heartbeats = false;
+  options.until_close_only = true;
   HttpResponse response;
   response.stream = std::make_shared<LogStreamBody>(log, std::move(options));
   return response;

@@ -56,6 +56,33 @@ TEST(EventLogTest, SubscribersAreWokenOnAppendUntilUnsubscribed) {
   EXPECT_EQ(wakes, 1);
 }
 
+TEST(EventLogTest, ASubscriberWaitingForTheEndIsWokenOnlyWhenTheLogCloses) {
+  EventLog log;
+  int end_wakes = 0;
+  int every_wakes = 0;
+  log.subscribe([&] { ++end_wakes; }, /*on_close_only=*/true);
+  log.subscribe([&] { ++every_wakes; });
+  log.append(entry("a", "1"));
+  log.append(entry("b", "2"));
+  EXPECT_EQ(end_wakes, 0);
+  log.close();
+  EXPECT_EQ(end_wakes, 1);
+  EXPECT_EQ(every_wakes, 3);
+}
+
+TEST(LogStreamBodyTest, ABodyWaitingForTheEndSubscribesForTheCloseOnly) {
+  auto log = std::make_shared<EventLog>();
+  LogStreamBody::Options options;
+  options.until_close_only = true;
+  LogStreamBody body(log, options);
+  int wakes = 0;
+  body.set_waker([&] { ++wakes; });
+  log->append(entry("values", "{}", "1"));
+  EXPECT_EQ(wakes, 0);
+  log->close();
+  EXPECT_EQ(wakes, 1);
+}
+
 TEST(LogStreamBodyTest, StreamsFromTheStartIndexAndEndsWhenTheLogCloses) {
   auto log = std::make_shared<EventLog>();
   log->append(entry("metadata", "{}", "0"));
