@@ -61,6 +61,7 @@ void RunManager::stop() {
     }
   }
   wake_.notify_all();
+  flush_wake_.notify_all();
   for (auto& worker : workers_) {
     if (worker.joinable()) worker.join();
   }
@@ -212,7 +213,7 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   auto active = enqueue_locked(record, std::move(stored));
   active->not_before = record.not_before;
   lock.unlock();
-  wake_.notify_all();
+  wake_.notify_one();  // one run: one idle worker (waking them all woke three for nothing)
   tell_after_store(notices);
   return record;
 }
@@ -538,8 +539,9 @@ void RunManager::worker_loop() {
     }
     lock.lock();
     if (active_.count(next->record.run_id)) finish_locked(next, Json::object());
+    // A run of this thread that waited for this one is taken up by this worker, which looks at
+    // the queue again before it waits: no other worker needs waking.
     running_threads_.erase(next->record.thread_id);
-    wake_.notify_all();
   }
 }
 

@@ -350,8 +350,9 @@ class RunManager {
   std::vector<std::thread> workers_;
 
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable ended_;  // a run left active_
+  std::condition_variable wake_;        // the workers: a run may be taken up
+  std::condition_variable flush_wake_;  // the event flusher: stopping
+  std::condition_variable ended_;       // a run left active_
   bool stopping_ = false;
   std::map<std::string, std::shared_ptr<ActiveRun>> active_;
   std::deque<std::string> queue_;

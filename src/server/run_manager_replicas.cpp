@@ -160,7 +160,7 @@ bool RunManager::handed_over(const std::shared_ptr<ActiveRun>& run) {
 void RunManager::flush_loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, kFlushEvery);
+    flush_wake_.wait_for(lock, kFlushEvery);
     lock.unlock();
     try {
       replicas_->flush_events();
