@@ -24,7 +24,7 @@ namespace tollgate::server {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::size_t threads = 2;          // I/O threads
+  std::size_t threads = 1;          // I/O threads
   std::size_t handler_threads = 4;  // threads running the router's handlers
   RequestLimits limits;
   int heartbeat_seconds = 10;
