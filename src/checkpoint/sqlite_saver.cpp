@@ -160,10 +160,9 @@ void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::st
 SqliteSaver::SqliteSaver(const std::string& path, const SqliteOptions& options)
     : SqliteSaver(sql::SharedConnection::alone(std::make_unique<SqliteConnection>(
                       path, sql::SqliteFileOptions{options.busy_timeout, /*wal=*/true,
-                                                   sync_level(options)})),
-                  options) {}
+                                                   sync_level(options)}))) {}
 
-SqliteSaver::SqliteSaver(sql::SharedConnection connection, const SqliteOptions& /*options*/)
+SqliteSaver::SqliteSaver(sql::SharedConnection connection)
     : mutex_(std::move(connection.lock)) {
   std::lock_guard lock(mutex_);
   impl_ = std::make_unique<Impl>(std::move(connection.connection));
@@ -468,12 +467,10 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
   transaction.commit();
 }
 
-
 std::shared_ptr<Saver> open_shared_sqlite_saver(const std::string& path,
                                                 const SqliteOptions& options) {
   return std::make_shared<SqliteSaver>(
-      sql::shared_sqlite_file(path, sync_level(options), options.busy_timeout),
-      options);
+      sql::shared_sqlite_file(path, sync_level(options), options.busy_timeout));
 }
 
 }  // namespace checkpoint_internal

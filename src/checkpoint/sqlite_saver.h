@@ -24,8 +24,8 @@ class SqliteSaver final : public Saver {
   // Throws Error(kUnavailable) when the file cannot be opened and Error(kConflict) when its
   // schema is newer than kSqliteSchemaVersion.
   SqliteSaver(const std::string& path, const SqliteOptions& options);
-  // On `connection`, a SqliteConnection other parts may share.
-  SqliteSaver(sql::SharedConnection connection, const SqliteOptions& options);
+  // On `connection`, a SqliteConnection other parts may share (its durability is its lock's).
+  explicit SqliteSaver(sql::SharedConnection connection);
   ~SqliteSaver() override;
   SqliteSaver(const SqliteSaver&) = delete;
   SqliteSaver& operator=(const SqliteSaver&) = delete;

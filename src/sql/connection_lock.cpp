@@ -55,14 +55,11 @@ SharedConnection SharedConnection::alone(std::unique_ptr<Connection> connection)
 SharedConnection shared_sqlite_file(const std::string& path, SqliteSync level,
                                     std::chrono::milliseconds busy_timeout) {
   if (level == SqliteSync::kDefault) level = SqliteSync::kFull;
-  const SqliteFileOptions options{busy_timeout, /*wal=*/true, SqliteSync::kNormal};
   if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) {
-    return SharedConnection::alone(std::make_unique<SqliteConnection>(path, [&] {
-      SqliteFileOptions own = options;
-      own.synchronous = level;
-      return own;
-    }()));
+    return SharedConnection::alone(std::make_unique<SqliteConnection>(
+        path, SqliteFileOptions{busy_timeout, /*wal=*/true, level}));
   }
+  const SqliteFileOptions options{busy_timeout, /*wal=*/true, SqliteSync::kNormal};
   std::error_code error;
   std::string key = std::filesystem::weakly_canonical(path, error).string();
   if (error) key = path;
