@@ -1,12 +1,40 @@
 #include "sql/connection_lock.h"
 
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
 
+#include "sql/file_faults.h"
+
 namespace tollgate::sql {
+namespace {
+
+// SQLite's own default: a WAL of this many frames is checkpointed by the commit that grew it.
+constexpr int kWalAutoCheckpointFrames = 1000;
+
+[[noreturn]] void sync_failed(const std::string& path, const char* what) {
+  std::fprintf(stderr,
+               "tollgate: the write-ahead log %s could not be synced to disk (%s); stopping "
+               "so that no write is acknowledged that the disk may not hold (a restart "
+               "recovers what it holds)\n",
+               path.c_str(), what);
+  std::abort();
+}
+
+}  // namespace
+
+ConnectionLock::State::~State() {
+  sqlite.reset();  // first: its hook counts into this state
+  if (wal_fd >= 0) ::close(wal_fd);
+}
 
 ConnectionLock::ConnectionLock() : state_(std::make_shared<State>()) {}
 
@@ -33,6 +61,10 @@ bool ConnectionLock::try_lock() {
 void ConnectionLock::taken() {
   State& state = *state_;
   state.holder.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  if (state.group_sync) {
+    commits_when_taken_ = state.commits.load(std::memory_order_relaxed);
+    return;
+  }
   if (state.sqlite == nullptr || state.current == level_) return;
   try {
     state.sqlite->set_synchronous(level_);
@@ -44,8 +76,50 @@ void ConnectionLock::taken() {
 }
 
 void ConnectionLock::unlock() {
-  state_->holder.store(std::thread::id(), std::memory_order_relaxed);
-  state_->mutex.unlock();
+  State& state = *state_;
+  // Read while the mutex is held: the commits this hold made are numbered up to `last`.
+  const std::uint64_t last = state.commits.load(std::memory_order_relaxed);
+  const bool sync = state.group_sync && level_ == SqliteSync::kFull && last != commits_when_taken_;
+  state.holder.store(std::thread::id(), std::memory_order_relaxed);
+  state.mutex.unlock();
+  if (sync) sync_through(state, last);
+}
+
+void ConnectionLock::sync_through(State& state, std::uint64_t commit) {
+  std::lock_guard lock(state.sync_mutex);
+  if (state.synced >= commit) return;  // a sync that began after that commit has ended
+  // Every commit counted so far has written its frames: one fdatasync covers them all.
+  const std::uint64_t covered = state.commits.load(std::memory_order_acquire);
+  if (FileFaults* faults = FileFaults::armed();
+      faults != nullptr && faults->on_operation(FileOperation::kSync, state.wal_path.c_str())) {
+    sync_failed(state.wal_path, "an injected fault");
+  }
+  if (state.wal_fd < 0) {
+    state.wal_fd = ::open(state.wal_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (state.wal_fd < 0) sync_failed(state.wal_path, std::strerror(errno));
+  }
+  if (::fdatasync(state.wal_fd) != 0) sync_failed(state.wal_path, std::strerror(errno));
+  state.synced = covered;
+}
+
+// Also checkpoints a long WAL, as SQLite's default hook (which this one replaces) does.
+int ConnectionLock::count_commit(void* state, sqlite3* db, const char* schema, int frames) {
+  static_cast<ConnectionLock::State*>(state)->commits.fetch_add(1, std::memory_order_release);
+  if (frames >= kWalAutoCheckpointFrames) {
+    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  return SQLITE_OK;
+}
+
+void ConnectionLock::enable_group_sync(State& state) {
+  sqlite3* db = state.sqlite->handle();
+  auto mode = state.sqlite->prepare("PRAGMA journal_mode");
+  if (!mode->step() || mode->text(0) != "wal") return;
+  const char* file = sqlite3_db_filename(db, "main");
+  if (file == nullptr || *file == '\0') return;
+  state.wal_path = sqlite3_filename_wal(file);
+  sqlite3_wal_hook(db, count_commit, &state);
+  state.group_sync = true;
 }
 
 SharedConnection SharedConnection::alone(std::unique_ptr<Connection> connection) {
@@ -76,6 +150,7 @@ SharedConnection shared_sqlite_file(const std::string& path, SqliteSync level,
     state = std::make_shared<ConnectionLock::State>();
     state->sqlite = std::make_unique<SqliteConnection>(path, options);
     state->current = SqliteSync::kNormal;
+    ConnectionLock::enable_group_sync(*state);
     slot = state;
   } else if (busy_timeout > state->sqlite->busy_timeout()) {
     std::lock_guard lock(state->mutex);

@@ -10,10 +10,20 @@
 // its lock: one page cache, which a commit of another connection of this process would
 // otherwise drop (SQLite drops a connection's whole cache whenever another connection has
 // committed), and one writer, so this process's writers never wait on each other's locks in
-// SQLite's busy handler. Taking the shared lock also sets the connection's durability to the
-// taking part's (PRAGMA synchronous: NORMAL for checkpoints and the server store, FULL for the
-// audit log, the review records and the webhook queue), so a part's commits are as durable as
-// they were on a connection of its own.
+// SQLite's busy handler.
+//
+// Each part keeps its durability. The shared connection commits with PRAGMA synchronous =
+// NORMAL (the WAL is written at every commit, synced at checkpoints): as durable as the
+// checkpoints and the server store ask. A part of level FULL (the audit log, the review records,
+// the webhook queue) has the WAL synced before its lock is given back whenever a transaction
+// committed while it held it, as FULL would sync it in the commit, but outside the lock: the
+// next part's transaction runs while the disk syncs, and the parts that released the lock at
+// about the same time share one fdatasync (group commit). A failed sync ends the process
+// (std::abort with a message), as PostgreSQL does: the part's write is not acknowledged, and
+// after a failed fsync the kernel may have dropped the pages it could not write, so no later
+// sync could be trusted; a restart recovers from what is on the disk. (A file SQLite could not
+// put in WAL mode keeps the former way: the lock sets the connection's synchronous to the
+// taking part's level.)
 //
 // A thread that takes a lock it already holds (a part calling another part of the same
 // connection while holding its lock) would deadlock; the lock aborts with a message instead.
@@ -23,6 +33,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +41,8 @@
 
 #include "sql/connection.h"
 #include "sql/sqlite_connection.h"
+
+struct sqlite3;
 
 namespace tollgate::sql {
 
@@ -50,20 +63,35 @@ class ConnectionLock {
  private:
   // Notes this thread as the holder and applies the part's durability; the mutex is held.
   void taken();
+  struct State;
+  // Syncs the write-ahead log through commit number `commit` (once per group of callers).
+  static void sync_through(State& state, std::uint64_t commit);
+  // For a file in WAL mode: counts its commits (SQLite's WAL hook) for the FULL parts' syncs.
+  static void enable_group_sync(State& state);
+  static int count_commit(void* state, sqlite3* db, const char* schema, int frames);
   friend struct SharedConnection;
   friend SharedConnection shared_sqlite_file(const std::string& path, SqliteSync level,
                                              std::chrono::milliseconds busy_timeout);
   struct State {
+    ~State();
     std::mutex mutex;
     std::atomic<std::thread::id> holder{};
     std::unique_ptr<SqliteConnection> sqlite;  // set for a shared SQLite file; owned here
     SqliteSync current = SqliteSync::kDefault;  // the connection's level; guarded by mutex
+    // In WAL mode: FULL parts sync the WAL on release instead of setting synchronous.
+    bool group_sync = false;
+    std::atomic<std::uint64_t> commits{0};  // write transactions committed (SQLite's WAL hook)
+    std::mutex sync_mutex;                  // guards the members below
+    std::uint64_t synced = 0;               // commits known to be on the disk
+    std::string wal_path;
+    int wal_fd = -1;  // opened at the first sync
   };
   ConnectionLock(std::shared_ptr<State> state, SqliteSync level)
       : state_(std::move(state)), level_(level) {}
 
   std::shared_ptr<State> state_;
   SqliteSync level_ = SqliteSync::kDefault;  // applied on lock when the connection is shared
+  std::uint64_t commits_when_taken_ = 0;       // guarded by the state's mutex
 };
 
 // A connection and the lock its users take around every use of it.

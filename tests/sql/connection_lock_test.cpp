@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <future>
 #include <mutex>
 
+#include "sql/file_faults.h"
 #include "sql/sql_test_util.h"
 
 namespace tollgate::sql {
@@ -57,20 +59,84 @@ TEST_F(ConnectionLockTest, TheFileIsOpenedAgainOnceEveryPartClosedIt) {
   EXPECT_EQ(query->integer(0), 7);
 }
 
-TEST_F(ConnectionLockTest, TakingTheLockAppliesThePartsDurability) {
+// Runs `sql` while holding `part`'s lock; the syncs of the files under the scratch directory
+// that it took, the lock's release included.
+std::uint64_t syncs_of(SharedConnection& part, const std::string& dir, const std::string& sql) {
+  FileFaults count({.path_prefix = dir, .operation = FileOperation::kSync});
+  {
+    std::lock_guard lock(part.lock);
+    part.connection->exec(sql);
+  }
+  return count.counts().syncs;
+}
+
+// Creates table t (a new file's first commit also syncs the new WAL and its directory).
+void create_table(SharedConnection& part) {
+  std::lock_guard lock(part.lock);
+  part.connection->exec("CREATE TABLE t (x INTEGER)");
+}
+
+TEST_F(ConnectionLockTest, TheSharedConnectionCommitsWithNormalDurability) {
   SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
   SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
-  {
-    std::lock_guard lock(audit.lock);
-    EXPECT_EQ(synchronous(*audit.connection), 2);
-  }
-  {
-    std::lock_guard lock(store.lock);
-    EXPECT_EQ(synchronous(*store.connection), 1);
-  }
+  std::lock_guard lock(audit.lock);
+  EXPECT_EQ(synchronous(*audit.connection), 1);
+}
+
+TEST_F(ConnectionLockTest, AFullPartsCommitIsSyncedBeforeItsLockIsGivenBack) {
+  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  create_table(store);
+  EXPECT_EQ(syncs_of(store, dir_, "INSERT INTO t VALUES (1)"), 0u);
+  EXPECT_EQ(syncs_of(audit, dir_, "INSERT INTO t VALUES (2)"), 1u);
+  // Two transactions in one hold: one sync.
+  EXPECT_EQ(syncs_of(audit, dir_, "INSERT INTO t VALUES (3); INSERT INTO t VALUES (4)"), 1u);
   SharedConnection review = shared_sqlite_file(path(), SqliteSync::kDefault, milliseconds(0));
-  std::lock_guard lock(review.lock);
-  EXPECT_EQ(synchronous(*review.connection), 2);  // the default is FULL
+  EXPECT_EQ(syncs_of(review, dir_, "INSERT INTO t VALUES (5)"), 1u);  // the default is FULL
+}
+
+TEST_F(ConnectionLockTest, AFullPartThatCommitsNothingDoesNotSync) {
+  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  create_table(store);
+  EXPECT_EQ(syncs_of(store, dir_, "INSERT INTO t VALUES (1)"), 0u);
+  // The store's commit is not the audit log's to sync.
+  EXPECT_EQ(syncs_of(audit, dir_, "SELECT count(*) FROM t"), 0u);
+}
+
+TEST_F(ConnectionLockTest, ACommitAlreadySyncedByAnotherPartIsNotSyncedAgain) {
+  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection review = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  create_table(audit);
+  FileFaults count({.path_prefix = dir_, .operation = FileOperation::kSync});
+  std::unique_lock first(audit.lock);
+  audit.connection->exec("INSERT INTO t VALUES (1)");
+  first.unlock();  // syncs it
+  std::unique_lock second(review.lock);
+  second.unlock();  // nothing committed since
+  EXPECT_EQ(count.counts().syncs, 1u);
+}
+
+TEST_F(ConnectionLockTest, AFailedSyncEndsTheProcessBeforeTheWriteIsAcknowledged) {
+  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  create_table(audit);
+  EXPECT_DEATH(
+      {
+        FileFaults faults({.path_prefix = dir_, .operation = FileOperation::kSync, .fail_at = 1});
+        std::lock_guard lock(audit.lock);
+        audit.connection->exec("INSERT INTO t VALUES (1)");
+      },
+      "could not be synced to disk");
+}
+
+TEST_F(ConnectionLockTest, ALongWriteAheadLogIsStillCheckpointed) {
+  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+  std::lock_guard lock(store.lock);
+  store.connection->exec("CREATE TABLE t (x BLOB)");
+  // 3,000 commits of a page each: without checkpoints the WAL would hold 3,000 frames (12 MB).
+  for (int i = 0; i < 3000; ++i) store.connection->exec("INSERT INTO t VALUES (zeroblob(3000))");
+  const auto wal_bytes = std::filesystem::file_size(path() + "-wal");
+  EXPECT_LT(wal_bytes, 2000u * 4096u) << wal_bytes;
 }
 
 TEST_F(ConnectionLockTest, OnePartHoldingTheLockKeepsTheOthersOut) {
