@@ -170,20 +170,20 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       std::lock_guard lock(mutex_);
       taken_up = run->taken_up && !request.continues_cut_off_step;
     }
-    std::optional<RunRecord> taken;
+    std::optional<int> attempts;
     if (request.continues_cut_off_step) {
-      taken = store_.get_run(record.run_id);
+      if (auto stored = store_.get_run(record.run_id)) attempts = stored->attempts;
     } else if (taken_up) {
-      taken = record;
+      attempts = record.attempts;
     } else {
-      taken = store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis(*clock_));
+      attempts = store_.begin_attempt(record.run_id, RunStatus::kRunning, now_millis(*clock_));
     }
-    if (!taken) {
+    if (!attempts) {
       gone = true;  // deleted with its thread (or its run) before it started
       throw Error(ErrorCode::kCancelled, "Run deleted");
     }
     record.status = RunStatus::kRunning;
-    record.attempts = taken->attempts;
+    record.attempts = *attempts;
     // Another replica may have run this thread since this one last streamed it.
     if (shared()) streams_.catch_up(record.thread_id);
     events.started();

@@ -80,9 +80,11 @@ RunManager::CutOffRun RunManager::plan_recovery(RunRecord run) {
     }
     // Counted before the checkpoint is read, so that a recovery that kills the process is itself
     // an attempt; a run continued from here does not count another one.
-    if (auto counted =
-            store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now_millis(*clock_))) {
-      cut.record = *counted;
+    const std::int64_t now = now_millis(*clock_);
+    if (auto attempts = store_.begin_attempt(cut.record.run_id, RunStatus::kRunning, now)) {
+      cut.record.status = RunStatus::kRunning;
+      cut.record.attempts = *attempts;
+      cut.record.updated_at = now;
     }
     const std::string message = "The server stopped while run " + cut.record.run_id +
                                 " was executing; its progress up to the last checkpoint is kept. "

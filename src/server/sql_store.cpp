@@ -657,9 +657,10 @@ void SqlStore::write_notices_locked(std::vector<QueuedNotification>* notices) {
   for (QueuedNotification& n : *notices) n.fresh = write_webhook_event(*statements_, n.event, n.urls);
 }
 
-std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id, RunStatus status,
-                                                 std::int64_t updated_at) {
+std::optional<int> SqlStore::begin_attempt(const std::string& run_id, RunStatus status,
+                                           std::int64_t updated_at) {
   std::lock_guard lock(mutex_);
+  std::optional<int> attempts;
   write_locked([&] {
     Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
                               "updated_at = ? WHERE run_id = ?"))
@@ -667,9 +668,17 @@ std::optional<RunRecord> SqlStore::begin_attempt(const std::string& run_id, RunS
         .bind(2, updated_at)
         .bind(3, run_id)
         .run();
-    if (auto thread_id = thread_of_run_locked(run_id)) count_active_runs_locked(*thread_id);
+    std::string thread_id;
+    {
+      Statement s(prepared_locked("SELECT attempts, thread_id FROM server_runs WHERE run_id = ?"));
+      s.bind(1, run_id);
+      if (!s.step()) return;
+      attempts = static_cast<int>(s.integer(0));
+      thread_id = s.text(1);
+    }
+    count_active_runs_locked(thread_id);
   });
-  return read_run_locked(run_id);
+  return attempts;
 }
 
 bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,

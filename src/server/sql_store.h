@@ -101,8 +101,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void put_run(const RunRecord& run) override;
   bool insert_run(const RunRecord& run, const Json& thread_metadata,
                   std::vector<QueuedNotification>* notices = nullptr) override;
-  std::optional<RunRecord> begin_attempt(const std::string& run_id, RunStatus status,
-                                         std::int64_t updated_at) override;
+  std::optional<int> begin_attempt(const std::string& run_id, RunStatus status,
+                                   std::int64_t updated_at) override;
   bool end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
                std::vector<QueuedNotification>* notices = nullptr) override;
   std::optional<RunRecord> get_run(const std::string& run_id) override;

@@ -160,9 +160,10 @@ class ServerStore {
   // if the thread is gone.
   virtual bool insert_run(const RunRecord& run, const Json& thread_metadata,
                           std::vector<QueuedNotification>* notices = nullptr) = 0;
-  // Sets the run's status and counts an attempt; the run after it, nullopt if it is gone.
-  virtual std::optional<RunRecord> begin_attempt(const std::string& run_id, RunStatus status,
-                                                 std::int64_t updated_at) = 0;
+  // Sets the run's status and counts an attempt; the attempts counted so far, nullopt if the
+  // run is gone.
+  virtual std::optional<int> begin_attempt(const std::string& run_id, RunStatus status,
+                                           std::int64_t updated_at) = 0;
   // A run's end, in one transaction: its final record (or, when !keep_run, its deletion with its
   // events), unless `thread` is null its thread's outcome, and unless `notices` is null the
   // notifications that tell of it (each marked fresh when new), written to the webhook queue's

@@ -200,8 +200,9 @@ TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
 TEST_F(SqliteStoreTest, BeginAttemptCountsAndSetsTheStatus) {
   store_->create_thread(thread("t1"));
   store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object());
-  EXPECT_EQ(store_->begin_attempt("r1", RunStatus::kRunning, 5)->attempts, 1);
-  auto again = store_->begin_attempt("r1", RunStatus::kRunning, 6);
+  EXPECT_EQ(store_->begin_attempt("r1", RunStatus::kRunning, 5), 1);
+  EXPECT_EQ(store_->begin_attempt("r1", RunStatus::kRunning, 6), 2);
+  auto again = store_->get_run("r1");
   EXPECT_EQ(again->attempts, 2);
   EXPECT_EQ(again->status, RunStatus::kRunning);
   EXPECT_EQ(again->updated_at, 6);

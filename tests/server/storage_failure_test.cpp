@@ -101,8 +101,8 @@ class DiskFullStore : public ServerStore {
                   std::vector<QueuedNotification>* notices) override {
     return write([&] { return store_.insert_run(r, metadata, notices); });
   }
-  std::optional<RunRecord> begin_attempt(const std::string& id, RunStatus status,
-                                         std::int64_t at) override {
+  std::optional<int> begin_attempt(const std::string& id, RunStatus status,
+                                   std::int64_t at) override {
     return write([&] { return store_.begin_attempt(id, status, at); });
   }
   bool end_run(const RunRecord& r, bool keep, const ThreadOutcome* thread,
