@@ -253,21 +253,47 @@ sql::Statement& SqlStore::prepared_locked(const std::string& text) {
 
 void SqlStore::write_locked(const std::function<void()>& body) {
   sql::Transaction transaction(*connection_, sql::TransactionKind::kWrite);
-  const std::vector<bool> written = write_events_locked();
-  body();
-  transaction.commit();
-  std::size_t i = 0;
-  std::erase_if(pending_events_, [&](const PendingEvent&) { return written[i++]; });
+  std::vector<PendingEvent> events = take_events();
+  try {
+    write_events_locked(events);
+    body();
+    transaction.commit();
+  } catch (...) {
+    put_back_events(std::move(events));
+    throw;
+  }
 }
 
-std::vector<bool> SqlStore::write_events_locked() {
-  std::vector<bool> written(pending_events_.size(), false);
+std::vector<SqlStore::PendingEvent> SqlStore::take_events() {
+  std::lock_guard lock(queue_mutex_);
+  std::vector<PendingEvent> taken;
+  if (std::none_of(pending_events_.begin(), pending_events_.end(),
+                   [](const PendingEvent& pending) { return pending.held; })) {
+    taken.swap(pending_events_);
+    return taken;
+  }
+  std::vector<PendingEvent> held;
+  for (PendingEvent& pending : pending_events_) {
+    (pending.held ? held : taken).push_back(std::move(pending));
+  }
+  pending_events_.swap(held);
+  return taken;
+}
+
+void SqlStore::put_back_events(std::vector<PendingEvent> events) {
+  if (events.empty()) return;
+  std::lock_guard lock(queue_mutex_);
+  // Older than everything queued since they were taken: in front, so each run's and thread's
+  // events stay in order.
+  events.insert(events.end(), std::make_move_iterator(pending_events_.begin()),
+                std::make_move_iterator(pending_events_.end()));
+  pending_events_.swap(events);
+}
+
+void SqlStore::write_events_locked(const std::vector<PendingEvent>& events) {
   std::set<std::string> told;  // one notice per run and thread with new events, sent at commit
   std::vector<const PendingEvent*> thread_rows, run_rows;
-  for (std::size_t i = 0; i < pending_events_.size(); ++i) {
-    const PendingEvent& pending = pending_events_[i];
-    if (pending.held) continue;
-    written[i] = true;
+  for (const PendingEvent& pending : events) {
     if (!channels_.events.empty()) {
       std::string payload = (pending.of_thread ? "t:" : "r:") + pending.owner_id;
       if (told.insert(payload).second) notify_locked(channels_.events, payload);
@@ -276,7 +302,6 @@ std::vector<bool> SqlStore::write_events_locked() {
   }
   insert_event_rows_locked(true, thread_rows);
   insert_event_rows_locked(false, run_rows);
-  return written;
 }
 
 namespace {
@@ -338,16 +363,16 @@ void SqlStore::insert_event_rows_locked(bool of_thread,
 }
 
 void SqlStore::hold_thread_events(const std::string& thread_id) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(queue_mutex_);
   held_threads_.insert(thread_id);
 }
 
 void SqlStore::release_thread_events(const std::string& thread_id) {
-  std::lock_guard lock(mutex_);
   release_thread_events_locked(thread_id);
 }
 
 void SqlStore::release_thread_events_locked(const std::string& thread_id) {
+  std::lock_guard lock(queue_mutex_);
   if (held_threads_.erase(thread_id) == 0) return;
   for (PendingEvent& pending : pending_events_) {
     if (pending.of_thread && pending.owner_id == thread_id) pending.held = false;
@@ -355,8 +380,12 @@ void SqlStore::release_thread_events_locked(const std::string& thread_id) {
 }
 
 void SqlStore::flush_events_locked() {
-  const bool any = std::any_of(pending_events_.begin(), pending_events_.end(),
-                               [](const PendingEvent& pending) { return !pending.held; });
+  bool any = false;
+  {
+    std::lock_guard lock(queue_mutex_);
+    any = std::any_of(pending_events_.begin(), pending_events_.end(),
+                      [](const PendingEvent& pending) { return !pending.held; });
+  }
   if (any) write_locked([] {});
 }
 
@@ -770,10 +799,22 @@ void SqlStore::delete_run_locked(const std::string& run_id) {
 }
 
 void SqlStore::append_run_event(const std::string& run_id, const LogEntry& e) {
+  queue_event(PendingEvent{false, run_id, e, now_millis()});
+}
+
+void SqlStore::queue_event(PendingEvent event) {
+  bool flush = false;
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (event.of_thread) event.held = held_threads_.count(event.owner_id) != 0;
+    pending_events_.push_back(std::move(event));
+    // While writes fail the queue grows; a flush is tried again at each further
+    // kMaxPendingEvents.
+    flush = pending_events_.size() % kMaxPendingEvents == 0;
+  }
+  if (!flush) return;
   std::lock_guard lock(mutex_);
-  pending_events_.push_back(PendingEvent{false, run_id, e, now_millis()});
-  // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
-  if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
+  try_flush_events_locked();
 }
 
 std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64_t after_seq) {
@@ -792,11 +833,7 @@ std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64
 }
 
 void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
-  std::lock_guard lock(mutex_);
-  pending_events_.push_back(
-      PendingEvent{true, thread_id, e, now_millis(), held_threads_.count(thread_id) != 0});
-  // While writes fail the queue grows; a flush is tried again at each further kMaxPendingEvents.
-  if (pending_events_.size() % kMaxPendingEvents == 0) try_flush_events_locked();
+  queue_event(PendingEvent{true, thread_id, e, now_millis()});
 }
 
 std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
@@ -831,6 +868,7 @@ bool SqlStore::try_flush_events_locked() {
 
 void SqlStore::append_queued_locked(bool of_thread, const std::string& owner_id,
                                     std::int64_t after_seq, std::vector<LogEntry>& out) const {
+  std::lock_guard lock(queue_mutex_);
   for (const PendingEvent& pending : pending_events_) {
     if (pending.of_thread == of_thread && pending.owner_id == owner_id &&
         pending.entry.seq > after_seq)

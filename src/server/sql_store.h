@@ -12,7 +12,8 @@
 // dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
 // can lose is the events of runs still in flight, which restart recovery ends anyway. While
 // writes fail (a full disk) the queue is kept for the next write, and reads serve it after the
-// stored rows.
+// stored rows. The queue has a mutex of its own: a run appending its events never waits for
+// the connection, which other runs and requests may hold for a commit meanwhile.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
 // times) when this store is the only writer of the database's assistants; when other
@@ -190,8 +191,14 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Runs `body` in one write transaction together with the queued events.
   void write_locked(const std::function<void()>& body);
   void release_thread_events_locked(const std::string& thread_id);
-  // Writes the queued events that are not held; returns which were written (by position).
-  std::vector<bool> write_events_locked();
+  // Takes the queued events that are not held out of the queue, in their order.
+  std::vector<PendingEvent> take_events();
+  // Puts events taken by take_events back in front of the queue (their write failed).
+  void put_back_events(std::vector<PendingEvent> events);
+  // Writes `events` (taken from the queue) in the current transaction.
+  void write_events_locked(const std::vector<PendingEvent>& events);
+  // Queues an event; flushes the queue (taking the connection) at each kMaxPendingEvents.
+  void queue_event(PendingEvent event);
   // INSERTs the rows of the thread (else run) events, several rows per statement.
   void insert_event_rows_locked(bool of_thread, const std::vector<const PendingEvent*>& rows);
   void flush_events_locked();
@@ -205,9 +212,12 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::shared_ptr<sql::Connection> connection_;
   // Destroyed before the connection (declared after it).
   std::unique_ptr<sql::StatementCache> statements_;
-  std::vector<PendingEvent> pending_events_;
   StoreChannels channels_;
-  std::set<std::string, std::less<>> held_threads_;  // hold_thread_events
+  // Taken after mutex_ when both are (never the other way round).
+  mutable std::mutex queue_mutex_;
+  std::vector<PendingEvent> pending_events_;         // guarded by queue_mutex_
+  std::set<std::string, std::less<>> held_threads_;  // guarded by queue_mutex_
+
   const bool cache_assistants_;
   // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
   // cache_assistants_).

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <initializer_list>
 
 #include "server/sql_webhook_queue.h"
 #include "server/storage.h"
+#include "sql/connection_lock.h"
 #include "server/store_backend.h"
 #include "tollgate/error.h"
 
@@ -135,6 +138,30 @@ TEST_F(SqliteStoreTest, ThreadEventsKeepChannelAndNamespace) {
   EXPECT_EQ(events[0].seq, 7);
   EXPECT_EQ(events[0].id, "synth:r:7");
   EXPECT_EQ(events[0].ns, std::vector<std::string>{"child:1"});
+}
+
+TEST_F(SqliteStoreTest, AppendingAnEventDoesNotWaitForTheConnection) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "one shared SQLite connection";
+  store_.reset();
+  SqliteStore store(db_.path());
+  // Another part of the process holds the file's one connection (a commit in progress).
+  sql::SharedConnection other = sql::shared_sqlite_file(db_.path(), sql::SqliteSync::kFull,
+                                                        std::chrono::milliseconds(10000));
+  std::unique_lock held(other.lock);
+  LogEntry e;
+  e.seq = 1;
+  e.event = "values";
+  e.data = "{}";
+  auto appended = std::async(std::launch::async, [&] {
+    store.append_thread_event("t1", e);
+    store.append_run_event("r1", e);
+  });
+  // Waits without bound when appending takes the connection's lock.
+  EXPECT_EQ(appended.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  held.unlock();
+  appended.wait();
+  EXPECT_EQ(store.thread_events("t1").size(), 1u);
+  EXPECT_EQ(store.run_events("r1").size(), 1u);
 }
 
 TEST_F(SqliteStoreTest, AssistantsRoundTrip) {
