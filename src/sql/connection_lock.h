@@ -17,8 +17,8 @@
 // checkpoints and the server store ask. A part of level FULL (the audit log, the review records,
 // the webhook queue) has the WAL synced before its lock is given back whenever a transaction
 // committed while it held it, as FULL would sync it in the commit, but outside the lock: the
-// next part's transaction runs while the disk syncs, and the parts that released the lock at
-// about the same time share one fdatasync (group commit). A failed sync ends the process
+// next part's transaction runs while the disk syncs. A sync that began after a part's commit
+// covers it, and the part does not sync again. A failed sync ends the process
 // (std::abort with a message), as PostgreSQL does: the part's write is not acknowledged, and
 // after a failed fsync the kernel may have dropped the pages it could not write, so no later
 // sync could be trusted; a restart recovers from what is on the disk. (A file SQLite could not
