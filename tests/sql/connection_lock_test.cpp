@@ -15,7 +15,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class ConnectionLockTest : public ScratchFileTest {};
+class ConnectionLockTest : public ScratchFileTest {
+ protected:
+  // The test file's shared connection, as a part of durability `level` opens it.
+  SharedConnection open_part(SqliteSync level) const {
+    return shared_sqlite_file(path(), level, milliseconds(0));
+  }
+};
 
 // PRAGMA synchronous as the connection has it now (1 NORMAL, 2 FULL).
 std::int64_t synchronous(Connection& connection) {
@@ -48,11 +54,11 @@ TEST_F(ConnectionLockTest, AnInMemoryDatabaseIsNeverShared) {
 
 TEST_F(ConnectionLockTest, TheFileIsOpenedAgainOnceEveryPartClosedIt) {
   {
-    SharedConnection part = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+    SharedConnection part = open_part(SqliteSync::kNormal);
     std::lock_guard lock(part.lock);
     part.connection->exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7)");
   }
-  SharedConnection again = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+  SharedConnection again = open_part(SqliteSync::kNormal);
   std::lock_guard lock(again.lock);
   auto query = again.connection->prepare("SELECT x FROM t");
   ASSERT_TRUE(query->step());
@@ -77,36 +83,34 @@ void create_table(SharedConnection& part) {
 }
 
 TEST_F(ConnectionLockTest, TheSharedConnectionCommitsWithNormalDurability) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  SharedConnection audit = open_part(SqliteSync::kFull);
   std::lock_guard lock(audit.lock);
   EXPECT_EQ(synchronous(*audit.connection), 1);
 }
 
 TEST_F(ConnectionLockTest, AFullPartsCommitIsSyncedBeforeItsLockIsGivenBack) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  SharedConnection audit = open_part(SqliteSync::kFull);
   create_table(store);
   EXPECT_EQ(syncs_of(store, dir_, "INSERT INTO t VALUES (1)"), 0u);
   EXPECT_EQ(syncs_of(audit, dir_, "INSERT INTO t VALUES (2)"), 1u);
   // Two transactions in one hold: one sync.
   EXPECT_EQ(syncs_of(audit, dir_, "INSERT INTO t VALUES (3); INSERT INTO t VALUES (4)"), 1u);
-  SharedConnection review = shared_sqlite_file(path(), SqliteSync::kDefault, milliseconds(0));
+  SharedConnection review = open_part(SqliteSync::kDefault);
   EXPECT_EQ(syncs_of(review, dir_, "INSERT INTO t VALUES (5)"), 1u);  // the default is FULL
 }
 
 TEST_F(ConnectionLockTest, AFullPartThatCommitsNothingDoesNotSync) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
-  create_table(store);
-  EXPECT_EQ(syncs_of(store, dir_, "INSERT INTO t VALUES (1)"), 0u);
-  // The store's commit is not the audit log's to sync.
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  SharedConnection audit = open_part(SqliteSync::kFull);
+  create_table(store);  // a commit of the store's, not the audit log's to sync
   EXPECT_EQ(syncs_of(audit, dir_, "SELECT count(*) FROM t"), 0u);
 }
 
 TEST_F(ConnectionLockTest, ACommitAlreadySyncedByAnotherPartIsNotSyncedAgain) {
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
-  SharedConnection review = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection audit = open_part(SqliteSync::kFull);
+  SharedConnection review = open_part(SqliteSync::kFull);
   create_table(audit);
   FileFaults count({.path_prefix = dir_, .operation = FileOperation::kSync});
   std::unique_lock first(audit.lock);
@@ -118,7 +122,7 @@ TEST_F(ConnectionLockTest, ACommitAlreadySyncedByAnotherPartIsNotSyncedAgain) {
 }
 
 TEST_F(ConnectionLockTest, AFailedSyncEndsTheProcessBeforeTheWriteIsAcknowledged) {
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection audit = open_part(SqliteSync::kFull);
   create_table(audit);
   EXPECT_DEATH(
       {
@@ -130,7 +134,7 @@ TEST_F(ConnectionLockTest, AFailedSyncEndsTheProcessBeforeTheWriteIsAcknowledged
 }
 
 TEST_F(ConnectionLockTest, ALongWriteAheadLogIsStillCheckpointed) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
+  SharedConnection store = open_part(SqliteSync::kNormal);
   std::lock_guard lock(store.lock);
   store.connection->exec("CREATE TABLE t (x BLOB)");
   // 3,000 commits of a page each: without checkpoints the WAL would hold 3,000 frames (12 MB).
@@ -140,8 +144,8 @@ TEST_F(ConnectionLockTest, ALongWriteAheadLogIsStillCheckpointed) {
 }
 
 TEST_F(ConnectionLockTest, OnePartHoldingTheLockKeepsTheOthersOut) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  SharedConnection audit = open_part(SqliteSync::kFull);
   {
     std::lock_guard lock(store.lock);
     EXPECT_FALSE(free_for_another_thread(audit.lock));
@@ -158,8 +162,8 @@ TEST_F(ConnectionLockTest, ALockOfItsOwnIsNotShared) {
 }
 
 TEST_F(ConnectionLockTest, TakingTheLockTwiceOnOneThreadAbortsInsteadOfDeadlocking) {
-  SharedConnection store = shared_sqlite_file(path(), SqliteSync::kNormal, milliseconds(0));
-  SharedConnection audit = shared_sqlite_file(path(), SqliteSync::kFull, milliseconds(0));
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  SharedConnection audit = open_part(SqliteSync::kFull);
   EXPECT_DEATH(
       {
         std::lock_guard outer(store.lock);
