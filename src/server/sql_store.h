@@ -217,7 +217,6 @@ class SqlStore : public ServerStore, public ReplicaStore {
   mutable std::mutex queue_mutex_;
   std::vector<PendingEvent> pending_events_;         // guarded by queue_mutex_
   std::set<std::string, std::less<>> held_threads_;  // guarded by queue_mutex_
-
   const bool cache_assistants_;
   // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
   // cache_assistants_).

@@ -64,7 +64,8 @@ class ConnectionLock {
   // Notes this thread as the holder and applies the part's durability; the mutex is held.
   void taken();
   struct State;
-  // Syncs the write-ahead log through commit number `commit` (once per group of callers).
+  // Syncs the write-ahead log through commit number `commit`, unless a sync that began after
+  // that commit already has.
   static void sync_through(State& state, std::uint64_t commit);
   // For a file in WAL mode: counts its commits (SQLite's WAL hook) for the FULL parts' syncs.
   static void enable_group_sync(State& state);
