@@ -368,10 +368,6 @@ void SqlStore::hold_thread_events(const std::string& thread_id) {
 }
 
 void SqlStore::release_thread_events(const std::string& thread_id) {
-  release_thread_events_locked(thread_id);
-}
-
-void SqlStore::release_thread_events_locked(const std::string& thread_id) {
   std::lock_guard lock(queue_mutex_);
   if (held_threads_.erase(thread_id) == 0) return;
   for (PendingEvent& pending : pending_events_) {
@@ -716,7 +712,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
   bool found = false;
   bool fenced = false;
   // The run's last events are stored with its end.
-  release_thread_events_locked(run.thread_id);
+  release_thread_events(run.thread_id);
   write_locked([&] {
     {
       Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));

@@ -190,7 +190,6 @@ class SqlStore : public ServerStore, public ReplicaStore {
   sql::Statement& prepared_locked(const std::string& sql);
   // Runs `body` in one write transaction together with the queued events.
   void write_locked(const std::function<void()>& body);
-  void release_thread_events_locked(const std::string& thread_id);
   // Takes the queued events that are not held out of the queue, in their order.
   std::vector<PendingEvent> take_events();
   // Puts events taken by take_events back in front of the queue (their write failed).
