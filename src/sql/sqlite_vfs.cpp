@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -12,22 +13,43 @@
 namespace tollgate::sql {
 namespace {
 
-// SQLite appends a frame to the WAL as two writes: its 24-byte header, then the page right
-// after it. The VFS holds the header back and writes both with one system call (a WAL frame
-// costs one pwrite instead of two). Any other call on the file, or a write elsewhere, first
-// writes a held header, so the file is never read or synced without it.
-constexpr int kWalFrameHeader = 24;
+// SQLite appends a transaction to the WAL frame by frame, each as two writes: the frame's
+// 24-byte header, then its page. The VFS holds the appended bytes back and writes them with
+// one system call when the commit frame's page has come (its header marks the commit), so a
+// commit of N pages costs one pwrite instead of 2N. What is held back never outlives a call:
+//
+// - only appends are held: a 32-byte WAL header at offset 0 (a restarted log), a frame header
+//   where the last append ended, and whatever continues the held bytes. A write elsewhere (a
+//   page written over its own frame, the checksums SQLite rewrites after the commit frame of a
+//   transaction larger than its page cache) is written at once, after the held bytes;
+// - any other call on the file (read, sync, size, lock, close, ...) writes the held bytes first,
+//   and fails as that write failed; so does a write the FileFaults seam fails;
+// - once kFlushAt bytes are held they are written, and holding starts again (a transaction of
+//   many pages is written 64 KiB at a time: the platform's VFS writes under 128 KiB a call).
+//
+// So when a commit returns, every frame it wrote is in the file (in the OS's cache: a process
+// killed then loses nothing, as with the default VFS), and nothing else reads the file before
+// its bytes are there. A held write that fails is dropped and reported: SQLite rolls back the
+// transaction that wrote it (the frames after its last commit are not part of the log).
+constexpr int kWalHeader = 32;
+constexpr int kFrameHeader = 24;
+constexpr int kFlushAt = 64 * 1024;
+constexpr int kMaxWrite = 0x1ffff;  // the most the unix VFS writes in one call (it masks sizes)
 
 // Our file: the default VFS's file lives in the bytes right after it (szOsFile covers both).
-// SQLite allocates it (szOsFile), so it holds trivially copyable members only.
+// SQLite allocates it (szOsFile), so it holds trivially copyable members only; `held` is
+// malloc'd and freed by xClose.
 struct ShimFile {
   sqlite3_file base;  // first: SQLite sees a ShimFile as a sqlite3_file
   sqlite3_file* real;
   const char* path;  // SQLite keeps the name valid until xClose; null for temporary files
   bool wal;          // a write-ahead log (SQLITE_OPEN_WAL)
-  int held;          // bytes of a frame header held back (0 or kWalFrameHeader)
+  bool commit_next;  // the last held write was a commit frame's header: its page completes it
+  unsigned char* held;
+  int held_size;
+  int held_capacity;
   sqlite3_int64 held_offset;
-  unsigned char header[kWalFrameHeader];
+  sqlite3_int64 append_at;  // where the log's next frame goes: the end of the furthest write
 };
 
 ShimFile* shim(sqlite3_file* file) {
@@ -52,24 +74,55 @@ int injected(sqlite3_file* file, FileOperation operation, int io_error) {
   return *fault == FileFault::kDiskFull ? SQLITE_FULL : io_error;
 }
 
-// Writes a held frame header; SQLITE_OK when none was held.
+// Writes the held bytes, if any; they are no longer held either way.
 int write_held(sqlite3_file* file) {
   ShimFile* ours = shim(file);
-  if (ours->held == 0) return SQLITE_OK;
-  const int amount = std::exchange(ours->held, 0);
-  const int rc = real_methods(file).xWrite(real(file), ours->header, amount, ours->held_offset);
-  if (rc != SQLITE_OK) ours->held = amount;  // still held: the next call tries again
-  return rc;
+  ours->commit_next = false;
+  if (ours->held_size == 0) return SQLITE_OK;
+  const int size = std::exchange(ours->held_size, 0);
+  return real_methods(file).xWrite(real(file), ours->held, size, ours->held_offset);
 }
 
-// Every call but xWrite writes a held header first (and fails as that write failed).
+// Every call but xWrite writes the held bytes first (and fails as that write failed).
 #define WRITE_HELD_FIRST(file)                                \
   do {                                                        \
     if (const int held_rc = write_held(file)) return held_rc; \
   } while (false)
 
+// Whether this write of the log is an append to hold back (see above).
+bool holds(const ShimFile& ours, int amount, sqlite3_int64 offset) {
+  if (ours.held_size > 0) return offset == ours.held_offset + ours.held_size;
+  return (amount == kWalHeader && offset == 0) ||
+         (amount == kFrameHeader && offset == ours.append_at);
+}
+
+// Appends a write to the held bytes; false if they would be too many for one write or memory
+// ran out (nothing more held then).
+bool hold(ShimFile& ours, const void* buffer, int amount, sqlite3_int64 offset) {
+  const int size = ours.held_size + amount;
+  if (size > kMaxWrite) return false;
+  if (size > ours.held_capacity) {
+    const int capacity = std::max(size, std::min(kFlushAt, 2 * ours.held_capacity + 8192));
+    auto* grown = static_cast<unsigned char*>(std::realloc(ours.held, capacity));
+    if (grown == nullptr) return false;
+    ours.held = grown;
+    ours.held_capacity = capacity;
+  }
+  if (ours.held_size == 0) ours.held_offset = offset;
+  std::memcpy(ours.held + ours.held_size, buffer, static_cast<std::size_t>(amount));
+  ours.held_size = size;
+  return true;
+}
+
+// A frame header's second field is the database's size after a commit, 0 in other frames.
+bool marks_commit(const void* frame_header) {
+  const auto* bytes = static_cast<const unsigned char*>(frame_header);
+  return (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
+}
+
 int file_close(sqlite3_file* file) {
   const int held_rc = write_held(file);
+  std::free(std::exchange(shim(file)->held, nullptr));
   const int rc = real_methods(file).xClose(real(file));
   return held_rc != SQLITE_OK ? held_rc : rc;
 }
@@ -81,26 +134,22 @@ int file_read(sqlite3_file* file, void* buffer, int amount, sqlite3_int64 offset
 
 int file_write(sqlite3_file* file, const void* buffer, int amount, sqlite3_int64 offset) {
   ShimFile* ours = shim(file);
-  const bool follows_held = ours->held > 0 && offset == ours->held_offset + ours->held;
-  if (!follows_held) WRITE_HELD_FIRST(file);
   if (const int rc = injected(file, FileOperation::kWrite, SQLITE_IOERR_WRITE)) {
     write_held(file);  // on disk as it would be without the holding back
     return rc;
   }
-  if (ours->wal && ours->held == 0 && amount == kWalFrameHeader) {
-    std::memcpy(ours->header, buffer, kWalFrameHeader);
-    ours->held = kWalFrameHeader;
-    ours->held_offset = offset;
-    return SQLITE_OK;
+  if (!ours->wal) return real_methods(file).xWrite(real(file), buffer, amount, offset);
+  const bool append = holds(*ours, amount, offset);
+  ours->append_at = amount == kWalHeader && offset == 0 ? kWalHeader  // the log starts again
+                                                          : std::max(ours->append_at, offset + amount);
+  if (!append || !hold(*ours, buffer, amount, offset)) {
+    WRITE_HELD_FIRST(file);
+    return real_methods(file).xWrite(real(file), buffer, amount, offset);
   }
-  if (!follows_held) return real_methods(file).xWrite(real(file), buffer, amount, offset);
-  thread_local std::vector<unsigned char> frame;
-  frame.resize(static_cast<std::size_t>(ours->held) + static_cast<std::size_t>(amount));
-  std::memcpy(frame.data(), ours->header, static_cast<std::size_t>(ours->held));
-  std::memcpy(frame.data() + ours->held, buffer, static_cast<std::size_t>(amount));
-  const sqlite3_int64 at = ours->held_offset;
-  ours->held = 0;
-  return real_methods(file).xWrite(real(file), frame.data(), static_cast<int>(frame.size()), at);
+  if (std::exchange(ours->commit_next, false)) return write_held(file);  // the commit is whole
+  if (ours->held_size >= kFlushAt) return write_held(file);  // a page after it is written at once
+  ours->commit_next = amount == kFrameHeader && marks_commit(buffer);
+  return SQLITE_OK;
 }
 
 int file_truncate(sqlite3_file* file, sqlite3_int64 size) {
@@ -159,7 +208,7 @@ int file_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
 }
 
 void file_shm_barrier(sqlite3_file* file) {
-  write_held(file);  // no result to report: a header that failed to write stays held
+  write_held(file);  // no result to report (a log's held bytes are written by its own calls)
   real_methods(file).xShmBarrier(real(file));
 }
 
@@ -218,8 +267,12 @@ int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int fl
   ours->real = reinterpret_cast<sqlite3_file*>(ours + 1);
   ours->path = name;
   ours->wal = (flags & SQLITE_OPEN_WAL) != 0;
-  ours->held = 0;
+  ours->commit_next = false;
+  ours->held = nullptr;
+  ours->held_size = 0;
+  ours->held_capacity = 0;
   ours->held_offset = 0;
+  ours->append_at = 0;
   const int rc = real_vfs(vfs)->xOpen(real_vfs(vfs), name, ours->real, flags, out_flags);
   // SQLite calls xClose whenever pMethods is set, also after a failed open.
   const sqlite3_io_methods* methods = ours->real->pMethods;

@@ -1,10 +1,10 @@
 // Tollgate's SQLite VFS ("tollgate"): the platform's default VFS with every call passed
 // through, and each xWrite, xSync and xTruncate first checked against the armed FileFaults
 // (file_faults.h), the test seam that makes exactly the Nth of them fail. SqliteConnection
-// opens every database file through it. One thing it does differently: SQLite appends a WAL
-// frame as two writes (its 24-byte header, then the page), and the VFS writes both with one
-// system call, holding the header back until the page follows (any other call on the file
-// writes a held header first).
+// opens every database file through it. One thing it does differently: SQLite appends a
+// transaction to the WAL as two writes per page (a 24-byte frame header, then the page), and
+// the VFS writes the transaction with one system call once its commit frame is whole (any
+// other call on the file writes what is held first; sqlite_vfs.cpp says exactly when).
 #pragma once
 
 namespace tollgate::sql {

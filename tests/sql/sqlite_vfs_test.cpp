@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include <atomic>
 #include <filesystem>
 
 #include "sql/file_faults.h"
@@ -16,10 +20,54 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Counts the write system calls of the platform's VFS under ours (its pwrite, pwrite64 or
+// write, whichever it was built to use), through SQLite's own system-call override.
+class SystemWrites {
+ public:
+  SystemWrites() : vfs_(sqlite3_vfs_find(nullptr)) {
+    install("pwrite", reinterpret_cast<sqlite3_syscall_ptr>(&counted_pwrite), pwrite_);
+    install("pwrite64", reinterpret_cast<sqlite3_syscall_ptr>(&counted_pwrite64), pwrite64_);
+    install("write", reinterpret_cast<sqlite3_syscall_ptr>(&counted_write), write_);
+  }
+  ~SystemWrites() {
+    for (const char* name : {"pwrite", "pwrite64", "write"}) vfs_->xSetSystemCall(vfs_, name, nullptr);
+  }
+  SystemWrites(const SystemWrites&) = delete;
+  SystemWrites& operator=(const SystemWrites&) = delete;
+  static std::int64_t count() { return count_.load(); }
+
+ private:
+  using Pwrite = ssize_t (*)(int, const void*, size_t, off_t);
+  using Write = ssize_t (*)(int, const void*, size_t);
+  template <typename F>
+  void install(const char* name, sqlite3_syscall_ptr counted, F& original) {
+    original = reinterpret_cast<F>(vfs_->xGetSystemCall(vfs_, name));
+    if (original != nullptr) {
+      ASSERT_EQ(vfs_->xSetSystemCall(vfs_, name, counted), SQLITE_OK);
+    }
+  }
+  static ssize_t counted_pwrite(int fd, const void* data, size_t size, off_t at) {
+    ++count_;
+    return pwrite_(fd, data, size, at);
+  }
+  static ssize_t counted_pwrite64(int fd, const void* data, size_t size, off_t at) {
+    ++count_;
+    return pwrite64_(fd, data, size, at);
+  }
+  static ssize_t counted_write(int fd, const void* data, size_t size) {
+    ++count_;
+    return write_(fd, data, size);
+  }
+  sqlite3_vfs* vfs_;
+  static inline std::atomic<std::int64_t> count_{0};
+  static inline Pwrite pwrite_ = nullptr, pwrite64_ = nullptr;
+  static inline Write write_ = nullptr;
+};
+
 class SqliteVfsTest : public ScratchFileTest {
  protected:
   static void insert(SqliteConnection& connection, int value) {
-    SqliteStatement statement(connection, "INSERT INTO t VALUES (?)");
+    SqliteStatement statement(connection, "INSERT INTO t (x) VALUES (?)");
     statement.bind(1, std::int64_t{value}).run();
   }
   static std::int64_t count_rows(SqliteConnection& connection) {
@@ -67,6 +115,62 @@ TEST_F(SqliteVfsTest, AFailedWriteOfACommitLeavesTheCommitsBeforeIt) {
     insert(connection, 100);  // the file takes commits again
     EXPECT_EQ(count_rows(connection), before + 1) << "write " << n;
   }
+}
+
+// A transaction larger than the page cache writes pages to the WAL before its commit; a page
+// it changes again is written over its own frame, and SQLite then rewrites the checksums of the
+// transaction's frames after the commit frame, down to the commit frame's header.
+TEST_F(SqliteVfsTest, ATransactionLargerThanThePageCacheIsOnDiskWhenItsCommitReturns) {
+  SqliteConnection connection(path(), {.wal = true, .synchronous = SqliteSync::kNormal});
+  connection.exec("CREATE TABLE t (x INTEGER, pad BLOB)");
+  insert(connection, 0);
+  connection.exec("PRAGMA cache_size = 10");
+  connection.exec("BEGIN");
+  for (int i = 1; i <= 300; ++i) {
+    SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(900))");
+    statement.bind(1, std::int64_t{i}).run();
+  }
+  connection.exec("UPDATE t SET pad = zeroblob(901) WHERE x <= 3");  // pages already spilled
+  connection.exec("COMMIT");
+  EXPECT_EQ(rows_after_a_crash("crashed.db"), 301);
+}
+
+// The frames of one commit reach the file in one write (up to 64 KiB of them): a commit of ten
+// pages costs one system call, not twenty.
+TEST_F(SqliteVfsTest, ACommitOfTenPagesIsOneWrite) {
+  SqliteConnection connection(path(), {.wal = true, .synchronous = SqliteSync::kNormal});
+  connection.exec("CREATE TABLE t (x INTEGER, pad BLOB)");
+  insert(connection, 0);
+  SystemWrites writes;
+  const std::int64_t before = SystemWrites::count();
+  connection.exec("BEGIN");
+  for (int i = 1; i <= 10; ++i) {
+    SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(3000))");
+    statement.bind(1, std::int64_t{i}).run();
+  }
+  connection.exec("COMMIT");
+  EXPECT_EQ(SystemWrites::count() - before, 1);
+  EXPECT_EQ(rows_after_a_crash("crashed.db"), 11);
+}
+
+// A transaction of more pages than 64 KiB holds is written in parts of at most that much (the
+// platform's VFS cannot write 128 KiB in one call), and whole when its commit returns.
+TEST_F(SqliteVfsTest, ACommitOfManyPagesIsWrittenInPartsOfAtMost64KiB) {
+  SqliteConnection connection(path(), {.wal = true, .synchronous = SqliteSync::kNormal});
+  connection.exec("CREATE TABLE t (x INTEGER, pad BLOB)");
+  insert(connection, 0);
+  SystemWrites writes;
+  const std::int64_t before = SystemWrites::count();
+  connection.exec("BEGIN");
+  for (int i = 1; i <= 100; ++i) {
+    SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(3000))");
+    statement.bind(1, std::int64_t{i}).run();
+  }
+  connection.exec("COMMIT");
+  const std::int64_t wal_bytes = static_cast<std::int64_t>(fs::file_size(path() + "-wal"));
+  EXPECT_GE(SystemWrites::count() - before, wal_bytes / (128 * 1024));
+  EXPECT_LE(SystemWrites::count() - before, wal_bytes / (64 * 1024) + 1);
+  EXPECT_EQ(rows_after_a_crash("crashed.db"), 101);
 }
 
 }  // namespace
