@@ -11,6 +11,7 @@
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "sql/statement_cache.h"
+#include "server/event_batch.h"
 #include "server/sql_store_rows.h"
 #include "server/sql_webhook_queue.h"
 #include "tollgate/clock.h"
@@ -178,6 +179,21 @@ CREATE TABLE server_replicas (
 CREATE TABLE server_feed (
   seq BIGINT PRIMARY KEY, event TEXT NOT NULL, created_at BIGINT NOT NULL);
 )sql"},
+    // 6: a thread's stream events are stored a batch a write (event_batch.h): one row for the
+    // events of one thread that one write stores, keyed by the last of their sequence numbers.
+    // Events stored before stay in server_thread_events, read and pruned as before.
+    {R"sql(
+CREATE TABLE server_thread_event_batches (
+  thread_id TEXT NOT NULL, last_seq INTEGER NOT NULL, appended_at INTEGER NOT NULL,
+  events TEXT NOT NULL, PRIMARY KEY (thread_id, last_seq));
+CREATE INDEX server_thread_event_batches_by_time ON server_thread_event_batches(appended_at);
+)sql",
+     R"sql(
+CREATE TABLE server_thread_event_batches (
+  thread_id TEXT COLLATE "C" NOT NULL, last_seq BIGINT NOT NULL, appended_at BIGINT NOT NULL,
+  events TEXT NOT NULL, PRIMARY KEY (thread_id, last_seq));
+CREATE INDEX server_thread_event_batches_by_time ON server_thread_event_batches(appended_at);
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -292,47 +308,73 @@ void SqlStore::put_back_events(std::vector<PendingEvent> events) {
 
 void SqlStore::write_events_locked(const std::vector<PendingEvent>& events) {
   std::set<std::string> told;  // one notice per run and thread with new events, sent at commit
-  std::vector<const PendingEvent*> thread_rows, run_rows;
+  std::vector<const PendingEvent*> run_rows;
+  // Each thread's events in the order queued, a batch row each (few threads a write).
+  std::vector<std::vector<const PendingEvent*>> batches;
   for (const PendingEvent& pending : events) {
     if (!channels_.events.empty()) {
       std::string payload = (pending.of_thread ? "t:" : "r:") + pending.owner_id;
       if (told.insert(payload).second) notify_locked(channels_.events, payload);
     }
-    (pending.of_thread ? thread_rows : run_rows).push_back(&pending);
+    if (!pending.of_thread) {
+      run_rows.push_back(&pending);
+      continue;
+    }
+    auto batch = std::find_if(batches.begin(), batches.end(), [&](const auto& b) {
+      return b.front()->owner_id == pending.owner_id;
+    });
+    if (batch == batches.end()) batch = batches.emplace(batches.end());
+    batch->push_back(&pending);
   }
-  insert_event_rows_locked(true, thread_rows);
-  insert_event_rows_locked(false, run_rows);
+  for (const auto& batch : batches) insert_event_batch_locked(batch);
+  insert_run_event_rows_locked(run_rows);
+}
+
+void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>& batch) {
+  std::string text;
+  std::int64_t last_seq = 0;
+  std::int64_t appended_at = 0;
+  for (const PendingEvent* pending : batch) {
+    append_event_frame(text, pending->entry);
+    last_seq = std::max(last_seq, pending->entry.seq);
+    appended_at = std::max(appended_at, pending->appended_at);
+  }
+  // Written again after a commit that may not have happened (PostgreSQL), the batch replaces
+  // itself, or overlaps an earlier one that thread_events reads past.
+  static const std::string kPut = upsert_sql(
+      "server_thread_event_batches", "thread_id, last_seq, appended_at, events", "thread_id, last_seq");
+  Statement(prepared_locked(kPut))
+      .bind(1, batch.front()->owner_id)
+      .bind(2, last_seq)
+      .bind(3, appended_at)
+      .bind(4, text)
+      .run();
 }
 
 namespace {
 
-// Rows per INSERT of queued events: a run's end writes ~40 in one or two statements instead
-// of one statement (and, on PostgreSQL, one round trip) each.
+// Rows per INSERT of queued run events: a run's end writes them in one statement instead of
+// one statement (and, on PostgreSQL, one round trip) each.
 constexpr std::size_t kEventRowsPerInsert = 64;
 
-// The INSERT of `rows` event rows (1 to kEventRowsPerInsert) into the thread or run events,
-// each text made once for the process.
-const std::string& event_insert_sql(bool of_thread, std::size_t rows) {
+// The INSERT of `rows` run event rows (1 to kEventRowsPerInsert), each text made once for the
+// process.
+const std::string& event_insert_sql(std::size_t rows) {
   using Texts = std::array<std::string, kEventRowsPerInsert + 1>;
-  auto make = [](const char* table, const char* columns, const char* key) {
+  static const Texts kTexts = [] {
     Texts texts;
     for (std::size_t n = 1; n <= kEventRowsPerInsert; ++n) {
-      texts[n] = upsert_sql(table, columns, key, n);
+      texts[n] = upsert_sql("server_run_events", "run_id, seq, event, data, event_id",
+                            "run_id, seq", n);
     }
     return texts;
-  };
-  static const Texts kThread = make(
-      "server_thread_events",
-      "thread_id, seq, event, data, event_id, channel, namespace, appended_at", "thread_id, seq");
-  static const Texts kRun =
-      make("server_run_events", "run_id, seq, event, data, event_id", "run_id, seq");
-  return (of_thread ? kThread : kRun)[rows];
+  }();
+  return kTexts[rows];
 }
 
 }  // namespace
 
-void SqlStore::insert_event_rows_locked(bool of_thread,
-                                        const std::vector<const PendingEvent*>& rows) {
+void SqlStore::insert_run_event_rows_locked(const std::vector<const PendingEvent*>& rows) {
   std::size_t begin = 0;
   while (begin < rows.size()) {
     // An upsert may touch a row once per statement: a key seen again starts the next one.
@@ -342,20 +384,17 @@ void SqlStore::insert_event_rows_locked(bool of_thread,
            keys.emplace(rows[end]->owner_id, rows[end]->entry.seq).second) {
       ++end;
     }
-    Statement s(prepared_locked(event_insert_sql(of_thread, end - begin)));
-    const int columns = of_thread ? 8 : 5;
+    Statement s(prepared_locked(event_insert_sql(end - begin)));
+    constexpr int kColumns = 5;
     for (std::size_t row = begin; row < end; ++row) {
       const PendingEvent& pending = *rows[row];
       const LogEntry& e = pending.entry;
-      const int at = static_cast<int>(row - begin) * columns;
+      const int at = static_cast<int>(row - begin) * kColumns;
       s.bind(at + 1, pending.owner_id)
           .bind(at + 2, e.seq)
           .bind(at + 3, e.event)
           .bind(at + 4, e.data)
           .bind(at + 5, e.id);
-      if (of_thread) {
-        s.bind(at + 6, e.channel).bind(at + 7, Json(e.ns).dump()).bind(at + 8, pending.appended_at);
-      }
     }
     s.run();
     begin = end;
@@ -616,6 +655,7 @@ void SqlStore::delete_thread_locked(const std::string& thread_id) {
       .run();
   for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
                            "DELETE FROM server_thread_events WHERE thread_id = ?",
+                           "DELETE FROM server_thread_event_batches WHERE thread_id = ?",
                            "DELETE FROM server_threads WHERE thread_id = ?"}) {
     Statement(prepared_locked(text)).bind(1, thread_id).run();
   }
@@ -832,12 +872,33 @@ void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry&
   queue_event(PendingEvent{true, thread_id, e, now_millis()});
 }
 
+namespace {
+
+// Events ordered by seq, of two with one seq the later stored kept (as the upsert of an event
+// row kept it). Batches stored once each are in order already.
+void in_seq_order(std::vector<LogEntry>& events) {
+  const auto after = [](const LogEntry& a, const LogEntry& b) { return a.seq >= b.seq; };
+  if (std::adjacent_find(events.begin(), events.end(), after) == events.end()) return;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const LogEntry& a, const LogEntry& b) { return a.seq < b.seq; });
+  std::vector<LogEntry> kept;
+  kept.reserve(events.size());
+  for (LogEntry& e : events) {
+    if (!kept.empty() && kept.back().seq == e.seq) kept.pop_back();
+    kept.push_back(std::move(e));
+  }
+  events.swap(kept);
+}
+
+}  // namespace
+
 std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
                                               std::int64_t after_seq) {
   std::lock_guard lock(mutex_);
   const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
   {
+    // Stored before the batches (schema 6), so before every batch of the thread.
     Statement s(
         prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
                         "server_thread_events WHERE thread_id = ? AND seq > ? ORDER BY seq"));
@@ -849,6 +910,13 @@ std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
       out.push_back(std::move(e));
     }
   }
+  {
+    Statement s(prepared_locked("SELECT events FROM server_thread_event_batches WHERE "
+                                "thread_id = ? AND last_seq > ? ORDER BY last_seq"));
+    s.bind(1, thread_id).bind(2, after_seq);
+    while (s.step()) read_event_batch(s.text(0), after_seq, "thread " + thread_id, out);
+  }
+  in_seq_order(out);
   if (!flushed) append_queued_locked(true, thread_id, after_seq, out);
   return out;
 }

@@ -41,7 +41,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 5;
+inline constexpr int kServerSchemaVersion = 6;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.
@@ -148,7 +148,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
 
  private:
   struct PendingEvent {
-    bool of_thread;        // server_thread_events (else server_run_events)
+    bool of_thread;        // a thread's (batched: event_batch.h), else a run's
     std::string owner_id;  // thread id or run id
     LogEntry entry;
     std::int64_t appended_at;  // milliseconds since the epoch (thread events keep it)
@@ -198,8 +198,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void write_events_locked(const std::vector<PendingEvent>& events);
   // Queues an event; flushes the queue (taking the connection) at each kMaxPendingEvents.
   void queue_event(PendingEvent event);
-  // INSERTs the rows of the thread (else run) events, several rows per statement.
-  void insert_event_rows_locked(bool of_thread, const std::vector<const PendingEvent*>& rows);
+  // INSERTs the rows of run events, several rows per statement.
+  void insert_run_event_rows_locked(const std::vector<const PendingEvent*>& rows);
+  // Stores the events of one thread (queued in this order) as one batch row.
+  void insert_event_batch_locked(const std::vector<const PendingEvent*>& batch);
   void flush_events_locked();
   // Flushes the queue; false (the queue kept) when the write fails.
   bool try_flush_events_locked();

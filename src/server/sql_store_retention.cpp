@@ -70,6 +70,16 @@ std::size_t SqlStore::prune_events(std::int64_t before) {
                       "('pending', 'running'))"))
             .bind(1, before)
             .run());
+    deleted += static_cast<std::size_t>(
+        Statement(prepared_locked(
+                      "DELETE FROM server_thread_event_batches WHERE appended_at < ?1 AND "
+                      "last_seq < (SELECT max(b.last_seq) FROM server_thread_event_batches b "
+                      "WHERE b.thread_id = server_thread_event_batches.thread_id) AND NOT EXISTS "
+                      "(SELECT 1 FROM server_runs r WHERE r.thread_id = "
+                      "server_thread_event_batches.thread_id AND r.status IN ('pending', "
+                      "'running'))"))
+            .bind(1, before)
+            .run());
   });
   return deleted;
 }

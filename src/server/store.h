@@ -151,7 +151,9 @@ class ServerStore {
   virtual std::vector<std::string> idle_threads_updated_since(std::int64_t since) = 0;
   // Deletes the stream events stored before `before`: those of runs that ended (not pending or
   // running) before it, and the thread events of threads no run is active on, except each
-  // thread's newest (its sequence continues from it). Returns how many were deleted.
+  // thread's newest (its sequence continues from them: a SqlStore keeps the events its last
+  // write stored for the thread). Returns how many rows (a run's event, a batch of a thread's
+  // events) were deleted.
   virtual std::size_t prune_events(std::int64_t before) = 0;
 
   virtual void put_run(const RunRecord& run) = 0;  // insert or replace

@@ -98,7 +98,10 @@ TEST_F(RetentionTest, PruneEventsKeepsTheEventsOfARunningRun) {
 
 TEST_F(RetentionTest, PruneEventsKeepsEachThreadsNewestEventSoItsSequenceContinues) {
   add_thread("t", 1);
-  for (int seq = 1; seq <= 3; ++seq) store_->append_thread_event("t", event(seq));
+  for (int seq = 1; seq <= 3; ++seq) {
+    store_->append_thread_event("t", event(seq));
+    store_->flush_events();  // each stored by a write of its own
+  }
   store_->prune_events(kLater);
   auto kept = store_->thread_events("t");
   ASSERT_EQ(kept.size(), 1u);

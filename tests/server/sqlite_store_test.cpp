@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "server/sql_webhook_queue.h"
+#include "server/log_entry_testing.h"
 #include "server/storage.h"
 #include "sql/connection_lock.h"
 #include "server/store_backend.h"
@@ -40,6 +41,17 @@ ThreadRecord thread(std::string id) {
   t.updated_at = 1;
   t.metadata = {{"purpose", "test"}};
   return t;
+}
+
+LogEntry thread_event(std::int64_t seq, std::vector<std::string> ns = {}) {
+  LogEntry e;
+  e.seq = seq;
+  e.event = "updates";
+  e.data = R"({"seq":)" + std::to_string(seq) + R"(,"text":"a\nb \" | 1 2"})" + "\n 7 7\n";
+  e.id = std::to_string(seq);
+  e.channel = "updates";
+  e.ns = std::move(ns);
+  return e;
 }
 
 TEST_F(SqliteStoreTest, NewFileHasTheCurrentSchemaVersion) {
@@ -365,8 +377,14 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a database of the current schema back to version 4 (what schema 5 added, removed).
+// Takes a database of the current schema back to version 5 (what schema 6 added, removed).
+#define TOLLGATE_BACK_TO_VERSION_5                                                          \
+  "DROP TABLE server_thread_event_batches; "                                                \
+  "UPDATE tollgate_schema SET version = 5 WHERE component = 'server_store'; "
+
+// ... and back to version 4 (what schema 5 added, removed).
 #define TOLLGATE_BACK_TO_VERSION_4                                                          \
+  TOLLGATE_BACK_TO_VERSION_5                                                                \
   "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; DROP TABLE server_feed; "   \
   "ALTER TABLE server_runs DROP COLUMN owner; ALTER TABLE server_runs DROP COLUMN not_before; " \
   "ALTER TABLE server_runs DROP COLUMN cancel_request; "                                    \
@@ -383,6 +401,24 @@ constexpr const char* kBackToVersion3 = TOLLGATE_BACK_TO_VERSION_4
     "ALTER TABLE server_threads DROP COLUMN active_runs; "
     "CREATE INDEX server_threads_by_status ON server_threads(status, updated_at); "
     "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
+
+TEST_F(SqliteStoreTest, AVersion5DatabaseKeepsItsThreadEventsAndGoesOnInBatches) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
+  rewrite_closed_database({TOLLGATE_BACK_TO_VERSION_5,
+                           "INSERT INTO server_thread_events (thread_id, seq, event, data, "
+                           "event_id, channel, namespace, appended_at) VALUES ('t1', 1, 'values', "
+                           "'{}', '1', 'values', '[]', 5), ('t1', 2, 'updates', '{}', '2', "
+                           "'updates', '[\"a\"]', 5)"});
+  reopen();
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  store_->append_thread_event("t1", thread_event(3));
+  store_->flush_events();
+  const std::vector<LogEntry> read = store_->thread_events("t1");
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].event, "values");
+  EXPECT_EQ(read[1].ns, std::vector<std::string>{"a"});
+  EXPECT_EQ(read[2].seq, 3);
+}
 
 TEST_F(SqliteStoreTest, AVersion4DatabaseGainsRunOwnersAndKeepsItsPendingRuns) {
   if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
@@ -512,13 +548,13 @@ TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
   LogEntry e = values_event();
   store_->append_run_event("r1", e);
   store_->append_thread_event("t1", e);
-  EXPECT_EQ(db_.rows("server_thread_events"), 0);
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 0);
   RunRecord run;
   run.run_id = "r1";
   run.thread_id = "t1";
   run.assistant_id = "a";
   store_->put_run(run);
-  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
   EXPECT_EQ(db_.rows("server_run_events"), 1);
 }
 
@@ -526,9 +562,67 @@ TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
   LogEntry e = values_event();
   store_->append_thread_event("t1", e);
   store_.reset();
-  EXPECT_EQ(db_.rows("server_thread_events"), 1);
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
   store_ = std::make_unique<SqlStore>(db_.connect());
   EXPECT_EQ(store_->thread_events("t1").size(), 1u);
+}
+
+TEST_F(SqliteStoreTest, AThreadsEventsOfOneWriteAreOneRowAndReadBackWhole) {
+  std::vector<LogEntry> events;
+  for (std::int64_t seq = 1; seq <= 40; ++seq) {
+    events.push_back(thread_event(seq, seq % 3 == 0 ? std::vector<std::string>{"agent:1", "x|y"}
+                                                    : std::vector<std::string>{}));
+    store_->append_thread_event("t1", events.back());
+  }
+  store_->flush_events();
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
+  store_.reset();  // read from the file, not the queue
+  store_ = std::make_unique<SqlStore>(db_.connect());
+  testing::expect_same_events(store_->thread_events("t1"), events);
+  testing::expect_same_events(store_->thread_events("t1", 37),
+                     std::vector<LogEntry>(events.begin() + 37, events.end()));
+}
+
+TEST_F(SqliteStoreTest, AThreadsEventsReadFromBatchesAfterTheRowsOfAnOlderSchema) {
+  // Rows stored one an event (schema 5) come first, the batches after them.
+  db_.exec(R"(INSERT INTO server_thread_events (thread_id, seq, event, data, event_id, channel,
+                namespace, appended_at) VALUES ('t1', 1, 'values', '{}', '1', 'values', '[]', 0),
+                ('t1', 2, 'values', '{}', '2', 'values', '["a"]', 0))");
+  store_->append_thread_event("t1", thread_event(3));
+  store_->flush_events();
+  store_->append_thread_event("t1", thread_event(4));
+  store_->flush_events();
+  const std::vector<LogEntry> read = store_->thread_events("t1");
+  ASSERT_EQ(read.size(), 4u);
+  for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(read[static_cast<std::size_t>(i)].seq, i + 1);
+  EXPECT_EQ(read[1].ns, std::vector<std::string>{"a"});
+  EXPECT_EQ(store_->thread_events("t1", 2).size(), 2u);
+}
+
+TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
+  store_->append_thread_event("t1", thread_event(1));
+  store_->append_thread_event("t1", thread_event(2));
+  store_->flush_events();
+  LogEntry again = thread_event(2);
+  again.data = R"({"again":true})";
+  store_->append_thread_event("t1", again);
+  store_->append_thread_event("t1", thread_event(3));
+  store_->flush_events();
+  const std::vector<LogEntry> read = store_->thread_events("t1");
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[1].data, again.data);
+  EXPECT_EQ(read[2].seq, 3);
+}
+
+TEST_F(SqliteStoreTest, AMalformedStoredBatchIsAnErrorNamingTheThread) {
+  db_.exec("INSERT INTO server_thread_event_batches (thread_id, last_seq, appended_at, events) "
+           "VALUES ('t1', 1, 0, '1 6 2 1 6 0\nvalues{}')");
+  try {
+    store_->thread_events("t1");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("thread t1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
