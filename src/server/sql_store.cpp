@@ -181,18 +181,25 @@ CREATE TABLE server_feed (
 )sql"},
     // 6: a thread's stream events are stored a batch a write (event_batch.h): one row for the
     // events of one thread that one write stores, keyed by the last of their sequence numbers.
-    // Events stored before stay in server_thread_events, read and pruned as before.
+    // Events stored before stay in server_thread_events, read and pruned as before. Retention
+    // finds the runs that ended by an index of those only: a run's start no longer moves it.
     {R"sql(
 CREATE TABLE server_thread_event_batches (
   thread_id TEXT NOT NULL, last_seq INTEGER NOT NULL, appended_at INTEGER NOT NULL,
   events TEXT NOT NULL, PRIMARY KEY (thread_id, last_seq));
 CREATE INDEX server_thread_event_batches_by_time ON server_thread_event_batches(appended_at);
+DROP INDEX server_runs_by_update;
+CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
+  WHERE status NOT IN ('pending', 'running');
 )sql",
      R"sql(
 CREATE TABLE server_thread_event_batches (
   thread_id TEXT COLLATE "C" NOT NULL, last_seq BIGINT NOT NULL, appended_at BIGINT NOT NULL,
   events TEXT NOT NULL, PRIMARY KEY (thread_id, last_seq));
 CREATE INDEX server_thread_event_batches_by_time ON server_thread_event_batches(appended_at);
+DROP INDEX server_runs_by_update;
+CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
+  WHERE status NOT IN ('pending', 'running');
 )sql"},
 }};
 

@@ -379,7 +379,8 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
 
 // Takes a database of the current schema back to version 5 (what schema 6 added, removed).
 #define TOLLGATE_BACK_TO_VERSION_5                                                          \
-  "DROP TABLE server_thread_event_batches; "                                                \
+  "DROP TABLE server_thread_event_batches; DROP INDEX server_runs_ended_by_update; "        \
+  "CREATE INDEX server_runs_by_update ON server_runs(updated_at); "                         \
   "UPDATE tollgate_schema SET version = 5 WHERE component = 'server_store'; "
 
 // ... and back to version 4 (what schema 5 added, removed).
@@ -401,6 +402,19 @@ constexpr const char* kBackToVersion3 = TOLLGATE_BACK_TO_VERSION_4
     "ALTER TABLE server_threads DROP COLUMN active_runs; "
     "CREATE INDEX server_threads_by_status ON server_threads(status, updated_at); "
     "UPDATE tollgate_schema SET version = 3 WHERE component = 'server_store'; ";
+
+// Retention's search for runs that ended before a time reads an index of ended runs only, so
+// a run's insert and start move no entry of it.
+TEST_F(SqliteStoreTest, RetentionFindsEndedRunsByTheirOwnIndex) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "SQLite's query plan";
+  auto connection = db_.connect();
+  auto plan = connection->prepare(
+      "EXPLAIN QUERY PLAN SELECT run_id FROM server_runs WHERE updated_at < 5 AND status NOT "
+      "IN ('pending', 'running')");
+  std::string steps;
+  while (plan->step()) steps += plan->text(3) + "\n";
+  EXPECT_NE(steps.find("USING INDEX server_runs_ended_by_update"), std::string::npos) << steps;
+}
 
 TEST_F(SqliteStoreTest, AVersion5DatabaseKeepsItsThreadEventsAndGoesOnInBatches) {
   if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
