@@ -8,14 +8,14 @@
 #include <variant>
 #include <vector>
 
+#include "server/event_batch.h"
+#include "server/log.h"
+#include "server/sql_store_rows.h"
+#include "server/sql_webhook_queue.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "sql/statement_cache.h"
-#include "server/event_batch.h"
-#include "server/sql_store_rows.h"
-#include "server/sql_webhook_queue.h"
 #include "tollgate/clock.h"
-#include "server/log.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -348,8 +348,9 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
   }
   // Written again after a commit that may not have happened (PostgreSQL), the batch replaces
   // itself, or overlaps an earlier one that thread_events reads past.
-  static const std::string kPut = upsert_sql(
-      "server_thread_event_batches", "thread_id, last_seq, appended_at, events", "thread_id, last_seq");
+  static const std::string kPut =
+      upsert_sql("server_thread_event_batches", "thread_id, last_seq, appended_at, events",
+                 "thread_id, last_seq");
   Statement(prepared_locked(kPut))
       .bind(1, batch.front()->owner_id)
       .bind(2, last_seq)
@@ -371,8 +372,8 @@ const std::string& event_insert_sql(std::size_t rows) {
   static const Texts kTexts = [] {
     Texts texts;
     for (std::size_t n = 1; n <= kEventRowsPerInsert; ++n) {
-      texts[n] = upsert_sql("server_run_events", "run_id, seq, event, data, event_id",
-                            "run_id, seq", n);
+      texts[n] =
+          upsert_sql("server_run_events", "run_id, seq, event, data, event_id", "run_id, seq", n);
     }
     return texts;
   }();
@@ -918,8 +919,9 @@ std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
     }
   }
   {
-    Statement s(prepared_locked("SELECT events FROM server_thread_event_batches WHERE "
-                                "thread_id = ? AND last_seq > ? ORDER BY last_seq"));
+    Statement s(
+        prepared_locked("SELECT events FROM server_thread_event_batches WHERE "
+                        "thread_id = ? AND last_seq > ? ORDER BY last_seq"));
     s.bind(1, thread_id).bind(2, after_seq);
     while (s.step()) read_event_batch(s.text(0), after_seq, "thread " + thread_id, out);
   }

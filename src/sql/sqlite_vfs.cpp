@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "sql/file_faults.h"
 
@@ -140,8 +139,9 @@ int file_write(sqlite3_file* file, const void* buffer, int amount, sqlite3_int64
   }
   if (!ours->wal) return real_methods(file).xWrite(real(file), buffer, amount, offset);
   const bool append = holds(*ours, amount, offset);
-  ours->append_at = amount == kWalHeader && offset == 0 ? kWalHeader  // the log starts again
-                                                          : std::max(ours->append_at, offset + amount);
+  ours->append_at = amount == kWalHeader && offset == 0
+                        ? kWalHeader  // the log starts again
+                        : std::max(ours->append_at, offset + amount);
   if (!append || !hold(*ours, buffer, amount, offset)) {
     WRITE_HELD_FIRST(file);
     return real_methods(file).xWrite(real(file), buffer, amount, offset);

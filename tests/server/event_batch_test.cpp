@@ -28,9 +28,9 @@ std::vector<LogEntry> read_all(const std::string& batch, std::int64_t after = 0)
 }
 
 TEST(EventBatchTest, FramedEventsReadBackAsTheyWere) {
-  const std::vector<LogEntry> events = {
-      entry(1, "{\"a\":\"x y\\n\"}\n12 3 4\n"), entry(2, "", {"agent:1", "tools|2"}),
-      entry(10, std::string(5000, 'z'), {"\xc3\xa9"})};
+  const std::vector<LogEntry> events = {entry(1, "{\"a\":\"x y\\n\"}\n12 3 4\n"),
+                                        entry(2, "", {"agent:1", "tools|2"}),
+                                        entry(10, std::string(5000, 'z'), {"\xc3\xa9"})};
   std::string batch;
   for (const LogEntry& e : events) append_event_frame(batch, e);
   testing::expect_same_events(read_all(batch), events);

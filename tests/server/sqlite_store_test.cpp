@@ -1,16 +1,15 @@
-#include "server/sql_store.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
 #include <initializer_list>
 
-#include "server/sql_webhook_queue.h"
 #include "server/log_entry_testing.h"
+#include "server/sql_store.h"
+#include "server/sql_webhook_queue.h"
 #include "server/storage.h"
-#include "sql/connection_lock.h"
 #include "server/store_backend.h"
+#include "sql/connection_lock.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -378,18 +377,18 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
 }
 
 // Takes a database of the current schema back to version 5 (what schema 6 added, removed).
-#define TOLLGATE_BACK_TO_VERSION_5                                                          \
-  "DROP TABLE server_thread_event_batches; DROP INDEX server_runs_ended_by_update; "        \
-  "CREATE INDEX server_runs_by_update ON server_runs(updated_at); "                         \
+#define TOLLGATE_BACK_TO_VERSION_5                                                   \
+  "DROP TABLE server_thread_event_batches; DROP INDEX server_runs_ended_by_update; " \
+  "CREATE INDEX server_runs_by_update ON server_runs(updated_at); "                  \
   "UPDATE tollgate_schema SET version = 5 WHERE component = 'server_store'; "
 
 // ... and back to version 4 (what schema 5 added, removed).
-#define TOLLGATE_BACK_TO_VERSION_4                                                          \
-  TOLLGATE_BACK_TO_VERSION_5                                                                \
-  "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; DROP TABLE server_feed; "   \
+#define TOLLGATE_BACK_TO_VERSION_4                                                              \
+  TOLLGATE_BACK_TO_VERSION_5                                                                    \
+  "DROP INDEX server_runs_by_owner; DROP TABLE server_replicas; DROP TABLE server_feed; "       \
   "ALTER TABLE server_runs DROP COLUMN owner; ALTER TABLE server_runs DROP COLUMN not_before; " \
-  "ALTER TABLE server_runs DROP COLUMN cancel_request; "                                    \
-  "ALTER TABLE server_threads DROP COLUMN rollback_to; "                                    \
+  "ALTER TABLE server_runs DROP COLUMN cancel_request; "                                        \
+  "ALTER TABLE server_threads DROP COLUMN rollback_to; "                                        \
   "UPDATE tollgate_schema SET version = 4 WHERE component = 'server_store'; "
 constexpr const char* kBackToVersion4 = TOLLGATE_BACK_TO_VERSION_4;
 
@@ -594,7 +593,7 @@ TEST_F(SqliteStoreTest, AThreadsEventsOfOneWriteAreOneRowAndReadBackWhole) {
   store_ = std::make_unique<SqlStore>(db_.connect());
   testing::expect_same_events(store_->thread_events("t1"), events);
   testing::expect_same_events(store_->thread_events("t1", 37),
-                     std::vector<LogEntry>(events.begin() + 37, events.end()));
+                              std::vector<LogEntry>(events.begin() + 37, events.end()));
 }
 
 TEST_F(SqliteStoreTest, AThreadsEventsReadFromBatchesAfterTheRowsOfAnOlderSchema) {
@@ -629,8 +628,9 @@ TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
 }
 
 TEST_F(SqliteStoreTest, AMalformedStoredBatchIsAnErrorNamingTheThread) {
-  db_.exec("INSERT INTO server_thread_event_batches (thread_id, last_seq, appended_at, events) "
-           "VALUES ('t1', 1, 0, '1 6 2 1 6 0\nvalues{}')");
+  db_.exec(
+      "INSERT INTO server_thread_event_batches (thread_id, last_seq, appended_at, events) "
+      "VALUES ('t1', 1, 0, '1 6 2 1 6 0\nvalues{}')");
   try {
     store_->thread_events("t1");
     FAIL() << "no error";

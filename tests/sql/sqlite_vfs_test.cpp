@@ -4,7 +4,6 @@
 #include "sql/sqlite_vfs.h"
 
 #include <gtest/gtest.h>
-
 #include <sqlite3.h>
 #include <sys/types.h>
 
@@ -30,7 +29,8 @@ class SystemWrites {
     install("write", reinterpret_cast<sqlite3_syscall_ptr>(&counted_write), write_);
   }
   ~SystemWrites() {
-    for (const char* name : {"pwrite", "pwrite64", "write"}) vfs_->xSetSystemCall(vfs_, name, nullptr);
+    for (const char* name : {"pwrite", "pwrite64", "write"})
+      vfs_->xSetSystemCall(vfs_, name, nullptr);
   }
   SystemWrites(const SystemWrites&) = delete;
   SystemWrites& operator=(const SystemWrites&) = delete;
