@@ -117,6 +117,23 @@ TEST_F(SqliteVfsTest, AFailedWriteOfACommitLeavesTheCommitsBeforeIt) {
   }
 }
 
+// After a checkpoint the log starts again from its beginning (a new header at offset 0, frames
+// over the old ones): the commits written there are as whole when they return.
+TEST_F(SqliteVfsTest, CommitsAfterTheLogStartsAgainAreOnDiskWhenTheyReturn) {
+  SqliteConnection connection(path(), {.wal = true, .synchronous = SqliteSync::kNormal});
+  connection.exec("CREATE TABLE t (x INTEGER, pad BLOB)");
+  for (int i = 0; i < 20; ++i) insert(connection, i);
+  connection.exec("PRAGMA wal_checkpoint(RESTART)");
+  const auto log_size = fs::file_size(path() + "-wal");
+  SystemWrites writes;
+  const std::int64_t before = SystemWrites::count();
+  for (int i = 20; i < 23; ++i) insert(connection, i);
+  EXPECT_EQ(fs::file_size(path() + "-wal"), log_size);  // written over, not appended
+  // The new header, which SQLite syncs at once, then one write a commit.
+  EXPECT_EQ(SystemWrites::count() - before, 1 + 3);
+  EXPECT_EQ(rows_after_a_crash("crashed.db"), 23);
+}
+
 // A transaction larger than the page cache writes pages to the WAL before its commit; a page
 // it changes again is written over its own frame, and SQLite then rewrites the checksums of the
 // transaction's frames after the commit frame, down to the commit frame's header.
