@@ -70,6 +70,15 @@ class SqliteVfsTest : public ScratchFileTest {
     SqliteStatement statement(connection, "INSERT INTO t (x) VALUES (?)");
     statement.bind(1, std::int64_t{value}).run();
   }
+  // Inserts rows `first` to `last` into t (x, pad), each with `pad` bytes, in one transaction.
+  static void insert_padded(SqliteConnection& connection, int first, int last, int pad) {
+    connection.exec("BEGIN");
+    for (int i = first; i <= last; ++i) {
+      SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(?))");
+      statement.bind(1, std::int64_t{i}).bind(2, std::int64_t{pad}).run();
+    }
+    connection.exec("COMMIT");
+  }
   static std::int64_t count_rows(SqliteConnection& connection) {
     SqliteStatement count(connection, "SELECT count(*) FROM t");
     EXPECT_TRUE(count.step());
@@ -160,12 +169,7 @@ TEST_F(SqliteVfsTest, ACommitOfTenPagesIsOneWrite) {
   insert(connection, 0);
   SystemWrites writes;
   const std::int64_t before = SystemWrites::count();
-  connection.exec("BEGIN");
-  for (int i = 1; i <= 10; ++i) {
-    SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(3000))");
-    statement.bind(1, std::int64_t{i}).run();
-  }
-  connection.exec("COMMIT");
+  insert_padded(connection, 1, 10, 3000);
   EXPECT_EQ(SystemWrites::count() - before, 1);
   EXPECT_EQ(rows_after_a_crash("crashed.db"), 11);
 }
@@ -178,12 +182,7 @@ TEST_F(SqliteVfsTest, ACommitOfManyPagesIsWrittenInPartsOfAtMost64KiB) {
   insert(connection, 0);
   SystemWrites writes;
   const std::int64_t before = SystemWrites::count();
-  connection.exec("BEGIN");
-  for (int i = 1; i <= 100; ++i) {
-    SqliteStatement statement(connection, "INSERT INTO t VALUES (?, zeroblob(3000))");
-    statement.bind(1, std::int64_t{i}).run();
-  }
-  connection.exec("COMMIT");
+  insert_padded(connection, 1, 100, 3000);
   const std::int64_t wal_bytes = static_cast<std::int64_t>(fs::file_size(path() + "-wal"));
   EXPECT_GE(SystemWrites::count() - before, wal_bytes / (128 * 1024));
   EXPECT_LE(SystemWrites::count() - before, wal_bytes / (64 * 1024) + 1);
