@@ -150,7 +150,7 @@ class RuleParser {
     for (const auto& [key, value] : rule.items()) {
       if (key == "arg") continue;
       if (std::find_if(std::begin(kTextConditions), std::end(kTextConditions),
-                       [&key](const char* known) { return key == known; }) ==
+                       [&name = key](const char* known) { return name == known; }) ==
           std::end(kTextConditions)) {
         throw Error::InvalidArgument(field + ": unknown key '" + key + "' (expected " +
                                      kExpectedConditions + ")");

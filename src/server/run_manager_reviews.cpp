@@ -70,11 +70,11 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
   for (const auto& [interrupt_id, answer] : command.resume_map) {
     // An id that was not pending is refused by the graph when the run executes.
     if (std::find(pending.begin(), pending.end(), interrupt_id) == pending.end()) continue;
-    const auto claim = [&] {
-      return expiry ? reviews_->expire(request.thread_id, checkpoint, interrupt_id,
-                                       request.decided_by.id, run_id, now)
-                    : reviews_->decide(request.thread_id, checkpoint, interrupt_id,
-                                       request.decided_by.id, run_id, now);
+    const auto claim = [&, &id = interrupt_id] {
+      return expiry ? reviews_->expire(request.thread_id, checkpoint, id, request.decided_by.id,
+                                       run_id, now)
+                    : reviews_->decide(request.thread_id, checkpoint, id, request.decided_by.id,
+                                       run_id, now);
     };
     std::size_t claimed = claim();
     if (claimed == 0) {
