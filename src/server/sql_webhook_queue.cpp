@@ -102,7 +102,10 @@ bool write_webhook_event(sql::StatementCache& statements, const NotificationEven
         statements.get("INSERT INTO server_webhook_events (event_id, type, body, created_at) "
                        "VALUES (?,?,?,?) ON CONFLICT DO NOTHING");
     sql::StatementUse<sql::Statement> use(insert);
-    insert.bind(1, event.id).bind(2, event.type).bind(3, event.to_json().dump());
+    // Only deliveries read the body: an event no receiver subscribes to keeps its id (telling
+    // it again stays a no-op), type and time, not its text.
+    insert.bind(1, event.id).bind(2, event.type);
+    insert.bind(3, urls.empty() ? std::string() : event.to_json().dump());
     if (insert.bind(4, event.created_at).run() == 0) return false;
   }
   sql::Statement& queue =

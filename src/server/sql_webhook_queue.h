@@ -47,7 +47,8 @@ class SqlWebhookQueue : public WebhookQueue {
 // Writes `event` and a pending delivery of it to each of `urls` with statements of `statements`,
 // inside the write transaction its connection has open: how another store of the same database
 // queues an event in the transaction of the fact it tells. False, and nothing written, when an
-// event with its id was stored before. The tables must exist (a SqlWebhookQueue was opened on
+// event with its id was stored before. Without `urls` only the event's id, type and time are
+// stored: no delivery will read its body. The tables must exist (a SqlWebhookQueue was opened on
 // the database).
 bool write_webhook_event(sql::StatementCache& statements, const NotificationEvent& event,
                          const std::vector<std::string>& urls);

@@ -16,6 +16,7 @@
 #include "server/sql_webhook_queue.h"
 #include "server/webhook_receiver.h"
 #include "server/webhook_sender.h"
+#include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 #include "tollgate/server.h"
@@ -152,6 +153,24 @@ TEST_F(WebhookQueueTest, AnEventIsStoredAndQueuedOnce) {
   EXPECT_TRUE(queue_->add(event("e1"), {"http://a/"}));
   EXPECT_FALSE(queue_->add(event("e1"), {"http://a/"}));
   EXPECT_EQ(queue_->list(std::nullopt, 10).size(), 1u);
+}
+
+TEST_F(WebhookQueueTest, AnEventNoReceiverSubscribesToIsKeptOnceWithoutItsBody) {
+  EXPECT_TRUE(queue_->add(event("e1"), {}));
+  EXPECT_FALSE(queue_->add(event("e1"), {}));
+  EXPECT_FALSE(queue_->add(event("e1"), {"http://a/"}));  // told before: not queued now
+  EXPECT_TRUE(queue_->add(event("e2"), {"http://a/"}));
+  sql::SqliteConnection file(db_.string());
+  auto rows = file.prepare("SELECT event_id, type, body FROM server_webhook_events ORDER BY 1");
+  ASSERT_TRUE(rows->step());
+  EXPECT_EQ(rows->text(0), "e1");
+  EXPECT_EQ(rows->text(1), "run.finished");
+  EXPECT_EQ(rows->text(2), "");
+  ASSERT_TRUE(rows->step());
+  EXPECT_EQ(Json::parse(rows->text(2)), event("e2").to_json());
+  EXPECT_FALSE(rows->step());
+  ASSERT_EQ(queue_->list(std::nullopt, 10).size(), 1u);
+  EXPECT_EQ(queue_->list(std::nullopt, 10)[0].event_id, "e2");
 }
 
 TEST_F(WebhookQueueTest, EachReceiverGetsOnlyItsOldestPendingDeliveryTried) {
