@@ -697,7 +697,7 @@ void SqlStore::count_active_runs_locked(const std::string& thread_id) {
   // Counted after the thread's row is locked, by a statement of its own: on PostgreSQL each
   // statement reads what was committed when it began, so two replicas writing runs of one
   // thread at once count each other's runs.
-  lock_thread_locked(thread_id);
+  if (connection_->dialect() == sql::Dialect::kPostgres) lock_thread_locked(thread_id);
   Statement(prepared_locked("UPDATE server_threads SET active_runs = (SELECT count(*) FROM "
                             "server_runs WHERE thread_id = ?1 AND status IN ('pending', "
                             "'running')) WHERE thread_id = ?1"))
@@ -774,7 +774,21 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       return;
     }
     if (keep_run) {
-      put_run_locked(run);
+      // Only what running it changed: the row's other columns, and the indexes on them, stay
+      // as its insert wrote them. A row gone meanwhile is written whole, as it ended.
+      const bool updated =
+          Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = ?, "
+                                    "updated_at = ? WHERE run_id = ?"))
+              .bind(1, to_string(run.status))
+              .bind(2, std::int64_t{run.attempts})
+              .bind(3, run.updated_at)
+              .bind(4, run.run_id)
+              .run() == 1;
+      if (updated) {
+        count_active_runs_locked(run.thread_id);
+      } else {
+        put_run_locked(run);
+      }
     } else {
       delete_run_locked(run.run_id);
     }

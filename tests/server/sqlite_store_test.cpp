@@ -278,6 +278,42 @@ TEST_F(SqliteStoreTest, EndRunWithoutAnOutcomeLeavesTheThreadAndMayDeleteTheRun)
   EXPECT_EQ(read.values, Json({{"x", 1}}));
 }
 
+TEST_F(SqliteStoreTest, EndRunStoresTheStatusAttemptsAndTimeItEndedWith) {
+  store_->create_thread(thread("t1"));
+  RunRecord run = run_of("r1", "t1", RunStatus::kPending);
+  run.kwargs = {{"input", {{"x", 1}}}};
+  run.metadata = {{"graph_id", "hitl"}};
+  run.created_at = 3;
+  run.updated_at = 3;
+  store_->insert_run(run, Json::object());
+  store_->begin_attempt("r1", RunStatus::kRunning, 4);
+  run.status = RunStatus::kSuccess;
+  run.attempts = 1;
+  run.updated_at = 8;
+  ASSERT_TRUE(store_->end_run(run, true, nullptr));
+  const RunRecord stored = *store_->get_run("r1");
+  EXPECT_EQ(stored.status, RunStatus::kSuccess);
+  EXPECT_EQ(stored.attempts, 1);
+  EXPECT_EQ(stored.updated_at, 8);
+  EXPECT_EQ(stored.created_at, 3);
+  EXPECT_EQ(stored.kwargs, run.kwargs);
+  EXPECT_EQ(stored.metadata, run.metadata);
+  EXPECT_NE(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+}
+
+TEST_F(SqliteStoreTest, EndRunOfARunWhoseRowIsGoneWritesItWhole) {
+  store_->create_thread(thread("t1"));
+  RunRecord run = run_of("r1", "t1", RunStatus::kSuccess);
+  run.kwargs = {{"input", {{"x", 1}}}};
+  ThreadOutcome outcome;
+  outcome.status = ThreadStatus::kIdle;
+  ASSERT_TRUE(store_->end_run(run, true, &outcome));
+  const RunRecord stored = *store_->get_run("r1");
+  EXPECT_EQ(stored.status, RunStatus::kSuccess);
+  EXPECT_EQ(stored.kwargs, run.kwargs);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kIdle);
+}
+
 TEST_F(SqliteStoreTest, EndRunOfAGoneThreadWritesNothing) {
   ThreadOutcome outcome;
   EXPECT_FALSE(store_->end_run(run_of("r1", "gone", RunStatus::kSuccess), true, &outcome));
