@@ -1,6 +1,11 @@
 #include "checkpoint/header_codec.h"
 
+#include <array>
+#include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "checkpoint/message_pack.h"
 #include "tollgate/error.h"
@@ -10,56 +15,250 @@ namespace {
 
 namespace mp = message_pack;
 
-// The header is a MessagePack map with the members in the order nlohmann wrote them when the
-// header was a JSON object (sorted keys: cv, f, refs, ts, uc, v, vs), so rows written field by
-// field here and rows written before read alike. Every checkpoint writes one and every read
-// decodes one: building a JSON document in between cost more than the rest of the codec.
+constexpr int kMapFormat = 1;  // the layout of rows written before format 2
 
-std::uint64_t versions_size(const ChannelVersions& versions) {
-  std::uint64_t size = mp::container_header_size(versions.size());
-  for (const auto& [channel, version] : versions) {
-    size += mp::string_size(channel.size()) + mp::integer_size(version);
+// ------------------------------------------------------------------------- format 2
+//
+// [2, v, ts, names, ids, cv, refs, uc, vs]
+//   names  every channel and node name the fields below use, once each, in order of first use;
+//          the fields name them by index
+//   ids    every checkpoint id the refs name, once each: 16 bytes (bin) for a UUID in its
+//          canonical lowercase text, else the text
+//   cv     channel, version, channel, version, ...                      (channels ascending)
+//   refs   channel, writer id, full id, length, chain bytes, full bytes, ... (ascending)
+//   uc     channel, ...
+//   vs     node, [channel, version, ...], node, [...], ...              (nodes ascending)
+// Format 1 repeated each name in every field and each id as 36 characters: a checkpoint's
+// header was ~840 bytes in the demo agent, its row over the ~1,000 bytes SQLite keeps of an
+// index B-tree cell in the page, so every checkpoint also wrote an overflow page. This one is
+// about half that.
+
+constexpr std::size_t kFormat2Fields = 9;
+
+// The names or ids a header lists once: index of each, in order of first use.
+class Table {
+ public:
+  std::uint64_t operator()(std::string_view item) {
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      if (items_[i] == item) return i;
+    }
+    items_.push_back(item);
+    return items_.size() - 1;
   }
-  return size;
+  const std::vector<std::string_view>& items() const { return items_; }
+
+ private:
+  std::vector<std::string_view> items_;
+};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
 }
 
-void write_versions(mp::Writer& out, const ChannelVersions& versions) {
-  out.map_header(versions.size());
-  for (const auto& [channel, version] : versions) {
-    out.string(channel);
-    out.integer(version);
-  }
+bool uuid_dash(std::size_t i) {
+  return i == 8 || i == 13 || i == 18 || i == 23;
 }
 
-std::uint64_t header_size(const Checkpoint& checkpoint, const ValueRefs& refs) {
-  std::uint64_t size = mp::container_header_size(7);
-  size += mp::string_size(2) + versions_size(checkpoint.channel_versions);
-  size += mp::string_size(1) + mp::integer_size(kHeaderFormat);
-  size += mp::string_size(4) + mp::container_header_size(refs.size());
+// The 16 bytes of a UUID in canonical lowercase text (which unpack_uuid gives back exactly).
+std::optional<std::array<std::uint8_t, 16>> pack_uuid(std::string_view text) {
+  if (text.size() != 36) return std::nullopt;
+  std::array<std::uint8_t, 16> bytes{};
+  std::size_t nibble = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (uuid_dash(i)) {
+      if (text[i] != '-') return std::nullopt;
+      continue;
+    }
+    const int digit = hex_digit(text[i]);
+    if (digit < 0) return std::nullopt;
+    bytes[nibble / 2] =
+        static_cast<std::uint8_t>(bytes[nibble / 2] | (nibble % 2 == 0 ? digit << 4 : digit));
+    ++nibble;
+  }
+  return bytes;
+}
+
+std::string unpack_uuid(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(36);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    const auto b = static_cast<std::uint8_t>(bytes[i]);
+    text += kDigits[b >> 4];
+    text += kDigits[b & 0x0F];
+  }
+  return text;
+}
+
+// A ref's length, chain bytes and full bytes, as both formats write them.
+void read_sizes(mp::Reader& in, ValueRef& ref) {
+  const std::int64_t length = in.integer();
+  const std::int64_t chain_bytes = in.integer();
+  const std::int64_t full_bytes = in.integer();
+  if (length < 0 || chain_bytes < 0 || full_bytes < 0) throw mp::Reader::Mismatch();
+  ref.length = static_cast<std::size_t>(length);
+  ref.chain_bytes = static_cast<std::uint64_t>(chain_bytes);
+  ref.full_bytes = static_cast<std::uint64_t>(full_bytes);
+}
+
+// Sizes what format2() writes (the Writer writes into a buffer sized beforehand).
+struct Measure {
+  std::uint64_t size = 0;
+  void unsigned_integer(std::uint64_t n) { size += mp::unsigned_size(n); }
+  void integer(std::int64_t n) { size += mp::integer_size(n); }
+  void string(std::string_view text) { size += mp::string_size(text.size()); }
+  void binary(const std::uint8_t*, std::size_t length) { size += mp::binary_size(length); }
+  void array_header(std::size_t count) { size += mp::container_header_size(count); }
+};
+
+// Writes (or measures) a format-2 header, its tables filled as the fields name their items.
+template <class Out>
+void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Table& names,
+             Table& ids) {
+  auto versions = [&out, &names](const ChannelVersions& list) {
+    out.array_header(2 * list.size());
+    for (const auto& [channel, version] : list) {
+      out.unsigned_integer(names(channel));
+      out.integer(version);
+    }
+  };
+  // The tables come first but are filled by the fields: the fields are indexed into them
+  // before they are written.
+  for (const auto& [channel, version] : checkpoint.channel_versions) names(channel);
   for (const auto& [channel, ref] : refs) {
-    size += mp::string_size(channel.size()) + mp::container_header_size(5) +
-            mp::string_size(ref.writer_id.str().size()) +
-            mp::string_size(ref.full_id.str().size()) + mp::unsigned_size(ref.length) +
-            mp::unsigned_size(ref.chain_bytes) + mp::unsigned_size(ref.full_bytes);
+    names(channel);
+    ids(ref.writer_id.str());
+    ids(ref.full_id.str());
   }
-  size += mp::string_size(2) + mp::string_size(checkpoint.ts.size());
-  size += mp::string_size(2) + mp::container_header_size(checkpoint.updated_channels.size());
+  for (const std::string& channel : checkpoint.updated_channels) names(channel);
+  for (const auto& [node, seen] : checkpoint.versions_seen) {
+    names(node);
+    for (const auto& [channel, version] : seen) names(channel);
+  }
+  out.array_header(kFormat2Fields);
+  out.integer(kHeaderFormat);
+  out.integer(checkpoint.v);
+  out.string(checkpoint.ts);
+  out.array_header(names.items().size());
+  for (std::string_view name : names.items()) out.string(name);
+  out.array_header(ids.items().size());
+  for (std::string_view id : ids.items()) {
+    if (auto packed = pack_uuid(id)) {
+      out.binary(packed->data(), packed->size());
+    } else {
+      out.string(id);
+    }
+  }
+  versions(checkpoint.channel_versions);
+  out.array_header(6 * refs.size());
+  for (const auto& [channel, ref] : refs) {
+    out.unsigned_integer(names(channel));
+    out.unsigned_integer(ids(ref.writer_id.str()));
+    out.unsigned_integer(ids(ref.full_id.str()));
+    out.unsigned_integer(ref.length);
+    out.unsigned_integer(ref.chain_bytes);
+    out.unsigned_integer(ref.full_bytes);
+  }
+  out.array_header(checkpoint.updated_channels.size());
   for (const std::string& channel : checkpoint.updated_channels) {
-    size += mp::string_size(channel.size());
+    out.unsigned_integer(names(channel));
   }
-  size += mp::string_size(1) + mp::integer_size(checkpoint.v);
-  size += mp::string_size(2) + mp::container_header_size(checkpoint.versions_seen.size());
-  for (const auto& [node, versions] : checkpoint.versions_seen) {
-    size += mp::string_size(node.size()) + versions_size(versions);
+  out.array_header(2 * checkpoint.versions_seen.size());
+  for (const auto& [node, seen] : checkpoint.versions_seen) {
+    out.unsigned_integer(names(node));
+    versions(seen);
   }
-  return size;
 }
 
-// Reads the header the way encode_header writes it; throws mp::Reader::Mismatch on anything
-// else (an older layout, a damaged row), which the general decoder below then reads or
-// reports.
-void read_header(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
-                 ValueRefs& refs) {
+// Reads a format-2 header; throws mp::Reader::Mismatch on anything else.
+void read_format2(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
+                  ValueRefs& refs) {
+  mp::Reader in(data, size);
+  if (in.array_header() != kFormat2Fields || in.integer() != kHeaderFormat) {
+    throw mp::Reader::Mismatch();
+  }
+  const std::int64_t v = in.integer();
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    throw mp::Reader::Mismatch();
+  }
+  checkpoint.v = static_cast<int>(v);
+  checkpoint.ts = std::string(in.string());
+  std::vector<std::string_view> names(in.array_header());
+  for (std::string_view& name : names) name = in.string();
+  std::vector<SharedId> ids(in.array_header());
+  for (SharedId& id : ids) {
+    if (in.string_next()) {
+      id = SharedId(std::string(in.string()));
+      continue;
+    }
+    std::string_view bytes = in.binary();
+    if (bytes.size() != 16) throw mp::Reader::Mismatch();
+    id = SharedId(unpack_uuid(bytes));
+  }
+  auto index = [&in](std::size_t count) {
+    const std::int64_t i = in.integer();
+    if (i < 0 || static_cast<std::uint64_t>(i) >= count) throw mp::Reader::Mismatch();
+    return static_cast<std::size_t>(i);
+  };
+  auto name = [&](std::string_view after) {
+    std::string_view n = names[index(names.size())];
+    if (!after.empty() && !(after < n)) throw mp::Reader::Mismatch();  // ascending, once each
+    return n;
+  };
+  auto pairs = [&in](std::size_t per_item) {
+    const std::size_t count = in.array_header();
+    if (count % per_item != 0) throw mp::Reader::Mismatch();
+    return count / per_item;
+  };
+  auto read_versions = [&](ChannelVersions& out) {
+    out.clear();
+    std::string_view last;
+    for (std::size_t n = pairs(2); n > 0; --n) {
+      last = name(last);
+      out.emplace_hint(out.end(), std::string(last), in.integer());
+    }
+  };
+  read_versions(checkpoint.channel_versions);
+  ValueRefs read_refs;
+  std::string_view last;
+  const std::size_t channels = pairs(6);
+  read_refs.reserve(channels);
+  for (std::size_t n = channels; n > 0; --n) {
+    last = name(last);
+    ValueRef ref;
+    ref.writer_id = ids[index(ids.size())];
+    ref.full_id = ids[index(ids.size())];
+    read_sizes(in, ref);
+    read_refs.emplace_hint(read_refs.end(), std::string(last), std::move(ref));
+  }
+  checkpoint.updated_channels.clear();
+  for (std::size_t n = in.array_header(); n > 0; --n) {
+    checkpoint.updated_channels.emplace_back(names[index(names.size())]);
+  }
+  checkpoint.versions_seen.clear();
+  last = {};
+  for (std::size_t n = pairs(2); n > 0; --n) {
+    last = name(last);
+    read_versions(
+        checkpoint.versions_seen
+            .emplace_hint(checkpoint.versions_seen.end(), std::string(last), ChannelVersions{})
+            ->second);
+  }
+  if (!in.at_end()) throw mp::Reader::Mismatch();
+  refs = std::move(read_refs);
+}
+
+// ------------------------------------------------------------------------- format 1
+
+// Reads a format-1 header as it was written: a map with the members in the order nlohmann
+// wrote them when the header was a JSON object (sorted keys: cv, f, refs, ts, uc, v, vs).
+// Throws mp::Reader::Mismatch on anything else (an older layout, a damaged row), which the
+// general decoder below then reads or reports.
+void read_format1(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
+                  ValueRefs& refs) {
   mp::Reader in(data, size);
   if (in.map_header() != 7) throw mp::Reader::Mismatch();
   auto expect_key = [&in](std::string_view expected) {
@@ -81,7 +280,7 @@ void read_header(const std::uint8_t* data, std::size_t size, Checkpoint& checkpo
   checkpoint.channel_versions.clear();
   read_versions(checkpoint.channel_versions);
   expect_key("f");
-  if (in.integer() != kHeaderFormat) throw mp::Reader::Mismatch();
+  if (in.integer() != kMapFormat) throw mp::Reader::Mismatch();
   expect_key("refs");
   ValueRefs read_refs;
   const std::size_t channels = in.map_header();
@@ -98,13 +297,7 @@ void read_header(const std::uint8_t* data, std::size_t size, Checkpoint& checkpo
     ValueRef ref;
     ref.writer_id = shared(in.string());
     ref.full_id = shared(in.string());
-    const std::int64_t length = in.integer();
-    const std::int64_t chain_bytes = in.integer();
-    const std::int64_t full_bytes = in.integer();
-    if (length < 0 || chain_bytes < 0 || full_bytes < 0) throw mp::Reader::Mismatch();
-    ref.length = static_cast<std::size_t>(length);
-    ref.chain_bytes = static_cast<std::uint64_t>(chain_bytes);
-    ref.full_bytes = static_cast<std::uint64_t>(full_bytes);
+    read_sizes(in, ref);
     read_refs.emplace_hint(read_refs.end(), std::move(channel), std::move(ref));
   }
   expect_key("ts");
@@ -127,13 +320,14 @@ void read_header(const std::uint8_t* data, std::size_t size, Checkpoint& checkpo
   refs = std::move(read_refs);
 }
 
-// The general decoder: any header nlohmann can read, with the errors it has always reported.
+// The general decoder of format 1: any header nlohmann can read, with the errors it has always
+// reported.
 void decode_header_document(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
                             ValueRefs& refs) {
   Json header = decode_value(data, size);
   try {
     const int format = header.at("f").get<int>();
-    if (format != kHeaderFormat) {
+    if (format != kMapFormat) {
       throw Error::Internal("stored checkpoint header has unknown format " +
                             std::to_string(format));
     }
@@ -160,44 +354,30 @@ void decode_header_document(const std::uint8_t* data, std::size_t size, Checkpoi
 }  // namespace
 
 std::vector<std::uint8_t> encode_header(const Checkpoint& checkpoint, const ValueRefs& refs) {
-  std::vector<std::uint8_t> encoded(header_size(checkpoint, refs));
+  Table names;
+  Table ids;
+  Measure measure;
+  format2(measure, checkpoint, refs, names, ids);
+  std::vector<std::uint8_t> encoded(measure.size);
   mp::Writer out(encoded.data());
-  out.map_header(7);
-  out.string("cv");
-  write_versions(out, checkpoint.channel_versions);
-  out.string("f");
-  out.integer(kHeaderFormat);
-  out.string("refs");
-  out.map_header(refs.size());
-  for (const auto& [channel, ref] : refs) {
-    out.string(channel);
-    out.array_header(5);
-    out.string(ref.writer_id.str());
-    out.string(ref.full_id.str());
-    out.unsigned_integer(ref.length);
-    out.unsigned_integer(ref.chain_bytes);
-    out.unsigned_integer(ref.full_bytes);
-  }
-  out.string("ts");
-  out.string(checkpoint.ts);
-  out.string("uc");
-  out.array_header(checkpoint.updated_channels.size());
-  for (const std::string& channel : checkpoint.updated_channels) out.string(channel);
-  out.string("v");
-  out.integer(checkpoint.v);
-  out.string("vs");
-  out.map_header(checkpoint.versions_seen.size());
-  for (const auto& [node, versions] : checkpoint.versions_seen) {
-    out.string(node);
-    write_versions(out, versions);
-  }
+  format2(out, checkpoint, refs, names, ids);
   return encoded;
 }
 
 void decode_header(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
                    ValueRefs& refs) {
+  const bool array =
+      size > 0 && ((data[0] >= 0x90 && data[0] <= 0x9F) || data[0] == 0xDC || data[0] == 0xDD);
+  if (array) {
+    try {
+      read_format2(data, size, checkpoint, refs);
+    } catch (const mp::Reader::Mismatch&) {
+      throw Error::Internal("stored checkpoint header is malformed (format 2)");
+    }
+    return;
+  }
   try {
-    read_header(data, size, checkpoint, refs);
+    read_format1(data, size, checkpoint, refs);
   } catch (const mp::Reader::Mismatch&) {
     decode_header_document(data, size, checkpoint, refs);
   }

@@ -1,6 +1,8 @@
 // The persisted form of a checkpoint without its values: id-independent fields and the
 // ValueRefs that say where each channel's value is stored. Encoded as MessagePack with a
-// format number ("f") so that later layouts can still read older rows.
+// format number so that later layouts can still read older rows: format 2 is written (an
+// array: each channel name and checkpoint id once, named by index where used); format 1 (a
+// map keyed "cv", "f", "refs", ..., the layout of rows written before) is read too.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +13,10 @@
 
 namespace tollgate::checkpoint_internal {
 
-inline constexpr int kHeaderFormat = 1;
+inline constexpr int kHeaderFormat = 2;
 
-// Encodes v, ts, channel_versions, versions_seen, updated_channels (not id, not values).
+// Encodes v, ts, channel_versions, versions_seen, updated_channels (not id, not values), in
+// format kHeaderFormat.
 std::vector<std::uint8_t> encode_header(const Checkpoint& checkpoint, const ValueRefs& refs);
 
 // Fills every field of `checkpoint` but id and channel_values, and `refs`. Throws

@@ -47,6 +47,10 @@ std::uint64_t string_size(std::size_t length) {
   return length_header(length, 31, true) + length;
 }
 
+std::uint64_t binary_size(std::size_t length) {
+  return (length <= 0xFF ? 2 : length <= 0xFFFF ? 3 : 5) + length;
+}
+
 std::uint64_t container_header_size(std::size_t count) {
   return length_header(count, 15, false);
 }
@@ -69,6 +73,17 @@ void Writer::length(std::size_t n, std::uint32_t fix, std::size_t fix_limit,
 void Writer::string(std::string_view text) {
   length(text.size(), 0xA0, 31, 0xD9, 0xDA, 0xDB);
   out_ = std::copy(text.begin(), text.end(), out_);
+}
+
+void Writer::binary(const std::uint8_t* data, std::size_t length) {
+  if (length <= 0xFF) {
+    marked(0xC4, length, 1);
+  } else if (length <= 0xFFFF) {
+    marked(0xC5, length, 2);
+  } else {
+    marked(0xC6, length, 4);
+  }
+  out_ = std::copy(data, data + length, out_);
 }
 
 void Writer::unsigned_integer(std::uint64_t n) {
@@ -146,10 +161,20 @@ std::string_view Reader::string() {
   } else {
     throw Mismatch();
   }
+  return take(length);
+}
+
+std::string_view Reader::binary() {
+  const std::uint8_t b = byte();
+  if (b < 0xC4 || b > 0xC6) throw Mismatch();
+  return take(big_endian(b == 0xC4 ? 1 : b == 0xC5 ? 2 : 4));
+}
+
+std::string_view Reader::take(std::size_t length) {
   if (static_cast<std::size_t>(end_ - at_) < length) throw Mismatch();
-  std::string_view text(reinterpret_cast<const char*>(at_), length);
+  std::string_view bytes(reinterpret_cast<const char*>(at_), length);
   at_ += length;
-  return text;
+  return bytes;
 }
 
 std::int64_t Reader::integer() {

@@ -18,6 +18,7 @@ std::uint64_t unsigned_size(std::uint64_t n);
 std::uint64_t integer_size(std::int64_t n);
 std::uint64_t float_size(double n);
 std::uint64_t string_size(std::size_t length);
+std::uint64_t binary_size(std::size_t length);
 std::uint64_t container_header_size(std::size_t count);  // an array's or a map's
 
 // Writes at a cursor into a buffer already sized for what it writes (see the sizes above).
@@ -31,6 +32,7 @@ class Writer {
   void integer(std::int64_t n);
   void float_number(double n);
   void string(std::string_view text);
+  void binary(const std::uint8_t* data, std::size_t length);
   void array_header(std::size_t count) { length(count, 0x90, 15, 0, 0xDC, 0xDD); }
   void map_header(std::size_t count) { length(count, 0x80, 15, 0, 0xDE, 0xDF); }
 
@@ -62,12 +64,18 @@ class Reader {
   std::size_t map_header();
   std::size_t array_header();
   std::string_view string();
-  std::int64_t integer();  // any integer form that fits in 64 signed bits
+  std::string_view binary();  // the bytes of a bin item
+  std::int64_t integer();     // any integer form that fits in 64 signed bits
   bool at_end() const { return at_ == end_; }
+  // Whether the next item is a string (false at the end).
+  bool string_next() const {
+    return at_ != end_ && ((*at_ >= 0xA0 && *at_ <= 0xBF) || (*at_ >= 0xD9 && *at_ <= 0xDB));
+  }
 
  private:
   std::uint8_t byte();
   std::uint64_t big_endian(int bytes);
+  std::string_view take(std::size_t length);  // the next `length` bytes
   // The length of a container whose fix form is `fix` with up to `fix_limit` items.
   std::size_t container(std::uint8_t fix, std::uint8_t fix_limit, std::uint8_t marker16,
                         std::uint8_t marker32);

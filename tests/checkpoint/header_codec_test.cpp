@@ -1,5 +1,5 @@
-// The checkpoint header is written and read field by field; rows must stay what they were when
-// the header was a JSON document (written before, and read by older builds).
+// The checkpoint header is written in format 2 and read field by field; rows of format 1 (the
+// JSON document's layout, written by builds before) read as they always did.
 #include "checkpoint/header_codec.h"
 
 #include <gtest/gtest.h>
@@ -26,11 +26,12 @@ ValueRefs sample_refs() {
   return refs;
 }
 
-// The header as it was encoded before: a JSON object written by nlohmann's MessagePack writer.
+// A format-1 header, as builds before format 2 wrote it: a JSON object written by nlohmann's
+// MessagePack writer.
 std::vector<std::uint8_t> document_header(const Checkpoint& checkpoint, const ValueRefs& refs) {
   Json versions_seen = Json::object();
   for (const auto& [node, versions] : checkpoint.versions_seen) versions_seen[node] = versions;
-  return Json::to_msgpack(Json{{"f", kHeaderFormat},
+  return Json::to_msgpack(Json{{"f", 1},
                                {"v", checkpoint.v},
                                {"ts", checkpoint.ts},
                                {"cv", checkpoint.channel_versions},
@@ -39,10 +40,22 @@ std::vector<std::uint8_t> document_header(const Checkpoint& checkpoint, const Va
                                {"refs", refs_to_json(refs)}});
 }
 
-TEST(HeaderCodecTest, WritesTheBytesTheJsonDocumentWrote) {
-  EXPECT_EQ(encode_header(sample_checkpoint(), sample_refs()),
-            document_header(sample_checkpoint(), sample_refs()));
-  EXPECT_EQ(encode_header(Checkpoint{}, ValueRefs{}), document_header(Checkpoint{}, ValueRefs{}));
+void expect_same(const Checkpoint& read, const Checkpoint& written) {
+  EXPECT_EQ(read.v, written.v);
+  EXPECT_EQ(read.ts, written.ts);
+  EXPECT_EQ(read.channel_versions, written.channel_versions);
+  EXPECT_EQ(read.versions_seen, written.versions_seen);
+  EXPECT_EQ(read.updated_channels, written.updated_channels);
+}
+
+std::size_t occurrences(const std::vector<std::uint8_t>& bytes, std::string_view text) {
+  const std::string haystack(bytes.begin(), bytes.end());
+  std::size_t count = 0;
+  for (std::size_t at = haystack.find(text); at != std::string::npos;
+       at = haystack.find(text, at + 1)) {
+    ++count;
+  }
+  return count;
 }
 
 TEST(HeaderCodecTest, ReadsBackEveryField) {
@@ -50,19 +63,72 @@ TEST(HeaderCodecTest, ReadsBackEveryField) {
   const std::vector<std::uint8_t> header = encode_header(written, sample_refs());
   Checkpoint read;
   read.channel_versions = {{"stale", 1}};
+  read.versions_seen = {{"stale", {{"stale", 1}}}};
+  read.updated_channels = {"stale"};
   ValueRefs refs;
   decode_header(header.data(), header.size(), read, refs);
-  EXPECT_EQ(read.v, written.v);
-  EXPECT_EQ(read.ts, written.ts);
-  EXPECT_EQ(read.channel_versions, written.channel_versions);
-  EXPECT_EQ(read.versions_seen, written.versions_seen);
-  EXPECT_EQ(read.updated_channels, written.updated_channels);
+  expect_same(read, written);
   EXPECT_EQ(refs, sample_refs());
 }
 
+TEST(HeaderCodecTest, AnEmptyCheckpointReadsBack) {
+  const std::vector<std::uint8_t> header = encode_header(Checkpoint{}, ValueRefs{});
+  Checkpoint read;
+  read.channel_versions = {{"stale", 1}};
+  ValueRefs refs;
+  decode_header(header.data(), header.size(), read, refs);
+  expect_same(read, Checkpoint{});
+  EXPECT_TRUE(refs.empty());
+}
+
+TEST(HeaderCodecTest, AFormat1HeaderWrittenBeforeReadsBack) {
+  const Checkpoint written = sample_checkpoint();
+  const std::vector<std::uint8_t> header = document_header(written, sample_refs());
+  Checkpoint read;
+  ValueRefs refs;
+  decode_header(header.data(), header.size(), read, refs);
+  expect_same(read, written);
+  EXPECT_EQ(refs, sample_refs());
+}
+
+TEST(HeaderCodecTest, WritesEachNameAndEachIdOnce) {
+  const std::vector<std::uint8_t> header = encode_header(sample_checkpoint(), sample_refs());
+  EXPECT_EQ(occurrences(header, "messages"), 1U);  // in cv, refs, uc and vs
+  EXPECT_EQ(occurrences(header, "jump_to"), 1U);
+  // The ids are canonical UUIDs: 16 bytes each, not their text.
+  EXPECT_EQ(occurrences(header, "1f1ee1fa"), 0U);
+  EXPECT_LT(header.size() * 2, document_header(sample_checkpoint(), sample_refs()).size());
+}
+
+TEST(HeaderCodecTest, IdsThatAreNotCanonicalUuidsReadBackAsWritten) {
+  ValueRefs written;
+  written.emplace("a", ValueRef{"1F1EE1FA-EA2C-6DA1-BFFF-FCD5C9CE4257", "", 0, 0, 1});
+  written.emplace("b", ValueRef{"checkpoint-7", "1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce425", 1, 2, 3});
+  written.emplace("c", ValueRef{"1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce42570",
+                                "1f1ee1fa_ea2c_6da1_bfff_fcd5c9ce4257", 0, 0, 0});
+  const std::vector<std::uint8_t> header = encode_header(Checkpoint{}, written);
+  Checkpoint read;
+  ValueRefs refs;
+  decode_header(header.data(), header.size(), read, refs);
+  EXPECT_EQ(refs, written);
+}
+
+TEST(HeaderCodecTest, AnIndexPastItsTableIsRefused) {
+  Checkpoint checkpoint;
+  checkpoint.updated_channels = {"messages"};
+  std::vector<std::uint8_t> header = encode_header(checkpoint, ValueRefs{});
+  // The last items: uc [0] and vs []; name 5 instead of 0.
+  ASSERT_GE(header.size(), 3U);
+  ASSERT_EQ(header[header.size() - 2], 0x00);
+  header[header.size() - 2] = 0x05;
+  Checkpoint read;
+  ValueRefs refs;
+  EXPECT_THROW(decode_header(header.data(), header.size(), read, refs), Error);
+}
+
 TEST(HeaderCodecTest, AHeaderInAnotherLayoutIsReadByTheGeneralDecoder) {
-  // A version written as a float and a member no header has: not the codec's own layout.
-  Json document = Json::from_msgpack(encode_header(sample_checkpoint(), sample_refs()));
+  // A version written as a float and a member no header has: not format 1's own layout.
+  Json document = Json::from_msgpack(document_header(sample_checkpoint(), sample_refs()));
   document["cv"]["messages"] = 300.0;
   document["extra"] = true;
   const std::vector<std::uint8_t> header = Json::to_msgpack(document);
@@ -74,20 +140,27 @@ TEST(HeaderCodecTest, AHeaderInAnotherLayoutIsReadByTheGeneralDecoder) {
 }
 
 TEST(HeaderCodecTest, AnUnknownFormatIsRefused) {
-  Json document = Json::from_msgpack(encode_header(sample_checkpoint(), sample_refs()));
+  Json document = Json::from_msgpack(document_header(sample_checkpoint(), sample_refs()));
   document["f"] = kHeaderFormat + 1;
-  const std::vector<std::uint8_t> header = Json::to_msgpack(document);
+  std::vector<std::uint8_t> header = Json::to_msgpack(document);
   Checkpoint read;
   ValueRefs refs;
+  EXPECT_THROW(decode_header(header.data(), header.size(), read, refs), Error);
+  header = encode_header(sample_checkpoint(), sample_refs());
+  ASSERT_EQ(header[1], kHeaderFormat);  // [format, ...]
+  header[1] = kHeaderFormat + 1;
   EXPECT_THROW(decode_header(header.data(), header.size(), read, refs), Error);
 }
 
 TEST(HeaderCodecTest, ATruncatedHeaderIsRefused) {
-  std::vector<std::uint8_t> header = encode_header(sample_checkpoint(), sample_refs());
-  header.resize(header.size() / 2);
-  Checkpoint read;
-  ValueRefs refs;
-  EXPECT_THROW(decode_header(header.data(), header.size(), read, refs), Error);
+  for (std::vector<std::uint8_t> header : {encode_header(sample_checkpoint(), sample_refs()),
+                                           document_header(sample_checkpoint(), sample_refs())}) {
+    for (std::size_t size : {header.size() - 1, header.size() / 2, std::size_t{1}}) {
+      Checkpoint read;
+      ValueRefs refs;
+      EXPECT_THROW(decode_header(header.data(), size, read, refs), Error) << size;
+    }
+  }
 }
 
 }  // namespace
