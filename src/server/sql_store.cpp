@@ -555,7 +555,23 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
     merged = s.json(0);
   }
   if (!merged.is_object()) merged = Json::object();
-  if (metadata.is_object()) merged.update(metadata);
+  bool changed = false;
+  if (metadata.is_object()) {
+    for (const auto& [key, value] : metadata.items()) {
+      auto old = merged.find(key);
+      if (old != merged.end() && *old == value) continue;
+      merged[key] = value;
+      changed = true;
+    }
+  }
+  if (!changed) {
+    // A thread's next run, as a rule: its metadata and the index on its owner stay as they are.
+    Statement(prepared_locked("UPDATE server_threads SET updated_at = ? WHERE thread_id = ?"))
+        .bind(1, updated_at)
+        .bind(2, thread_id)
+        .run();
+    return true;
+  }
   Statement(
       prepared_locked("UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?"))
       .bind(1, merged.dump())
@@ -697,11 +713,22 @@ void SqlStore::count_active_runs_locked(const std::string& thread_id) {
   // Counted after the thread's row is locked, by a statement of its own: on PostgreSQL each
   // statement reads what was committed when it began, so two replicas writing runs of one
   // thread at once count each other's runs.
+  // A count that did not change (a run starting) writes nothing: the row and the indexes on
+  // the statuses it reads (read_status, awaiting_review) stay as they are.
   if (connection_->dialect() == sql::Dialect::kPostgres) lock_thread_locked(thread_id);
-  Statement(prepared_locked("UPDATE server_threads SET active_runs = (SELECT count(*) FROM "
-                            "server_runs WHERE thread_id = ?1 AND status IN ('pending', "
-                            "'running')) WHERE thread_id = ?1"))
-      .bind(1, thread_id)
+  std::int64_t active = 0;
+  {
+    Statement s(
+        prepared_locked("SELECT active_runs, (SELECT count(*) FROM server_runs WHERE "
+                        "thread_id = ?1 AND status IN ('pending', 'running')) FROM "
+                        "server_threads WHERE thread_id = ?1"));
+    s.bind(1, thread_id);
+    if (!s.step() || s.integer(0) == s.integer(1)) return;
+    active = s.integer(1);
+  }
+  Statement(prepared_locked("UPDATE server_threads SET active_runs = ? WHERE thread_id = ?"))
+      .bind(1, active)
+      .bind(2, thread_id)
       .run();
 }
 
