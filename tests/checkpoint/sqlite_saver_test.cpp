@@ -94,17 +94,24 @@ TEST_F(SqliteSaverTest, AnAgentsCheckpointRowsStayInTheirPages) {
   // The channels and nodes of the HITL agent, metadata as the server stamps it: the row must
   // stay under the ~1,000 bytes SQLite keeps of an index B-tree cell in a 4 KiB page (format 1
   // headers, ~840 bytes, put each row partly in an overflow page of its own).
-  const std::vector<std::string> channels = {
-      "__start__", "branch:to:HumanInTheLoopMiddleware.after_model",
-      "branch:to:PatchToolCallsMiddleware.before_agent", "branch:to:model",
-      "branch:to:tools", "hitl_edited_tool_calls", "jump_to", "messages"};
+  const std::vector<std::string> channels = {"__start__",
+                                             "branch:to:HumanInTheLoopMiddleware.after_model",
+                                             "branch:to:PatchToolCallsMiddleware.before_agent",
+                                             "branch:to:model",
+                                             "branch:to:tools",
+                                             "hitl_edited_tool_calls",
+                                             "jump_to",
+                                             "messages"};
   const std::vector<std::string> nodes = {"__input__", "HumanInTheLoopMiddleware.after_model",
                                           "PatchToolCallsMiddleware.before_agent", "model",
                                           "tools"};
   const std::string thread_id = "01a23ba1-f853-70c1-b34c-65e8565c9d87";
   const Json metadata = {{"assistant_id", "25226edc-db8e-5a6e-9ca6-12d3466bf3a1"},
-                         {"created_by", "system"}, {"graph_id", "bench"}, {"parents", Json::object()},
-                         {"run_id", "01a23ba1-f861-7035-84cb-33bb078ee5ee"}, {"source", "loop"},
+                         {"created_by", "system"},
+                         {"graph_id", "bench"},
+                         {"parents", Json::object()},
+                         {"run_id", "01a23ba1-f861-7035-84cb-33bb078ee5ee"},
+                         {"source", "loop"},
                          {"thread_id", thread_id}};
   CheckpointConfig parent{thread_id, "", ""};
   for (std::int64_t step = 0; step < 24; ++step) {
