@@ -23,7 +23,9 @@ class Pattern {
 
   enum class Result { kMatch, kNoMatch, kTooLong };
 
-  // Throws std::regex_error when neither engine accepts `source`.
+  // Throws std::regex_error when neither engine accepts `source`, or when it needs std::regex
+  // and holds a repeat count or back-reference of more than nine digits (which std::regex would
+  // read with undefined behaviour).
   explicit Pattern(std::string source);
   Pattern(Pattern&&) noexcept;
   Pattern& operator=(Pattern&&) noexcept;

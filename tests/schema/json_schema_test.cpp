@@ -277,6 +277,34 @@ TEST(JsonSchemaPattern, LookaheadPatternRefusesStringsTooLongToCheckSafely) {
                   "bytes)"});
 }
 
+TEST(JsonSchemaPattern, ABackReferenceTooLongForStdRegexIsRefused) {
+  // std::regex reads the number into a long unchecked: undefined behaviour, which the sanitize
+  // tier's UBSan reports (found by the json_schema fuzz target). The lookahead makes RE2 refuse
+  // the pattern and hand it to std::regex.
+  expect_refused({{"pattern", "(?=b)(b)\\6666666666666666666666666666"}},
+                 "'pattern' is not a valid regular expression");
+}
+
+TEST(JsonSchemaPattern, ARepeatCountTooLongForStdRegexIsRefused) {
+  expect_refused({{"pattern", "(?=a)a{99999999999999999999999}"}},
+                 "'pattern' is not a valid regular expression");
+  expect_refused({{"pattern", "(?=a)a{2,99999999999999999999999}"}},
+                 "'pattern' is not a valid regular expression");
+  // RE2 refuses counts over 1,000, std::regex more than 100,000 states.
+  expect_refused({{"pattern", "a{100000000}"}}, "'pattern' is not a valid regular expression");
+}
+
+TEST(JsonSchemaPattern, CountsAndBackReferencesWithinTheLimitsStillWork) {
+  auto counted = JsonSchema::compile({{"pattern", "^a{3,2000}$"}});  // std::regex, past RE2
+  EXPECT_TRUE(counted.is_valid("aaa"));
+  EXPECT_FALSE(counted.is_valid("aa"));
+  auto repeated = JsonSchema::compile({{"pattern", "^(a)(b)\\2\\1$"}});
+  EXPECT_TRUE(repeated.is_valid("abba"));
+  EXPECT_FALSE(repeated.is_valid("abab"));
+  auto literal = JsonSchema::compile({{"pattern", "^[{]12345678901[}]\\{$"}});
+  EXPECT_TRUE(literal.is_valid("{12345678901}{"));
+}
+
 TEST(JsonSchemaPattern, PatternPropertiesUseTheSameEngine) {
   Json schema = Json::parse(
       R"({"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false})");
