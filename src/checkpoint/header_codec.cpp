@@ -93,15 +93,12 @@ std::string unpack_uuid(std::string_view bytes) {
   return text;
 }
 
-// A ref's length, chain bytes and full bytes, as both formats write them.
+// A ref's length, chain bytes and full bytes, as both formats write them (unsigned, the whole
+// 64-bit range).
 void read_sizes(mp::Reader& in, ValueRef& ref) {
-  const std::int64_t length = in.integer();
-  const std::int64_t chain_bytes = in.integer();
-  const std::int64_t full_bytes = in.integer();
-  if (length < 0 || chain_bytes < 0 || full_bytes < 0) throw mp::Reader::Mismatch();
-  ref.length = static_cast<std::size_t>(length);
-  ref.chain_bytes = static_cast<std::uint64_t>(chain_bytes);
-  ref.full_bytes = static_cast<std::uint64_t>(full_bytes);
+  ref.length = static_cast<std::size_t>(in.unsigned_integer());
+  ref.chain_bytes = in.unsigned_integer();
+  ref.full_bytes = in.unsigned_integer();
 }
 
 // Sizes what format2() writes (the Writer writes into a buffer sized beforehand).

@@ -177,6 +177,16 @@ std::string_view Reader::take(std::size_t length) {
   return bytes;
 }
 
+std::uint64_t Reader::unsigned_integer() {
+  if (at_ != end_ && *at_ == 0xCF) {
+    ++at_;
+    return big_endian(8);
+  }
+  const std::int64_t n = integer();
+  if (n < 0) throw Mismatch();
+  return static_cast<std::uint64_t>(n);
+}
+
 std::int64_t Reader::integer() {
   const std::uint8_t b = byte();
   if (b <= 0x7F) return b;

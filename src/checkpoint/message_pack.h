@@ -66,6 +66,7 @@ class Reader {
   std::string_view string();
   std::string_view binary();  // the bytes of a bin item
   std::int64_t integer();     // any integer form that fits in 64 signed bits
+  std::uint64_t unsigned_integer();  // any integer form of a value from 0 to 2^64 - 1
   bool at_end() const { return at_ == end_; }
   // Whether the next item is a string (false at the end).
   bool string_next() const {

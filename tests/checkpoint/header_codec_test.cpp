@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
@@ -111,6 +113,19 @@ TEST(HeaderCodecTest, IdsThatAreNotCanonicalUuidsReadBackAsWritten) {
   ValueRefs refs;
   decode_header(header.data(), header.size(), read, refs);
   EXPECT_EQ(refs, written);
+}
+
+TEST(HeaderCodecTest, RefSizesOfTheWhole64BitRangeReadBack) {
+  // A format-1 header (read by nlohmann) may hold them; written again they must read back.
+  ValueRefs written;
+  written.emplace("a", ValueRef{"w", "f", SIZE_MAX, UINT64_MAX, std::uint64_t{1} << 63});
+  for (const std::vector<std::uint8_t>& header :
+       {encode_header(Checkpoint{}, written), document_header(Checkpoint{}, written)}) {
+    Checkpoint read;
+    ValueRefs refs;
+    decode_header(header.data(), header.size(), read, refs);
+    EXPECT_EQ(refs, written);
+  }
 }
 
 TEST(HeaderCodecTest, AnIndexPastItsTableIsRefused) {

@@ -1,0 +1,67 @@
+// What the database hands back is input too (a damaged file, a row of another build): a
+// checkpoint header (formats 1 and 2) and a thread's event batch, of any bytes. Each either
+// reads or fails with an Error; a header that reads is written again in format 2 and must read
+// back the same.
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "checkpoint/header_codec.h"
+#include "fuzz_input.h"
+#include "server/event_batch.h"
+#include "tollgate/error.h"
+
+namespace {
+
+void header(const std::uint8_t* data, std::size_t size) {
+  using namespace tollgate::checkpoint_internal;
+  tollgate::Checkpoint read;
+  ValueRefs refs;
+  try {
+    decode_header(data, size, read, refs);
+  } catch (const tollgate::Error&) {
+    return;
+  }
+  const std::vector<std::uint8_t> written = encode_header(read, refs);
+  tollgate::Checkpoint again;
+  ValueRefs again_refs;
+  decode_header(written.data(), written.size(), again, again_refs);  // an Error here is a bug
+  if (again.v != read.v || again.ts != read.ts || again.channel_versions != read.channel_versions ||
+      again.versions_seen != read.versions_seen ||
+      again.updated_channels != read.updated_channels || !(again_refs == refs)) {
+    std::abort();  // a header that reads but does not survive being written again
+  }
+}
+
+void batch(const std::uint8_t* data, std::size_t size) {
+  std::vector<tollgate::server::LogEntry> events;
+  try {
+    tollgate::server::read_event_batch(tollgate::fuzz::as_string(data, size), 0, "thread t",
+                                       events);
+  } catch (const tollgate::Error&) {
+    return;
+  }
+  std::string written;
+  for (const tollgate::server::LogEntry& entry : events) {
+    tollgate::server::append_event_frame(written, entry);
+  }
+  std::vector<tollgate::server::LogEntry> again;
+  tollgate::server::read_event_batch(written, 0, "thread t", again);
+  if (again.size() != events.size()) std::abort();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& a = again[i];
+    const auto& b = events[i];
+    if (a.seq != b.seq || a.event != b.event || a.data != b.data || a.id != b.id ||
+        a.channel != b.channel || a.ns != b.ns) {
+      std::abort();
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  header(data, size);
+  batch(data, size);
+  return 0;
+}
