@@ -237,7 +237,7 @@ Json read_json_object_file(const std::filesystem::path& file) {
   Json json;
   try {
     json = Json::parse(in);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number past a double's range
     throw Error::InvalidArgument(file.string() + ": not valid JSON: " + e.what());
   }
   if (!json.is_object()) throw Error::InvalidArgument(file.string() + ": must hold a JSON object");

@@ -227,6 +227,22 @@ TEST(AgentConfigTest, AFileThatIsNotJsonIsRefused) {
   std::filesystem::remove(file);
 }
 
+TEST(AgentConfigTest, AFileWithANumberPastADoublesRangeIsRefused) {
+  // nlohmann reports it as out_of_range, not as a parse error (found by the agent_config fuzz
+  // target, which the exception ended).
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("tollgate-config-range-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"agents": {}, "limit": 3333e33333333333})";
+  try {
+    load_agent_config(file, test_options());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(starts_with(e.what(), file.string() + ": not valid JSON")) << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 TEST(AgentConfigTest, AgentsMustBeAnObject) {
   EXPECT_EQ(error_of(Json::array()), "agents: must be an object of graph id -> agent");
 }
