@@ -282,7 +282,7 @@ HumanInTheLoopOptions load_policy_file(const std::filesystem::path& file,
   Json json;
   try {
     json = Json::parse(in);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number past a double's range
     throw Error::InvalidArgument(name + ": not valid JSON: " + e.what());
   }
   try {

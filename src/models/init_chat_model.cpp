@@ -109,7 +109,7 @@ std::unique_ptr<ChatModel> make_scripted_model(const std::string& name,
       throw Error::InvalidArgument("script_file " + options.script_file + ": cannot be read");
     try {
       script = Json::parse(in);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // a syntax error, or a number past a double's range
       throw Error::InvalidArgument("script_file " + options.script_file +
                                    ": not valid JSON: " + e.what());
     }

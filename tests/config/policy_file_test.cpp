@@ -108,6 +108,22 @@ TEST(PolicyFile, APolicyForAToolTheAgentLacksIsRefusedNamingTheKnownOnes) {
                       context);
 }
 
+TEST(PolicyFile, ANumberPastADoublesRangeIsRefusedAsNotJson) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("tollgate-policy-range-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"interrupt_on": {}, "x": 1e999999})";
+  try {
+    load_policy_file(file);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()).rfind("policy file " + file.string() + ": not valid JSON", 0),
+              0u)
+        << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 TEST(PolicyFile, LoadErrorsNameTheFile) {
   const auto file = std::filesystem::temp_directory_path() /
                     ("tollgate-policy-" + std::to_string(::getpid()) + ".json");

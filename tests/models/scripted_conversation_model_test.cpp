@@ -220,5 +220,22 @@ TEST(ScriptedConversationModelTest, AnUnreadableScriptFileIsNamedInTheError) {
   }
 }
 
+TEST(ScriptedConversationModelTest, AScriptFileWithANumberPastADoublesRangeIsNotJson) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tollgate-script-range-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"conversations": [], "x": 1e999999})";
+  ModelOptions options;
+  options.script_file = path.string();
+  try {
+    init_chat_model("scripted", options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("script_file " + path.string() + ": not valid JSON", 0),
+              0u)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace tollgate::testing
