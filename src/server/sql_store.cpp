@@ -554,8 +554,8 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
     if (!s.step()) return false;
     merged = s.json(0);
   }
-  if (!merged.is_object()) merged = Json::object();
-  bool changed = false;
+  bool changed = !merged.is_object();  // stored otherwise: written again as an object
+  if (changed) merged = Json::object();
   if (metadata.is_object()) {
     for (const auto& [key, value] : metadata.items()) {
       auto old = merged.find(key);
