@@ -131,20 +131,30 @@ std::uint64_t Reader::big_endian(int bytes) {
 }
 
 std::size_t Reader::container(std::uint8_t fix, std::uint8_t fix_limit, std::uint8_t marker16,
-                              std::uint8_t marker32) {
+                              std::uint8_t marker32, std::size_t bytes_per_item) {
   const std::uint8_t b = byte();
-  if (b >= fix && b <= fix + fix_limit) return b - fix;
-  if (b == marker16) return big_endian(2);
-  if (b == marker32) return big_endian(4);
-  throw Mismatch();
+  std::size_t count = 0;
+  if (b >= fix && b <= fix + fix_limit) {
+    count = b - fix;
+  } else if (b == marker16) {
+    count = big_endian(2);
+  } else if (b == marker32) {
+    count = big_endian(4);
+  } else {
+    throw Mismatch();
+  }
+  // Each item takes a byte at least: a count the rest cannot hold is damage, refused before a
+  // caller sizes anything by it.
+  if (count > static_cast<std::size_t>(end_ - at_) / bytes_per_item) throw Mismatch();
+  return count;
 }
 
 std::size_t Reader::map_header() {
-  return container(0x80, 15, 0xDE, 0xDF);
+  return container(0x80, 15, 0xDE, 0xDF, 2);
 }
 
 std::size_t Reader::array_header() {
-  return container(0x90, 15, 0xDC, 0xDD);
+  return container(0x90, 15, 0xDC, 0xDD, 1);
 }
 
 std::string_view Reader::string() {

@@ -77,9 +77,10 @@ class Reader {
   std::uint8_t byte();
   std::uint64_t big_endian(int bytes);
   std::string_view take(std::size_t length);  // the next `length` bytes
-  // The length of a container whose fix form is `fix` with up to `fix_limit` items.
+  // The length of a container whose fix form is `fix` with up to `fix_limit` items, each of at
+  // least `bytes_per_item` bytes: Mismatch when the rest of the input is too short for them.
   std::size_t container(std::uint8_t fix, std::uint8_t fix_limit, std::uint8_t marker16,
-                        std::uint8_t marker32);
+                        std::uint8_t marker32, std::size_t bytes_per_item);
 
   const std::uint8_t* at_;
   const std::uint8_t* end_;

@@ -128,6 +128,19 @@ TEST(HeaderCodecTest, RefSizesOfTheWhole64BitRangeReadBack) {
   }
 }
 
+TEST(HeaderCodecTest, ACountLargerThanTheRestOfTheHeaderIsRefusedBeforeAnythingIsSized) {
+  // A damaged row claiming 2^32 - 1 names (format 2) or refs (format 1): an Error, not an
+  // allocation of that many.
+  const std::vector<std::uint8_t> names = {0x99, 0x02, 0x01, 0xA0, 0xDD, 0xFF, 0xFF, 0xFF, 0xFF};
+  const std::vector<std::uint8_t> refs = {0x87, 0xA2, 'c', 'v', 0x80, 0xA1, 'f',  0x01, 0xA4,
+                                          'r',  'e',  'f', 's', 0xDF, 0xFF, 0xFF, 0xFF, 0xFF};
+  for (const std::vector<std::uint8_t>& header : {names, refs}) {
+    Checkpoint read;
+    ValueRefs read_refs;
+    EXPECT_THROW(decode_header(header.data(), header.size(), read, read_refs), Error);
+  }
+}
+
 TEST(HeaderCodecTest, AnIndexPastItsTableIsRefused) {
   Checkpoint checkpoint;
   checkpoint.updated_channels = {"messages"};
