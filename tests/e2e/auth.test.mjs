@@ -153,7 +153,8 @@ test("the inbox shows each review's agent, tool, wait and approvals; approvals a
   const threadId = await pausedThread(alice, "delete the old file");
   // Alice started the thread and the rule is self_approval false: she may reject, not approve.
   const own = alice.getByTestId("action-card").first();
-  assert.match(await own.getByTestId("not-yours").innerText(), /may not approve or edit its action \(rule self_approval is off\); you may reject it/);
+  // Until the thread's owner is loaded the card says it cannot tell; then it says why.
+  await own.getByTestId("not-yours").getByText(/may not approve or edit its action \(rule self_approval is off\); you may reject it/).waitFor();
   assert.equal(await button(own, "Approve").count(), 0);
   assert.equal(await button(own, "Reject").count(), 1);
   assert.equal(await own.getByTestId("approvals").innerText(), "0 of 2 approvals");
