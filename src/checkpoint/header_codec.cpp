@@ -1,5 +1,6 @@
 #include "checkpoint/header_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "checkpoint/message_pack.h"
+#include "core/hex.h"
+#include "core/ids.h"
 #include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
@@ -51,46 +54,26 @@ class Table {
   std::vector<std::string_view> items_;
 };
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-bool uuid_dash(std::size_t i) {
-  return i == 8 || i == 13 || i == 18 || i == 23;
-}
-
-// The 16 bytes of a UUID in canonical lowercase text (which unpack_uuid gives back exactly).
+// The 16 bytes of a UUID whose text core::format_uuid gives back exactly (lowercase).
 std::optional<std::array<std::uint8_t, 16>> pack_uuid(std::string_view text) {
-  if (text.size() != 36) return std::nullopt;
+  if (!core::is_uuid(text) ||
+      std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'F'; })) {
+    return std::nullopt;
+  }
   std::array<std::uint8_t, 16> bytes{};
-  std::size_t nibble = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (uuid_dash(i)) {
-      if (text[i] != '-') return std::nullopt;
-      continue;
-    }
-    const int digit = hex_digit(text[i]);
-    if (digit < 0) return std::nullopt;
-    bytes[nibble / 2] =
-        static_cast<std::uint8_t>(bytes[nibble / 2] | (nibble % 2 == 0 ? digit << 4 : digit));
-    ++nibble;
+  std::size_t at = 0;
+  for (std::uint8_t& byte : bytes) {
+    if (text[at] == '-') ++at;
+    byte = static_cast<std::uint8_t>(core::hex_byte_at(text, at));
+    at += 2;
   }
   return bytes;
 }
 
-std::string unpack_uuid(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(36);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
-    const auto b = static_cast<std::uint8_t>(bytes[i]);
-    text += kDigits[b >> 4];
-    text += kDigits[b & 0x0F];
-  }
-  return text;
+std::string unpack_uuid(std::string_view packed) {
+  std::array<std::uint8_t, 16> bytes{};
+  std::copy(packed.begin(), packed.end(), bytes.begin());
+  return core::format_uuid(bytes);
 }
 
 // A ref's length, chain bytes and full bytes, as both formats write them (unsigned, the whole
