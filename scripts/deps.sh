@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libsqlite3-dev libboost-dev libxxhash-dev libcurl4-openssl-dev
   libfmt-dev libspdlog-dev libcli11-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite ccache libre2-dev
+  libpcre2-dev  # JSON Schema patterns RE2 refuses (lookaround), under step limits
   libjemalloc-dev  # the executables' heap (src/main/jemalloc_config.cpp)
   curl  # tests/config/serve_config_test.sh talks HTTP to `tollgate serve`
   sqlite3  # tests/integration/audit.test.mjs edits an audit row behind the server's back

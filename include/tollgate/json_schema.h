@@ -6,7 +6,8 @@
 // dependencies, items (schema or list), additionalItems, prefixItems (2020-12 tuples),
 // contains, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum (numeric form),
 // multipleOf, minLength and maxLength (in code points), pattern (unanchored search; RE2
-// syntax, falling back to std::regex ECMAScript for what RE2 refuses, such as lookaround),
+// syntax, falling back to PCRE2 read as ECMAScript for what RE2 refuses, such as lookaround,
+// with bounded work: a string it cannot check in time fails with "is too costly to check"),
 // minItems, maxItems, uniqueItems, minProperties, maxProperties, allOf, anyOf, oneOf, not,
 // if/then/else, boolean schemas, and local $ref ("#", "#/definitions/..", "#/$defs/..", any
 // JSON pointer into the document). A $ref replaces its sibling keywords, as in draft 7,

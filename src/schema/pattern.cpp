@@ -1,5 +1,7 @@
 #include "schema/pattern.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <re2/re2.h>
 
 #include <string_view>
@@ -7,54 +9,71 @@
 namespace tollgate::schema {
 namespace {
 
-bool digit(char c) {
-  return c >= '0' && c <= '9';
+// ECMAScript's reading of what PCRE2 reads otherwise: `$` only at the very end, `[]` and `[^]`
+// as classes, `\uhhhh` as a code point, a back-reference to a group that did not take part
+// matching the empty string. Strings are UTF-8 code points, as RE2 reads them.
+constexpr std::uint32_t kCompileOptions =
+    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS |
+    PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF | PCRE2_NEVER_BACKSLASH_C;
+
+struct MatchContextDeleter {
+  void operator()(pcre2_match_context* context) const { pcre2_match_context_free(context); }
+};
+
+// The limits every backtracking search runs under. pcre2_match only reads it, so one is shared
+// by every thread (its pointer is not const only in PCRE2's signature).
+pcre2_match_context* bounded_context() {
+  static const std::unique_ptr<pcre2_match_context, MatchContextDeleter> context = [] {
+    std::unique_ptr<pcre2_match_context, MatchContextDeleter> made(
+        pcre2_match_context_create(nullptr));
+    if (!made) throw std::bad_alloc();
+    pcre2_set_match_limit(made.get(), Pattern::kMaxBacktrackingSteps);
+    pcre2_set_heap_limit(made.get(), Pattern::kMaxBacktrackingHeapKiB);
+    return made;
+  }();
+  return context.get();
 }
 
-// The length of the run of digits at `at`.
-std::size_t digits_at(std::string_view text, std::size_t at) {
-  std::size_t end = at;
-  while (end < text.size() && digit(text[end])) ++end;
-  return end - at;
-}
-
-// What std::regex must not be given: its compiler reads the digits of a back-reference or of a
-// repeat count into a long without a bound, and past 18 digits that is undefined behaviour (the
-// json_schema fuzz target found it). No such number is meaningful past nine digits (std::regex
-// refuses more than 100,000 states), so a longer one is refused as std::regex refuses a bad
-// pattern.
-void refuse_what_std_regex_mishandles(std::string_view source) {
-  constexpr std::size_t kMaxDigits = 9;
-  bool in_class = false;
-  for (std::size_t i = 0; i < source.size(); ++i) {
-    const char c = source[i];
-    if (c == '\\') {
-      const std::size_t digits = digits_at(source, i + 1);
-      if (digits > kMaxDigits) throw std::regex_error(std::regex_constants::error_backref);
-      i += digits == 0 ? 1 : digits;  // the escaped character, or the back-reference
-      continue;
-    }
-    if (in_class) {
-      in_class = c != ']';
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      continue;
-    }
-    if (c != '{') continue;
-    // {m}, {m,} or {m,n}: each number of the count.
-    for (std::size_t at = i + 1;;) {
-      const std::size_t digits = digits_at(source, at);
-      if (digits > kMaxDigits) throw std::regex_error(std::regex_constants::error_badbrace);
-      at += digits;
-      if (digits == 0 || at >= source.size() || source[at] != ',') break;
-      ++at;
-    }
-  }
+std::string error_message(int code) {
+  PCRE2_UCHAR buffer[256];
+  const int length = pcre2_get_error_message(code, buffer, sizeof buffer);
+  if (length < 0) return "error " + std::to_string(code);
+  return std::string(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(length));
 }
 
 }  // namespace
+
+struct Pattern::Backtracking {
+  explicit Backtracking(const std::string& source) {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
+                         kCompileOptions, &error, &offset, nullptr);
+    if (code == nullptr) {
+      throw PatternError(error_message(error) + " at offset " + std::to_string(offset));
+    }
+  }
+  Backtracking(const Backtracking&) = delete;
+  Backtracking& operator=(const Backtracking&) = delete;
+  ~Backtracking() { pcre2_code_free(code); }
+
+  Result search(std::string_view text) const {
+    // One ovector pair: only whether it matched is read (a match with too small a vector
+    // returns 0, still a match).
+    pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
+    if (data == nullptr) throw std::bad_alloc();
+    const int found = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                                  0, data, bounded_context());
+    pcre2_match_data_free(data);
+    if (found >= 0) return Result::kMatch;
+    if (found == PCRE2_ERROR_NOMATCH) return Result::kNoMatch;
+    // The step or memory limit (or another matching error): the string was not shown to match,
+    // and saying so is the only answer that cannot let a value through.
+    return Result::kTooCostly;
+  }
+
+  pcre2_code* code = nullptr;
+};
 
 Pattern::Pattern(std::string source) : source_(std::move(source)) {
   RE2::Options options;
@@ -64,8 +83,7 @@ Pattern::Pattern(std::string source) : source_(std::move(source)) {
     re2_ = std::move(compiled);
     return;
   }
-  refuse_what_std_regex_mishandles(source_);
-  fallback_.emplace(source_, std::regex::ECMAScript);  // throws std::regex_error
+  fallback_ = std::make_unique<Backtracking>(source_);
 }
 
 Pattern::Pattern(Pattern&&) noexcept = default;
@@ -78,8 +96,7 @@ Pattern::Result Pattern::search(std::string_view text) const {
                                                                                 : Result::kNoMatch;
   }
   if (text.size() > kMaxBacktrackingInput) return Result::kTooLong;
-  return std::regex_search(text.begin(), text.end(), *fallback_) ? Result::kMatch
-                                                                 : Result::kNoMatch;
+  return fallback_->search(text);
 }
 
 }  // namespace tollgate::schema

@@ -162,7 +162,7 @@ class Compiler {
                         std::string_view key) {
     try {
       return schema::Pattern(source);
-    } catch (const std::regex_error& e) {
+    } catch (const schema::PatternError& e) {
       fail(pointer, key, "is not a valid regular expression '" + source + "': " + e.what());
     }
   }

@@ -138,9 +138,15 @@ bool is_multiple_of(const Json& value, double divisor) {
          1e-9 * std::fmax(1.0, std::fabs(quotient));
 }
 
-std::string too_long_for(const schema::Pattern& pattern) {
-  return "is too long to check against pattern '" + pattern.source() + "' (at most " +
-         std::to_string(schema::Pattern::kMaxBacktrackingInput) + " bytes)";
+// Why a string could not be checked against a pattern that needs the backtracking engine.
+std::string unchecked(const schema::Pattern& pattern, schema::Pattern::Result result) {
+  if (result == schema::Pattern::Result::kTooLong) {
+    return "is too long to check against pattern '" + pattern.source() + "' (at most " +
+           std::to_string(schema::Pattern::kMaxBacktrackingInput) + " bytes)";
+  }
+  return "is too costly to check against pattern '" + pattern.source() + "' (more than " +
+         std::to_string(schema::Pattern::kMaxBacktrackingSteps) + " backtracking steps or " +
+         std::to_string(schema::Pattern::kMaxBacktrackingHeapKiB / 1024) + " MiB)";
 }
 
 std::string plural(std::size_t n, const char* word) {
@@ -255,14 +261,15 @@ class Validator {
     }
     if (node.pattern) {
       const schema::Pattern& pattern = node.pattern->pattern;
-      switch (pattern.search(text)) {
+      switch (const schema::Pattern::Result found = pattern.search(text)) {
         case schema::Pattern::Result::kMatch:
           break;
         case schema::Pattern::Result::kNoMatch:
           ok = fail(path, "must match pattern '" + pattern.source() + "'");
           break;
         case schema::Pattern::Result::kTooLong:
-          ok = fail(path, too_long_for(pattern));
+        case schema::Pattern::Result::kTooCostly:
+          ok = fail(path, unchecked(pattern, found));
           break;
       }
     }
@@ -370,8 +377,9 @@ class Validator {
       }
       for (const auto& rule : node.pattern_properties) {
         schema::Pattern::Result found = rule.pattern.search(key);
-        if (found == schema::Pattern::Result::kTooLong) {
-          ok = fail(&member, "property name " + too_long_for(rule.pattern));
+        if (found == schema::Pattern::Result::kTooLong ||
+            found == schema::Pattern::Result::kTooCostly) {
+          ok = fail(&member, "property name " + unchecked(rule.pattern, found));
           if (sink_ == nullptr) return false;
           continue;
         }

@@ -277,25 +277,75 @@ TEST(JsonSchemaPattern, LookaheadPatternRefusesStringsTooLongToCheckSafely) {
                   "bytes)"});
 }
 
-TEST(JsonSchemaPattern, ABackReferenceTooLongForStdRegexIsRefused) {
-  // std::regex reads the number into a long unchecked: undefined behaviour, which the sanitize
-  // tier's UBSan reports (found by the json_schema fuzz target). The lookahead makes RE2 refuse
-  // the pattern and hand it to std::regex.
-  expect_refused({{"pattern", "(?=b)(b)\\6666666666666666666666666666"}},
-                 "'pattern' is not a valid regular expression");
+TEST(JsonSchemaPattern, ABackReferenceToNoGroupIsRefused) {
+  // The lookahead makes RE2 refuse the pattern and hand it to the backtracking engine.
+  expect_refused({{"pattern", "(?=b)(b)\\2"}}, "reference to non-existent subpattern at offset 9");
 }
 
-TEST(JsonSchemaPattern, ARepeatCountTooLongForStdRegexIsRefused) {
+TEST(JsonSchemaPattern, ALongNumberAfterABackslashIsReadSafely) {
+  // std::regex read these digits into a long unchecked: undefined behaviour (found by the
+  // json_schema fuzz target). Past the groups there are, they are an octal escape and digits.
+  auto schema = JsonSchema::compile({{"pattern", "(?=b)(b)\\6666666666666666666666666666"}});
+  EXPECT_FALSE(schema.is_valid("b"));
+}
+
+TEST(JsonSchemaPattern, ARepeatCountPastEitherEngineIsRefused) {
   expect_refused({{"pattern", "(?=a)a{99999999999999999999999}"}},
                  "'pattern' is not a valid regular expression");
   expect_refused({{"pattern", "(?=a)a{2,99999999999999999999999}"}},
                  "'pattern' is not a valid regular expression");
-  // RE2 refuses counts over 1,000, std::regex more than 100,000 states.
+  // RE2 refuses counts over 1,000, PCRE2 over 65,535.
   expect_refused({{"pattern", "a{100000000}"}}, "'pattern' is not a valid regular expression");
 }
 
+TEST(JsonSchemaPattern, AQuantifierAfterAQuantifierIsRefusedAsECMAScriptRefusesIt) {
+  // std::regex accepted this and backtracked exponentially on a 31-character string (found by
+  // the json_schema fuzz target).
+  expect_refused({{"pattern", "............................********.$$$$$$4$$$$$,u]"}},
+                 "quantifier does not follow a repeatable item at offset 29");
+}
+
+TEST(JsonSchemaPattern, AnExponentialBacktrackingSearchEndsAsTooCostly) {
+  // (a|aa)* on a run of a's that never ends in a non-'a' tries every split of the run: 2^n
+  // paths without the step limit.
+  EXPECT_EQ(lines({{"pattern", "^(?=a)(a|aa)*[^a]"}}, std::string(60, 'a')),
+            Lines{"(root): is too costly to check against pattern '^(?=a)(a|aa)*[^a]' (more than "
+                  "1000000 backtracking steps or 16 MiB)"});
+  auto schema = JsonSchema::compile({{"pattern", "^(?=a)(a|aa)*[^a]"}});
+  EXPECT_TRUE(schema.is_valid("aaab"));
+  EXPECT_FALSE(schema.is_valid("aaa"));
+}
+
+TEST(JsonSchemaPattern, APropertyNameTooCostlyToCheckIsReported) {
+  Json schema = {{"patternProperties", {{"^(?=a)(a|aa)*[^a]", {{"type", "integer"}}}}},
+                 {"additionalProperties", false}};
+  const std::string name(60, 'a');
+  EXPECT_EQ(lines(schema, {{name, 1}}),
+            (Lines{name + ": property name is too costly to check against pattern "
+                          "'^(?=a)(a|aa)*[^a]' (more than 1000000 backtracking steps or 16 MiB)",
+                   name + ": additional property is not allowed"}));
+}
+
+TEST(JsonSchemaPattern, TheBacktrackingEngineReadsPatternsAsECMAScriptDoes) {
+  // `$` only at the very end, not before a final newline.
+  auto dollar = JsonSchema::compile({{"pattern", "(?=a)a$"}});
+  EXPECT_TRUE(dollar.is_valid("a"));
+  EXPECT_FALSE(dollar.is_valid("a\n"));
+  // A back-reference to a group that took no part matches the empty string.
+  auto unset = JsonSchema::compile({{"pattern", "^(?:(x)|y)\\1z$"}});
+  EXPECT_TRUE(unset.is_valid("yz"));
+  // \uhhhh names a code point, and . matches a whole code point.
+  auto escaped = JsonSchema::compile({{"pattern", "^(?=.)\\u00e9.$"}});
+  EXPECT_TRUE(escaped.is_valid("\u00e9\u00e9"));
+  EXPECT_FALSE(escaped.is_valid("e\u00e9"));
+  // [^] is any character, a line break included.
+  auto any = JsonSchema::compile({{"pattern", "^(?!y)[^]$"}});
+  EXPECT_TRUE(any.is_valid("\n"));
+  EXPECT_FALSE(any.is_valid("xy"));
+}
+
 TEST(JsonSchemaPattern, CountsAndBackReferencesWithinTheLimitsStillWork) {
-  auto counted = JsonSchema::compile({{"pattern", "^a{3,2000}$"}});  // std::regex, past RE2
+  auto counted = JsonSchema::compile({{"pattern", "^a{3,2000}$"}});  // PCRE2, past RE2
   EXPECT_TRUE(counted.is_valid("aaa"));
   EXPECT_FALSE(counted.is_valid("aa"));
   auto repeated = JsonSchema::compile({{"pattern", "^(a)(b)\\2\\1$"}});
