@@ -10,6 +10,8 @@
 // proposes one gated tool call; the reply must carry __interrupt__) -> POST
 // /threads/{id}/runs/wait with command.resume (approve; the reply must be the final state).
 // `pause` stops after the interrupt and reports the server's RSS growth per paused thread.
+// --thread-turns T plays T cycles on each thread before a new one is created (each a new human
+// message on the same thread): a long thread's per-turn cost next to a new thread's.
 // With --pid the server's CPU time and RSS are read from /proc; the client's own CPU time is
 // always reported so a saturated client shows. Benchmarks report; a failed request ends the
 // program with an error naming the call.
@@ -60,16 +62,18 @@ struct Options {
   long warmup = 50;
   int concurrency = 1;
   int reps = 3;
+  long thread_turns = 1;   // cycles played on one thread before the next is created
   std::vector<long> pids;  // the server's processes, for their CPU time and RSS
   double settle = 2;  // pause: seconds to wait before the second RSS reading
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "tollgate_httpload: " << message
-            << "\nusage: tollgate_httpload --port P | --ports P1,P2,... [--host H] [--server NAME]\n"
-               "  [--assistant ID] [--message TEXT] [--resume JSON] [--expect TEXT]\n"
-               "  [--workload cycles|pause] [--n N] [--warmup W] [--concurrency C] [--reps R]\n"
-               "  [--pid PID[,PID...]] [--settle S]\n";
+  std::cerr
+      << "tollgate_httpload: " << message
+      << "\nusage: tollgate_httpload --port P | --ports P1,P2,... [--host H] [--server NAME]\n"
+         "  [--assistant ID] [--message TEXT] [--resume JSON] [--expect TEXT]\n"
+         "  [--workload cycles|pause] [--n N] [--warmup W] [--concurrency C] [--reps R]\n"
+         "  [--thread-turns T] [--pid PID[,PID...]] [--settle S]\n";
   std::exit(2);
 }
 
@@ -133,6 +137,7 @@ Options parse(int argc, char** argv) {
         {"--warmup", [&] { o.warmup = number(); }},
         {"--concurrency", [&] { o.concurrency = static_cast<int>(number()); }},
         {"--reps", [&] { o.reps = static_cast<int>(number()); }},
+        {"--thread-turns", [&] { o.thread_turns = number(); }},
         {"--pid", [&] { o.pids = number_list(key, value()); }},
         {"--settle", [&] { o.settle = static_cast<double>(number()); }},
     };
@@ -145,6 +150,7 @@ Options parse(int argc, char** argv) {
     usage_error("--workload: cycles or pause, not " + o.workload);
   if (o.concurrency < 1) usage_error("--concurrency: at least 1");
   if (o.reps < 1) usage_error("--reps: at least 1");
+  if (o.thread_turns < 1) usage_error("--thread-turns: at least 1");
   if (!Json::accept(o.resume)) usage_error("--resume: not valid JSON");
   return o;
 }
@@ -265,7 +271,17 @@ class CycleDriver {
 
   void cycle(Latencies* out) {
     auto t0 = Clock::now();
-    std::string thread_id = pause(out);
+    std::string thread_id;
+    if (turns_ % options_.thread_turns == 0) {
+      thread_id = thread_id_ = pause(out);
+    } else {
+      thread_id = thread_id_;
+      Reply paused = checked("POST", "/threads/" + thread_id + "/runs/wait", start_body_);
+      if (paused.body.find("\"__interrupt__\"") == std::string::npos)
+        fail("the turn's run did not pause at an interrupt", paused.body);
+      if (out) out->start.push_back(ms_since(t0));
+    }
+    ++turns_;
     auto t1 = Clock::now();
     Reply done = checked("POST", "/threads/" + thread_id + "/runs/wait", resume_body_);
     if (done.body.find("\"__interrupt__\"") != std::string::npos ||
@@ -294,6 +310,8 @@ class CycleDriver {
   }
 
   const Options& options_;
+  std::string thread_id_;  // the thread of the last cycle (--thread-turns)
+  long turns_ = 0;         // cycles this driver played
   std::vector<std::unique_ptr<KeepAliveClient>> clients_;
   std::size_t next_;
   std::string start_body_;
@@ -352,7 +370,8 @@ Json common_fields(const Options& options) {
               {"assistant", options.assistant},
               {"replicas", options.ports.size()},
               {"n", options.n},
-              {"concurrency", options.concurrency}};
+              {"concurrency", options.concurrency},
+              {"thread_turns", options.thread_turns}};
 }
 
 // ------------------------------------------------------------------ workloads
