@@ -37,8 +37,8 @@ ThreadRecord require_thread(ApiContext& context, const std::string& thread_id, c
 }
 
 void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& run) {
-  run.set_actors(requester, run.resumes() ? context.store.list_runs(run.thread_id)
-                                          : std::vector<RunRecord>{});
+  run.set_actors(requester,
+                 run.resumes() ? latest_run_starter(context.store, run.thread_id) : Identity{});
 }
 
 ThreadRecord new_thread_record(const std::string& thread_id, const Json& metadata,

@@ -27,6 +27,9 @@ class RunEvents {
   // The graph stream modes this run needs, and whether subgraph events are wanted.
   std::vector<StreamMode> graph_modes() const;
   bool wants_subgraphs() const;
+  // Whether the graph's `checkpoints` events must carry the state: only the legacy mode reads
+  // it; the v2 event names the checkpoint.
+  bool wants_checkpoint_values() const { return legacy_wants("checkpoints"); }
 
   void started();
   void on_event(const StreamEvent& event);

@@ -118,7 +118,7 @@ bool RunManager::thread_active(const std::string& thread_id) {
 RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotification> notices) {
   auto assistant = store_.get_assistant(request.assistant_id);
   if (!assistant) throw Error::NotFound("Assistant not found");
-  auto thread = store_.get_thread(request.thread_id);
+  auto thread = store_.get_thread_head(request.thread_id);
   if (!thread) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
   RunRequest stored = request;
   stored.assistant_id = assistant->assistant_id;

@@ -51,7 +51,7 @@ const Json* find_interrupt(const Json& shown, const std::string& id) {
 void RunManager::expire_review(const ReviewRecord& due) {
   if (reviews_ == nullptr) return;
   const std::int64_t now = now_millis(*clock_);
-  const std::optional<ThreadRecord> thread = store_.get_thread(due.thread_id);
+  const std::optional<ThreadRecord> thread = store_.get_thread_head(due.thread_id);
   const Json metadata = thread && thread->metadata.is_object() ? thread->metadata : Json::object();
   const CompiledGraph* g = graph(metadata.value("graph_id", ""));
   if (!thread || g == nullptr) {
@@ -82,15 +82,17 @@ void RunManager::expire_review(const ReviewRecord& due) {
   for (std::size_t i = 0; i < count; ++i)
     decisions.push_back(timeout_decision(records, static_cast<int>(i), now));
 
-  const std::vector<RunRecord> runs = store_.list_runs(due.thread_id);  // newest first
   RunRequest request;
   request.thread_id = due.thread_id;
   request.assistant_id = metadata.value("assistant_id", "");
-  if (request.assistant_id.empty() && !runs.empty())
-    request.assistant_id = runs.front().assistant_id;
+  if (request.assistant_id.empty()) {
+    const std::vector<RunRecord> newest = store_.list_runs_page(due.thread_id, 1, 0);
+    if (!newest.empty()) request.assistant_id = newest.front().assistant_id;
+  }
   request.command = Json{{"resume", {{due.interrupt_id, {{"decisions", decisions}}}}}};
   request.checkpoint_id = due.checkpoint_id;
-  request.set_actors(Identity::system("timeout"), runs);  // kTimeoutIdentity
+  request.set_actors(Identity::system("timeout"),  // kTimeoutIdentity
+                     latest_run_starter(store_, due.thread_id));
   // review.expired is stored with the run that applies the expiry.
   std::vector<QueuedNotification> notices;
   if (notifications_ != nullptr) {

@@ -39,20 +39,27 @@ bool RunRequest::resumes() const {
   return command && command->is_object() && command->contains("resume");
 }
 
-void RunRequest::set_actors(const Identity& requester, const std::vector<RunRecord>& earlier_runs) {
+void RunRequest::set_actors(const Identity& requester, const Identity& earlier_starter) {
   if (!resumes()) {
     started_by = requester;
     decided_by = Identity{};
     return;
   }
   decided_by = requester;
-  started_by = requester;
-  for (const RunRecord& run : earlier_runs) {
-    Identity starter = run_started_by(run);
-    if (!starter.empty()) {
-      started_by = std::move(starter);
-      break;
+  started_by = earlier_starter.empty() ? requester : earlier_starter;
+}
+
+Identity latest_run_starter(ServerStore& store, const std::string& thread_id) {
+  // Every run since runs were stored with their starter names one, so the first page answers;
+  // a page at a time keeps a resume on a thread of many runs from reading them all.
+  constexpr std::size_t kPage = 8;
+  for (std::size_t offset = 0;; offset += kPage) {
+    const std::vector<RunRecord> runs = store.list_runs_page(thread_id, kPage, offset);
+    for (const RunRecord& run : runs) {
+      Identity starter = run_started_by(run);
+      if (!starter.empty()) return starter;
     }
+    if (runs.size() < kPage) return Identity{};
   }
 }
 

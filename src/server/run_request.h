@@ -44,9 +44,9 @@ struct RunRequest {
   // Whether the run's command answers a pause ({"resume": ...}).
   bool resumes() const;
   // Records `requester` as the run's actor: started_by for a new piece of work; for a resume,
-  // decided_by, with started_by taken from the latest of `earlier_runs` (newest first) that
-  // names one, or `requester` when none does.
-  void set_actors(const Identity& requester, const std::vector<RunRecord>& earlier_runs);
+  // decided_by, with started_by `earlier_starter` (latest_run_starter), or `requester` when
+  // that is empty.
+  void set_actors(const Identity& requester, const Identity& earlier_starter);
   // Set by RunManager::submit for a run that carries a decision (a Command with resume): what
   // the decision answers, as it was when the request was accepted —
   //   {"checkpoint_id": the thread's latest checkpoint then, "shown": its pending interrupts
@@ -61,5 +61,7 @@ struct RunRequest {
 
 // Who started a stored run (its kwargs' started_by); empty for a run that names nobody.
 Identity run_started_by(const RunRecord& run);
+// Who started the thread's latest run that names a starter; empty if none does.
+Identity latest_run_starter(ServerStore& store, const std::string& thread_id);
 
 }  // namespace tollgate::server

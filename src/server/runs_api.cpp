@@ -105,7 +105,7 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
 void ensure_thread(ApiContext& context, const std::string& thread_id,
                    const std::string& if_not_exists, const Identity& who, bool resumes) {
   require_uuid(thread_id, "thread_id");
-  if (auto thread = context.store.get_thread(thread_id)) {
+  if (auto thread = context.store.get_thread_head(thread_id)) {
     require_thread_use(who, *thread, resumes ? ThreadUse::kDecide : ThreadUse::kChange);
     return;
   }
@@ -121,7 +121,7 @@ RunRecord require_visible_run(ApiContext& context, const std::string& run_id, co
                               ThreadUse use) {
   auto run = context.store.get_run(run_id);
   if (!run) throw Error::NotFound("Run not found");
-  auto thread = context.store.get_thread(run->thread_id);
+  auto thread = context.store.get_thread_head(run->thread_id);
   if (!thread || thread_access(who, *thread) == ThreadAccess::kNone)
     throw Error::NotFound("Run not found");
   require_thread_use(who, *thread, use);
@@ -380,6 +380,11 @@ void add_run_routes(Router& router, ApiContext& context) {
     }
     auto status = request.query_value("status");
     Json out = Json::array();
+    if (!status || status->empty()) {
+      for (const RunRecord& run : ctx->store.list_runs_page(request.params[0], limit, offset))
+        out.push_back(run_to_json(run));
+      return HttpResponse::json(out);
+    }
     std::size_t skipped = 0;
     for (const RunRecord& run : ctx->store.list_runs(request.params[0])) {
       if (status && !status->empty() && run_status_named(*status) != run.status) continue;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <set>
 #include <variant>
 #include <vector>
@@ -511,6 +512,15 @@ std::optional<ThreadRecord> SqlStore::get_thread(const std::string& thread_id) {
   return read_thread_locked(thread_id);
 }
 
+std::optional<ThreadRecord> SqlStore::get_thread_head(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked(
+      sql("SELECT ", kThreadHeadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
+  s.bind(1, thread_id);
+  if (!s.step()) return std::nullopt;
+  return read_thread(s);
+}
+
 std::optional<ThreadRecord> SqlStore::read_thread_locked(const std::string& thread_id) {
   Statement s(prepared_locked(
       sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
@@ -853,6 +863,23 @@ std::vector<RunRecord> SqlStore::list_runs(const std::string& thread_id) {
       sql("SELECT ", kRunColumns,
           " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, run_id DESC")));
   s.bind(1, thread_id);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+std::vector<RunRecord> SqlStore::list_runs_page(const std::string& thread_id, std::size_t limit,
+                                                std::size_t offset) {
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked(sql("SELECT ", kRunColumns,
+                                  " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, "
+                                  "run_id DESC LIMIT ? OFFSET ?")));
+  // A count past int64 (a client's limit=18446744073709551615) means every row, not -1.
+  auto count = [](std::size_t n) {
+    return static_cast<std::int64_t>(std::min<std::size_t>(
+        n, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
+  };
+  s.bind(1, thread_id).bind(2, count(limit)).bind(3, count(offset));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
   return out;

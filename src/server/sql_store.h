@@ -80,6 +80,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
 
   bool create_thread(const ThreadRecord& thread) override;
   std::optional<ThreadRecord> get_thread(const std::string& thread_id) override;
+  std::optional<ThreadRecord> get_thread_head(const std::string& thread_id) override;
   void update_thread(const ThreadRecord& thread) override;
   std::optional<ThreadRecord> merge_thread_metadata(const std::string& thread_id,
                                                     const Json& metadata,
@@ -108,6 +109,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
                std::vector<QueuedNotification>* notices = nullptr) override;
   std::optional<RunRecord> get_run(const std::string& run_id) override;
   std::vector<RunRecord> list_runs(const std::string& thread_id) override;
+  std::vector<RunRecord> list_runs_page(const std::string& thread_id, std::size_t limit,
+                                        std::size_t offset) override;
   std::vector<RunRecord> list_runs_with_status(RunStatus status) override;
   void delete_run(const std::string& run_id) override;
 

@@ -126,6 +126,9 @@ inline constexpr const char* kThreadColumns =
 inline const std::string kThreadReadColumns =
     "thread_id, created_at, updated_at, metadata, read_status, config, state_values, interrupts, "
     "error";
+// The same without the state (ServerStore::get_thread_head): values read as null.
+inline const std::string kThreadHeadColumns =
+    "thread_id, created_at, updated_at, metadata, read_status, config, NULL, interrupts, error";
 inline constexpr const char* kRunColumns =
     "run_id, thread_id, assistant_id, metadata, status, kwargs, multitask_strategy, created_at, "
     "updated_at, attempts, owner, not_before";

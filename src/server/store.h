@@ -117,6 +117,9 @@ class ServerStore {
   // Inserts a thread; false (and nothing written) if the id exists.
   virtual bool create_thread(const ThreadRecord& thread) = 0;
   virtual std::optional<ThreadRecord> get_thread(const std::string& thread_id) = 0;
+  // The thread without its state: `values` is left null, every other field read. For access
+  // checks and a run's start, which must not cost more on a long thread than on a new one.
+  virtual std::optional<ThreadRecord> get_thread_head(const std::string& thread_id) = 0;
   // Replaces every column of the thread (copies, tests). Writers that own only some columns use
   // merge_thread_metadata and the run operations below, which never interleave.
   virtual void update_thread(const ThreadRecord& thread) = 0;
@@ -176,6 +179,9 @@ class ServerStore {
                        std::vector<QueuedNotification>* notices = nullptr) = 0;
   virtual std::optional<RunRecord> get_run(const std::string& run_id) = 0;
   virtual std::vector<RunRecord> list_runs(const std::string& thread_id) = 0;  // newest first
+  // At most `limit` of them, newest first, after skipping `offset`.
+  virtual std::vector<RunRecord> list_runs_page(const std::string& thread_id, std::size_t limit,
+                                                std::size_t offset) = 0;
   virtual std::vector<RunRecord> list_runs_with_status(RunStatus status) = 0;
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 

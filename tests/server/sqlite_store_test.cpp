@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "server/log_entry_testing.h"
+#include "server/run_request.h"
 #include "server/sql_store.h"
 #include "server/sql_webhook_queue.h"
 #include "server/storage.h"
@@ -133,6 +134,62 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
   auto running = store_->list_runs_with_status(RunStatus::kRunning);
   ASSERT_EQ(running.size(), 1u);
   EXPECT_EQ(running[0].run_id, "r1");
+}
+
+TEST_F(SqliteStoreTest, ARunsPageIsNewestFirstFromItsOffset) {
+  for (int i = 0; i < 5; ++i) {
+    RunRecord run;
+    run.run_id = "r" + std::to_string(i);
+    run.thread_id = "t1";
+    run.assistant_id = "a";
+    run.created_at = i;
+    store_->put_run(run);
+  }
+  auto ids = [](const std::vector<RunRecord>& runs) {
+    std::vector<std::string> out;
+    for (const RunRecord& run : runs) out.push_back(run.run_id);
+    return out;
+  };
+  EXPECT_EQ(ids(store_->list_runs_page("t1", 2, 1)), (std::vector<std::string>{"r3", "r2"}));
+  EXPECT_EQ(ids(store_->list_runs_page("t1", 2, 4)), (std::vector<std::string>{"r0"}));
+  EXPECT_TRUE(store_->list_runs_page("t1", 2, 5).empty());
+  // A limit past int64 (a client's ?limit=18446744073709551615) means every run.
+  EXPECT_EQ(store_->list_runs_page("t1", SIZE_MAX, SIZE_MAX - 1).size(), 0u);
+  EXPECT_EQ(store_->list_runs_page("t1", SIZE_MAX, 0).size(), 5u);
+}
+
+TEST_F(SqliteStoreTest, TheLatestRunStarterIsFoundPastAPageOfRunsThatNameNone) {
+  // Runs stored before runs named their starter are passed over, a page at a time.
+  for (int i = 0; i < 20; ++i) {
+    RunRecord run;
+    run.run_id = "r" + std::to_string(100 + i);
+    run.thread_id = "t1";
+    run.assistant_id = "a";
+    run.created_at = i;
+    if (i == 2) run.kwargs["started_by"] = {{"id", "alice"}, {"roles", {"user"}}};
+    store_->put_run(run);
+  }
+  EXPECT_EQ(latest_run_starter(*store_, "t1").id, "alice");
+  EXPECT_TRUE(latest_run_starter(*store_, "t2").empty());
+}
+
+TEST_F(SqliteStoreTest, AThreadsHeadIsTheThreadWithoutItsValues) {
+  ThreadRecord t = thread("t1");
+  t.status = ThreadStatus::kInterrupted;
+  t.values = {{"messages", Json::array({"hi"})}};
+  t.interrupts = {{"task", Json::array({{{"id", "i1"}, {"value", 1}}})}};
+  t.config = {{"configurable", {{"k", 1}}}};
+  ASSERT_TRUE(store_->create_thread(t));
+  store_->update_thread(t);
+  const std::optional<ThreadRecord> head = store_->get_thread_head("t1");
+  ASSERT_TRUE(head.has_value());
+  EXPECT_TRUE(head->values.is_null());
+  EXPECT_EQ(head->interrupts, t.interrupts);
+  EXPECT_EQ(head->metadata, t.metadata);
+  EXPECT_EQ(head->config, t.config);
+  EXPECT_EQ(head->status, ThreadStatus::kInterrupted);
+  EXPECT_EQ(store_->get_thread("t1")->values, t.values);
+  EXPECT_FALSE(store_->get_thread_head("t2").has_value());
 }
 
 TEST_F(SqliteStoreTest, ThreadEventsKeepChannelAndNamespace) {

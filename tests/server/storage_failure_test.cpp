@@ -54,6 +54,9 @@ class DiskFullStore : public ServerStore {
   bool create_thread(const ThreadRecord& t) override {
     return write([&] { return store_.create_thread(t); });
   }
+  std::optional<ThreadRecord> get_thread_head(const std::string& id) override {
+    return store_.get_thread_head(id);
+  }
   std::optional<ThreadRecord> get_thread(const std::string& id) override {
     return store_.get_thread(id);
   }
@@ -111,6 +114,10 @@ class DiskFullStore : public ServerStore {
   }
   std::optional<RunRecord> get_run(const std::string& id) override { return store_.get_run(id); }
   std::vector<RunRecord> list_runs(const std::string& id) override { return store_.list_runs(id); }
+  std::vector<RunRecord> list_runs_page(const std::string& id, std::size_t limit,
+                                        std::size_t offset) override {
+    return store_.list_runs_page(id, limit, offset);
+  }
   std::vector<RunRecord> list_runs_with_status(RunStatus status) override {
     return store_.list_runs_with_status(status);
   }
