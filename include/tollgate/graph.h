@@ -297,6 +297,10 @@ struct RunConfig {
   RunActor decided_by;
   std::vector<StreamMode> stream_modes;  // empty: no events
   bool stream_subgraphs = false;
+  // False: `checkpoints` events leave out "values" (they carry config, parent_config and
+  // metadata), for a consumer that only names the checkpoints, such as the Agent Server's v2
+  // thread stream; a long thread's state is then not copied once more at every step.
+  bool checkpoint_values = true;
   StreamCallback on_event;
   std::shared_ptr<std::atomic<bool>> cancel;  // set to true to stop the run between steps
 };

@@ -300,13 +300,21 @@ void LoopCheckpointer::emit_checkpoint() {
   to_json(config, CheckpointConfig{config_.thread_id, context_.checkpoint_ns, checkpoint_id_});
   Json parent;
   if (parent_config_) to_json(parent, *parent_config_);
-  Json payload = json_object("config", std::move(config), "metadata", metadata_, "values",
-                             channels_.view(true).to_json(), "parent_config", std::move(parent));
-  if (emitter.wants(StreamMode::kDebug, ns)) {
-    // A copy only for a debug stream: the payload (the whole state) is large.
+  Json payload = json_object("config", std::move(config), "metadata", metadata_, "parent_config",
+                             std::move(parent));
+  // The state (large on a long thread) only for the streams that show it.
+  const bool debug = emitter.wants(StreamMode::kDebug, ns);
+  const bool with_values =
+      emitter.wants(StreamMode::kCheckpoints, ns) && emitter.checkpoint_values();
+  if (debug) {
+    Json shown = payload;
+    shown["values"] = channels_.view(true).to_json();
+    if (with_values) payload["values"] = shown["values"];
     emitter.emit(StreamMode::kDebug, ns,
                  json_object("type", "checkpoint", "step", step_, "timestamp", created_at_,
-                             "payload", payload));
+                             "payload", std::move(shown)));
+  } else if (with_values) {
+    payload["values"] = channels_.view(true).to_json();
   }
   emitter.emit(StreamMode::kCheckpoints, ns, std::move(payload));
 }

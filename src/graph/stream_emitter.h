@@ -26,6 +26,8 @@ class StreamEmitter {
     return ns.empty() || config_.stream_subgraphs;
   }
 
+  // Whether `checkpoints` events carry the state (RunConfig::checkpoint_values).
+  bool checkpoint_values() const { return config_.checkpoint_values; }
   void emit(StreamMode mode, const std::vector<std::string>& ns, Json data) {
     if (!wants(mode, ns)) return;
     StreamEvent event{mode, ns, std::move(data)};

@@ -338,6 +338,34 @@ TEST_P(PausedUpdateTest, CheckpointsStreamModeReportsEverySavedCheckpoint) {
             graph->get_state(testing::on_thread("t")).config.checkpoint_id);
 }
 
+TEST_P(PausedUpdateTest, CheckpointsEventsWithoutValuesStillNameEachCheckpoint) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_edge(START, "a");
+  auto graph = g.compile(testing::options(saver_));
+  std::vector<StreamEvent> events;
+  RunConfig config = testing::on_thread("t");
+  config.stream_modes = {StreamMode::kCheckpoints, StreamMode::kDebug};
+  config.checkpoint_values = false;
+  config.on_event = [&](const StreamEvent& e) { events.push_back(e); };
+  graph->invoke(Json::object(), config);
+  std::vector<Json> checkpoints;
+  for (const StreamEvent& e : events) {
+    if (e.mode == StreamMode::kCheckpoints) checkpoints.push_back(e.data);
+    // A debug stream still shows the state of each checkpoint.
+    if (e.mode == StreamMode::kDebug && e.data["type"] == "checkpoint") {
+      EXPECT_TRUE(e.data["payload"].contains("values"));
+    }
+  }
+  ASSERT_EQ(checkpoints.size(), 3u);
+  for (const Json& c : checkpoints) EXPECT_FALSE(c.contains("values")) << c.dump();
+  EXPECT_EQ(checkpoints[2]["metadata"]["step"], 1);
+  EXPECT_EQ(checkpoints[2]["config"]["checkpoint_id"],
+            graph->get_state(testing::on_thread("t")).config.checkpoint_id);
+  EXPECT_EQ(checkpoints[2]["parent_config"]["checkpoint_id"],
+            checkpoints[1]["config"]["checkpoint_id"]);
+}
+
 TOLLGATE_INSTANTIATE_SAVERS(PausedUpdateTest);
 
 }  // namespace
