@@ -61,6 +61,11 @@ AssistantRecord require_assistant_for_run(ApiContext& context, const std::string
 // `who` may see it but not use it so (thread_access.h).
 ThreadRecord require_thread(ApiContext& context, const std::string& thread_id, const Identity& who,
                             ThreadUse use = ThreadUse::kRead);
+// The same without the thread's values (ServerStore::get_thread_head): for a route that only
+// checks access or reads the metadata, status and interrupts, so that its cost does not grow
+// with the thread.
+ThreadRecord require_thread_head(ApiContext& context, const std::string& thread_id,
+                                 const Identity& who, ThreadUse use = ThreadUse::kRead);
 void require_uuid(const std::string& value, const std::string& field);
 // Records who asks for `run` (RunRequest::set_actors); a resume looks up who started the
 // thread's earlier runs.

@@ -27,13 +27,27 @@ void require_uuid(const std::string& value, const std::string& field) {
   if (!is_uuid(value)) throw Error::InvalidArgument(field + ": not a valid UUID: \"" + value + "\"");
 }
 
+namespace {
+
+ThreadRecord require_read_thread(std::optional<ThreadRecord> thread, const std::string& thread_id,
+                                 const Identity& who, ThreadUse use) {
+  if (!thread) throw Error::NotFound("Thread with ID " + thread_id + " not found");
+  require_thread_use(who, *thread, use);
+  return std::move(*thread);
+}
+
+}  // namespace
+
 ThreadRecord require_thread(ApiContext& context, const std::string& thread_id, const Identity& who,
                             ThreadUse use) {
   require_uuid(thread_id, "thread_id");
-  auto thread = context.store.get_thread(thread_id);
-  if (!thread) throw Error::NotFound("Thread with ID " + thread_id + " not found");
-  require_thread_use(who, *thread, use);
-  return *thread;
+  return require_read_thread(context.store.get_thread(thread_id), thread_id, who, use);
+}
+
+ThreadRecord require_thread_head(ApiContext& context, const std::string& thread_id,
+                                 const Identity& who, ThreadUse use) {
+  require_uuid(thread_id, "thread_id");
+  return require_read_thread(context.store.get_thread_head(thread_id), thread_id, who, use);
 }
 
 void set_run_actors(ApiContext& context, const Identity& requester, RunRequest& run) {

@@ -36,7 +36,7 @@ void add_audit_routes(Router& router, ApiContext& context) {
     if (ctx->audit == nullptr) throw Error::NotFound("This server keeps no audit log");
     AuditQuery query;
     if (auto thread_id = request.query_value("thread_id")) {
-      require_thread(*ctx, *thread_id, request.identity);
+      require_thread_head(*ctx, *thread_id, request.identity);
       query.thread_id = *thread_id;
     }
     if (auto format = request.query_value("format")) {

@@ -27,7 +27,7 @@ void add_claim_routes(Router& router, ApiContext& context) {
   ApiContext* ctx = &context;
   router.add("POST", "/threads/:thread_id/claim", [ctx](HttpRequest& request) {
     const ThreadRecord thread =
-        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kDecide);
+        require_thread_head(*ctx, request.params[0], request.identity, ThreadUse::kDecide);
     const std::vector<ReviewClaim> taken =
         claims_of(*ctx).claim(thread, interrupt_id_of(request), request.identity);
     Json out = taken.front().to_json();
@@ -37,7 +37,7 @@ void add_claim_routes(Router& router, ApiContext& context) {
   });
   router.add("DELETE", "/threads/:thread_id/claim", [ctx](HttpRequest& request) {
     const ThreadRecord thread =
-        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kDecide);
+        require_thread_head(*ctx, request.params[0], request.identity, ThreadUse::kDecide);
     Json released = Json::array();
     for (const ReviewClaim& c :
          claims_of(*ctx).release(thread, interrupt_id_of(request), request.identity))

@@ -274,7 +274,7 @@ HttpResponse wait_response(ApiContext& context, const RunRecord& run, const std:
 
 RunRecord require_run(ApiContext& context, const std::string& thread_id, const std::string& run_id,
                       const Identity& who, ThreadUse use = ThreadUse::kRead) {
-  require_thread(context, thread_id, who, use);
+  require_thread_head(context, thread_id, who, use);
   require_uuid(run_id, "run_id");
   auto run = context.store.get_run(run_id);
   if (!run || run->thread_id != thread_id) throw Error::NotFound("Run not found");
@@ -369,7 +369,7 @@ void add_run_routes(Router& router, ApiContext& context) {
   });
 
   router.add("GET", "/threads/:thread_id/runs", [ctx](HttpRequest& request) {
-    require_thread(*ctx, request.params[0], request.identity);
+    require_thread_head(*ctx, request.params[0], request.identity);
     std::size_t limit = 10;
     std::size_t offset = 0;
     try {
@@ -426,7 +426,7 @@ void add_run_routes(Router& router, ApiContext& context) {
       }
     }
     if (auto thread_id = optional_string(body, "thread_id")) {
-      require_thread(*ctx, *thread_id, request.identity, ThreadUse::kChange);
+      require_thread_head(*ctx, *thread_id, request.identity, ThreadUse::kChange);
       auto status = optional_string(body, "status");
       for (const RunRecord& run : ctx->store.list_runs(*thread_id)) {
         const bool active = run_is_active(run);

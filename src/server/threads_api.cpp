@@ -286,7 +286,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
     Json body = require_object_body(request);
     require_uuid(request.params[0], "thread_id");
     ThreadRecord thread =
-        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
+        require_thread_head(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     Json metadata = optional_object(body, "metadata");
     std::optional<std::int64_t> ttl = ttl_of(body);
     if (request.identity.authenticated && !request.identity.is_admin())
@@ -301,7 +301,7 @@ void add_thread_routes(Router& router, ApiContext& context) {
 
   router.add("DELETE", "/threads/:thread_id", [ctx](HttpRequest& request) {
     ThreadRecord thread =
-        require_thread(*ctx, request.params[0], request.identity, ThreadUse::kChange);
+        require_thread_head(*ctx, request.params[0], request.identity, ThreadUse::kChange);
     ctx->runs.delete_thread(thread.thread_id, ctx->saver.get());
     return HttpResponse::empty(204);
   });
