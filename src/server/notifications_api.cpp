@@ -32,7 +32,7 @@ bool visible_to(ApiContext& context, const Identity& who, const NotificationEven
   const std::string thread_id = string_member(event.data, "thread_id");
   if (thread_id.empty()) return false;
   try {
-    auto thread = context.store.get_thread(thread_id);
+    auto thread = context.store.get_thread_head(thread_id);
     return thread && thread_access(who, *thread) != ThreadAccess::kNone;
   } catch (const std::exception&) {
     return false;  // storage failing: leave it out rather than show what may be hidden

@@ -37,7 +37,7 @@ Json pending_interrupt_ids(const ThreadRecord& thread) {
 
 // The thread, created (owned by `who`) when unknown; 404 when `who` may not see it.
 ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id, const Identity& who) {
-  if (auto thread = context.store.get_thread(thread_id)) {
+  if (auto thread = context.store.get_thread_head(thread_id)) {
     require_thread_use(who, *thread, ThreadUse::kRead);
     return *thread;
   }
@@ -45,7 +45,7 @@ ThreadRecord ensure_thread(ApiContext& context, const std::string& thread_id, co
   stamp_owner(metadata, who);
   ThreadRecord fresh = new_thread_record(thread_id, metadata, *context.clock);
   context.store.create_thread(fresh);
-  return *context.store.get_thread(thread_id);
+  return *context.store.get_thread_head(thread_id);
 }
 
 std::string strategy_of(const Json& params) {
@@ -106,7 +106,7 @@ RunRecord run_start(ApiContext& context, const Identity& requester, const std::s
 
 RunRecord input_respond(ApiContext& context, const Identity& requester,
                         const std::string& thread_id, const Json& params) {
-  auto thread = context.store.get_thread(thread_id);
+  auto thread = context.store.get_thread_head(thread_id);
   if (thread) require_thread_use(requester, *thread, ThreadUse::kDecide);
   Json pending = thread ? pending_interrupt_ids(*thread) : Json::array();
   if (!thread || pending.empty()) {
@@ -177,7 +177,7 @@ HttpResponse resume_response(ApiContext& context, const RunRecord& run, HttpResp
 }
 
 Json state_get(ApiContext& context, const std::string& thread_id, const Json& params) {
-  auto thread = context.store.get_thread(thread_id);
+  auto thread = context.store.get_thread_head(thread_id);
   if (!thread) throw Error::NotFound("Thread " + thread_id + " not found");
   std::string graph_id = string_member(thread->metadata, "graph_id");
   const CompiledGraph* graph = context.runs.graph(graph_id);
@@ -217,7 +217,7 @@ void add_protocol_routes(Router& router, ApiContext& context) {
     }
     const Json id = body["id"];
     const std::string method = body["method"].get<std::string>();
-    if (auto thread = ctx->store.get_thread(thread_id))
+    if (auto thread = ctx->store.get_thread_head(thread_id))
       require_thread_use(request.identity, *thread, ThreadUse::kRead);
     Json params = body.value("params", Json::object());
     if (!params.is_object()) throw Error::InvalidArgument("params: must be an object");
@@ -257,7 +257,7 @@ void add_protocol_routes(Router& router, ApiContext& context) {
       }
     }
     // A thread not created yet may be watched (a client subscribes before run.start).
-    if (auto thread = ctx->store.get_thread(thread_id))
+    if (auto thread = ctx->store.get_thread_head(thread_id))
       require_thread_use(request.identity, *thread, ThreadUse::kRead);
     StreamFilter filter;
     if (!body.contains("channels") || !body["channels"].is_array()) {

@@ -77,7 +77,7 @@ std::size_t Retention::prune(const std::vector<std::string>& thread_ids, PruneSt
   for (const std::string& thread_id : thread_ids) {
     // Busy as the store reads it: a run of this process or of another one on the same file
     // (tollgate prune beside a server); the run manager refuses this process's own atomically.
-    auto thread = store_.get_thread(thread_id);
+    auto thread = store_.get_thread_head(thread_id);
     if (!thread || thread->status == ThreadStatus::kBusy) continue;
     if (strategy == PruneStrategy::kKeepLatest) {
       if (checkpoints_ == nullptr || runs_.prune_checkpoints(thread_id, *checkpoints_)) ++pruned;
