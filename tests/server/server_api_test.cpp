@@ -210,6 +210,29 @@ TEST_F(ServerApiTest, WithoutAuthTheLocalUserStartsAndDecidesAndTheRunRecordsIt)
   EXPECT_FALSE(runs[1]["kwargs"].contains("decided_by"));
 }
 
+TEST_F(ServerApiTest, TheRunsListPagesNewestFirstAndFiltersByStatus) {
+  std::string thread = new_thread();
+  auto first = call("POST", "/threads/" + thread + "/runs/wait",
+                    {{"assistant_id", "actors"}, {"input", Json::object()}});
+  ASSERT_EQ(first.status, 200) << first.body;
+  auto resumed = call("POST", "/threads/" + thread + "/runs/wait",
+                      {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  ASSERT_EQ(resumed.status, 200) << resumed.body;
+  const Json all = call("GET", "/threads/" + thread + "/runs").json();
+  ASSERT_EQ(all.size(), 2u);
+  const Json newest = call("GET", "/threads/" + thread + "/runs?limit=1").json();
+  ASSERT_EQ(newest.size(), 1u);
+  EXPECT_EQ(newest[0]["run_id"], all[0]["run_id"]);
+  const Json older = call("GET", "/threads/" + thread + "/runs?limit=1&offset=1").json();
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_EQ(older[0]["run_id"], all[1]["run_id"]);
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs?limit=18446744073709551615").json().size(),
+            2u);
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs?offset=2").json(), Json::array());
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs?status=success&offset=1").json().size(), 1u);
+  EXPECT_EQ(call("GET", "/threads/" + thread + "/runs?limit=x").status, 400);
+}
+
 // A server on a ManualClock: its records are stamped with that clock's time, not the system's.
 class ServerClockTest : public testing::ServerFixture {
  protected:
