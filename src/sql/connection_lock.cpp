@@ -17,8 +17,15 @@
 namespace tollgate::sql {
 namespace {
 
-// SQLite's own default: a WAL of this many frames is checkpointed by the commit that grew it.
+// SQLite's own default: a WAL of this many frames is checkpointed (here by the checkpointer
+// thread, which the commit that grew it wakes).
 constexpr int kWalAutoCheckpointFrames = 1000;
+// A WAL this long is checkpointed by the commit that grew it, under the lock, as SQLite does:
+// a checkpoint that runs beside the writers copies the frames written before it began, but
+// the WAL starts again from its beginning only once every frame is in the database, which
+// writes that never pause may not allow. This bounds the WAL (and the cost of every read's
+// lookups in it) whatever the load.
+constexpr int kWalInlineCheckpointFrames = kWalAutoCheckpointFrames * 3 / 2;
 
 [[noreturn]] void sync_failed(const std::string& path, const char* what) {
   std::fprintf(stderr,
@@ -32,7 +39,16 @@ constexpr int kWalAutoCheckpointFrames = 1000;
 }  // namespace
 
 ConnectionLock::State::~State() {
-  sqlite.reset();  // first: its hook counts into this state
+  if (checkpointer.joinable()) {
+    {
+      std::lock_guard lock(checkpoint_mutex);
+      stopping = true;
+    }
+    checkpoint_wanted_cv.notify_one();
+    checkpointer.join();
+  }
+  checkpoint_connection.reset();  // before the last connection, which removes the WAL
+  sqlite.reset();                 // first of the rest: its hook counts into this state
   if (wal_fd >= 0) ::close(wal_fd);
 }
 
@@ -102,13 +118,61 @@ void ConnectionLock::sync_through(State& state, std::uint64_t commit) {
   state.synced = covered;
 }
 
-// Also checkpoints a long WAL, as SQLite's default hook (which this one replaces) does.
-int ConnectionLock::count_commit(void* state, sqlite3* db, const char* schema, int frames) {
-  static_cast<ConnectionLock::State*>(state)->commits.fetch_add(1, std::memory_order_release);
-  if (frames >= kWalAutoCheckpointFrames) {
-    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+// Also has a long WAL checkpointed, as SQLite's default hook (which this one replaces) does.
+int ConnectionLock::count_commit(void* state_pointer, sqlite3* db, const char* schema, int frames) {
+  State& state = *static_cast<ConnectionLock::State*>(state_pointer);
+  state.commits.fetch_add(1, std::memory_order_release);
+  if (frames >= kWalInlineCheckpointFrames || !state.checkpointer.joinable()) {
+    if (frames >= kWalAutoCheckpointFrames) {
+      // After the checkpointer's checkpoint, if one is under way (a checkpoint finding another
+      // one running gives up at once); with no other writer of this process meanwhile, this
+      // one copies every frame, and the next write starts the WAL again from its beginning.
+      std::lock_guard running(state.checkpoint_running);
+      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
+  } else if (frames >= kWalAutoCheckpointFrames) {
+    bool wake = false;
+    {
+      std::lock_guard lock(state.checkpoint_mutex);
+      wake = !state.checkpoint_wanted;
+      state.checkpoint_wanted = true;
+    }
+    if (wake) state.checkpoint_wanted_cv.notify_one();
   }
   return SQLITE_OK;
+}
+
+void ConnectionLock::start_checkpointer(State& state, const std::string& path) {
+  try {
+    // NORMAL, as the shared connection: a checkpoint syncs the WAL before it copies frames and
+    // the database after.
+    state.checkpoint_connection = std::make_unique<SqliteConnection>(
+        path, SqliteFileOptions{std::chrono::milliseconds(0), /*wal=*/true, SqliteSync::kNormal});
+    state.checkpointer = std::thread([&state] { run_checkpointer(state); });
+  } catch (...) {
+    // Without it, the commits checkpoint the WAL themselves, as before.
+    state.checkpoint_connection.reset();
+  }
+}
+
+void ConnectionLock::run_checkpointer(State& state) {
+  sqlite3* db = state.checkpoint_connection->handle();
+  std::unique_lock lock(state.checkpoint_mutex);
+  for (;;) {
+    state.checkpoint_wanted_cv.wait(lock,
+                                    [&state] { return state.checkpoint_wanted || state.stopping; });
+    if (state.stopping) return;
+    state.checkpoint_wanted = false;
+    lock.unlock();
+    // PASSIVE: copies what it can without waiting for readers or writers. A failure (the disk,
+    // a fault a test injected) leaves the frames in the WAL, where readers find them, for the
+    // next checkpoint.
+    {
+      std::lock_guard running(state.checkpoint_running);
+      sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    }
+    lock.lock();
+  }
 }
 
 void ConnectionLock::enable_group_sync(State& state) {
@@ -120,6 +184,7 @@ void ConnectionLock::enable_group_sync(State& state) {
   state.wal_path = sqlite3_filename_wal(file);
   sqlite3_wal_hook(db, count_commit, &state);
   state.group_sync = true;
+  start_checkpointer(state, file);
 }
 
 SharedConnection SharedConnection::alone(std::unique_ptr<Connection> connection) {

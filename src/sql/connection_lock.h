@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -70,6 +71,9 @@ class ConnectionLock {
   // For a file in WAL mode: counts its commits (SQLite's WAL hook) for the FULL parts' syncs.
   static void enable_group_sync(State& state);
   static int count_commit(void* state, sqlite3* db, const char* schema, int frames);
+  // The WAL's checkpoints, on a thread and a connection of their own (see State::checkpointer).
+  static void start_checkpointer(State& state, const std::string& path);
+  static void run_checkpointer(State& state);
   friend struct SharedConnection;
   friend SharedConnection shared_sqlite_file(const std::string& path, SqliteSync level,
                                              std::chrono::milliseconds busy_timeout);
@@ -86,6 +90,16 @@ class ConnectionLock {
     std::uint64_t synced = 0;               // commits known to be on the disk
     std::string wal_path;
     int wal_fd = -1;  // opened at the first sync
+    // Checkpoints of a WAL that grew long, made by a thread on a connection of its own, so that
+    // no writer of the file waits while the checkpoint copies pages and syncs the database
+    // (SQLite's default checkpoints in the commit that grew the WAL, under this lock).
+    std::unique_ptr<SqliteConnection> checkpoint_connection;
+    std::thread checkpointer;
+    std::mutex checkpoint_running;  // held while a checkpoint runs (either thread)
+    std::mutex checkpoint_mutex;    // guards the two flags below
+    std::condition_variable checkpoint_wanted_cv;
+    bool checkpoint_wanted = false;
+    bool stopping = false;
   };
   ConnectionLock(std::shared_ptr<State> state, SqliteSync level)
       : state_(std::move(state)), level_(level) {}

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "sql/file_faults.h"
 #include "sql/sql_test_util.h"
@@ -141,6 +142,22 @@ TEST_F(ConnectionLockTest, ALongWriteAheadLogIsStillCheckpointed) {
   for (int i = 0; i < 3000; ++i) store.connection->exec("INSERT INTO t VALUES (zeroblob(3000))");
   const auto wal_bytes = std::filesystem::file_size(path() + "-wal");
   EXPECT_LT(wal_bytes, 2000u * 4096u) << wal_bytes;
+}
+
+TEST_F(ConnectionLockTest, AWriteAheadLogPastTheThresholdIsCheckpointedWhileAPartHoldsTheLock) {
+  SharedConnection store = open_part(SqliteSync::kNormal);
+  std::lock_guard lock(store.lock);
+  store.connection->exec("CREATE TABLE t (x BLOB)");
+  // 1,100 commits of a page each: past the 1,000 frames that call for a checkpoint, short of
+  // the length at which the committing part would checkpoint under the lock itself.
+  for (int i = 0; i < 1100; ++i) store.connection->exec("INSERT INTO t VALUES (zeroblob(3000))");
+  // The lock is still held: the pages reach the database file all the same.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::filesystem::file_size(path()) < 1000u * 4096u &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_GE(std::filesystem::file_size(path()), 1000u * 4096u);
 }
 
 TEST_F(ConnectionLockTest, OnePartHoldingTheLockKeepsTheOthersOut) {
