@@ -593,22 +593,31 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
 
 bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
                                   std::vector<QueuedNotification>* notices) {
+  const OutcomeText text = outcome_text(outcome);
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
-    found = set_thread_outcome_locked(thread_id, outcome);
+    found = set_thread_outcome_locked(thread_id, outcome, text);
     if (found) write_notices_locked(notices);
   });
   return found;
 }
 
-bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
-                                            const ThreadOutcome& outcome) {
+SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
+  auto text = [](const Json& value) -> std::optional<std::string> {
+    if (value.is_null()) return std::nullopt;
+    return value.dump();
+  };
+  return {text(outcome.values), text(outcome.interrupts), text(outcome.error)};
+}
+
+bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
+                                         const OutcomeText& text) {
   if (outcome.values.is_null()) {
     return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
                                      "updated_at = ? WHERE thread_id = ?"))
                .bind(1, to_string(outcome.status))
-               .bind_json(2, outcome.error)
+               .bind_optional(2, text.error)
                .bind(3, outcome.updated_at)
                .bind(4, thread_id)
                .run() == 1;
@@ -616,8 +625,8 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id,
   Statement s(
       prepared_locked("UPDATE server_threads SET status = ?, error = ?, updated_at = ?, "
                       "state_values = ?, interrupts = ?, pending_interrupts = ? WHERE thread_id = ?"));
-  s.bind(1, to_string(outcome.status)).bind_json(2, outcome.error).bind(3, outcome.updated_at);
-  s.bind_json(4, outcome.values).bind_json(5, outcome.interrupts);
+  s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
+  s.bind_optional(4, text.values).bind_optional(5, text.interrupts);
   s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
   return s.bind(7, thread_id).run() == 1;
 }
@@ -793,6 +802,7 @@ std::optional<int> SqlStore::begin_attempt(const std::string& run_id, RunStatus 
 
 bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome* thread,
                        std::vector<QueuedNotification>* notices) {
+  const OutcomeText thread_text = thread != nullptr ? outcome_text(*thread) : OutcomeText{};
   std::lock_guard lock(mutex_);
   bool found = false;
   bool fenced = false;
@@ -829,7 +839,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
     } else {
       delete_run_locked(run.run_id);
     }
-    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread);
+    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread, thread_text);
     write_notices_locked(notices);
     notify_locked(channels_.runs, run.thread_id);
     notify_locked(channels_.events, "r:" + run.run_id);

@@ -185,8 +185,15 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Writes each notice with the current write transaction (write_webhook_event); null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
+  // An outcome's JSON columns as text, written before the lock is taken: the values are the
+  // thread's whole state, which on a long thread takes long to write.
+  struct OutcomeText {
+    std::optional<std::string> values, interrupts, error;  // nullopt: NULL
+  };
+  static OutcomeText outcome_text(const ThreadOutcome& outcome);
   // False when the thread is gone.
-  bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome);
+  bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
+                                 const OutcomeText& text);
   bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
                                     std::int64_t updated_at);
   // The statement for `sql`, prepared once and kept for the connection's life.
