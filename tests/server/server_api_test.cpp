@@ -15,7 +15,18 @@ namespace {
 using testing::http_call;
 using testing::parse_sse;
 
-class ServerApiTest : public testing::ServerFixture {};
+class ServerApiTest : public testing::ServerFixture {
+ protected:
+  // Runs the `actors` graph on `thread` until it pauses, then resumes it with "yes"; returns the
+  // resume's answer. The thread then has two runs.
+  testing::ClientResponse pause_then_resume(const std::string& thread) {
+    auto first = call("POST", "/threads/" + thread + "/runs/wait",
+                      {{"assistant_id", "actors"}, {"input", Json::object()}});
+    EXPECT_EQ(first.status, 200) << first.body;
+    return call("POST", "/threads/" + thread + "/runs/wait",
+                {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  }
+};
 
 TEST_F(ServerApiTest, OkAnswersTrue) {
   auto response = call("GET", "/ok");
@@ -195,11 +206,7 @@ TEST_F(ServerApiTest, ResumeWithCommandFinishesTheRunAndTheThreadIsIdle) {
 
 TEST_F(ServerApiTest, WithoutAuthTheLocalUserStartsAndDecidesAndTheRunRecordsIt) {
   std::string thread = new_thread();
-  auto first = call("POST", "/threads/" + thread + "/runs/wait",
-                    {{"assistant_id", "actors"}, {"input", Json::object()}});
-  ASSERT_EQ(first.status, 200) << first.body;
-  auto resumed = call("POST", "/threads/" + thread + "/runs/wait",
-                      {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  auto resumed = pause_then_resume(thread);
   ASSERT_EQ(resumed.status, 200) << resumed.body;
   EXPECT_EQ(resumed.json()["started_by"], "local");
   EXPECT_EQ(resumed.json()["decided_by"], "local");
@@ -212,11 +219,7 @@ TEST_F(ServerApiTest, WithoutAuthTheLocalUserStartsAndDecidesAndTheRunRecordsIt)
 
 TEST_F(ServerApiTest, TheRunsListPagesNewestFirstAndFiltersByStatus) {
   std::string thread = new_thread();
-  auto first = call("POST", "/threads/" + thread + "/runs/wait",
-                    {{"assistant_id", "actors"}, {"input", Json::object()}});
-  ASSERT_EQ(first.status, 200) << first.body;
-  auto resumed = call("POST", "/threads/" + thread + "/runs/wait",
-                      {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
+  auto resumed = pause_then_resume(thread);
   ASSERT_EQ(resumed.status, 200) << resumed.body;
   const Json all = call("GET", "/threads/" + thread + "/runs").json();
   ASSERT_EQ(all.size(), 2u);

@@ -43,6 +43,15 @@ ThreadRecord thread(std::string id) {
   return t;
 }
 
+RunRecord run_of(std::string id, std::string thread_id, RunStatus status) {
+  RunRecord run;
+  run.run_id = std::move(id);
+  run.thread_id = std::move(thread_id);
+  run.assistant_id = "a";
+  run.status = status;
+  return run;
+}
+
 LogEntry thread_event(std::int64_t seq, std::vector<std::string> ns = {}) {
   LogEntry e;
   e.seq = seq;
@@ -120,12 +129,9 @@ TEST_F(SqliteStoreTest, DeleteThreadRemovesItsRunsAndEvents) {
 
 TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
   for (int i = 0; i < 3; ++i) {
-    RunRecord run;
-    run.run_id = "r" + std::to_string(i);
-    run.thread_id = "t1";
-    run.assistant_id = "a";
+    RunRecord run =
+        run_of("r" + std::to_string(i), "t1", i == 1 ? RunStatus::kRunning : RunStatus::kSuccess);
     run.created_at = i;
-    run.status = i == 1 ? RunStatus::kRunning : RunStatus::kSuccess;
     store_->put_run(run);
   }
   auto runs = store_->list_runs("t1");
@@ -138,10 +144,7 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
 
 TEST_F(SqliteStoreTest, ARunsPageIsNewestFirstFromItsOffset) {
   for (int i = 0; i < 5; ++i) {
-    RunRecord run;
-    run.run_id = "r" + std::to_string(i);
-    run.thread_id = "t1";
-    run.assistant_id = "a";
+    RunRecord run = run_of("r" + std::to_string(i), "t1", RunStatus::kPending);
     run.created_at = i;
     store_->put_run(run);
   }
@@ -161,10 +164,7 @@ TEST_F(SqliteStoreTest, ARunsPageIsNewestFirstFromItsOffset) {
 TEST_F(SqliteStoreTest, TheLatestRunStarterIsFoundPastAPageOfRunsThatNameNone) {
   // Runs stored before runs named their starter are passed over, a page at a time.
   for (int i = 0; i < 20; ++i) {
-    RunRecord run;
-    run.run_id = "r" + std::to_string(100 + i);
-    run.thread_id = "t1";
-    run.assistant_id = "a";
+    RunRecord run = run_of("r" + std::to_string(100 + i), "t1", RunStatus::kPending);
     run.created_at = i;
     if (i == 2) run.kwargs["started_by"] = {{"id", "alice"}, {"roles", {"user"}}};
     store_->put_run(run);
@@ -259,15 +259,6 @@ TEST_F(SqliteStoreTest, AssistantReadsSeeTheLatestPutAndDelete) {
   EXPECT_EQ(store_->get_assistant("a1")->name, "second");
   store_->delete_assistant("a1");
   EXPECT_FALSE(store_->get_assistant("a1"));
-}
-
-RunRecord run_of(std::string id, std::string thread_id, RunStatus status) {
-  RunRecord run;
-  run.run_id = std::move(id);
-  run.thread_id = std::move(thread_id);
-  run.assistant_id = "a";
-  run.status = status;
-  return run;
 }
 
 TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
