@@ -141,14 +141,17 @@ struct RetentionOptions {
   bool latest_checkpoint_only = false;
   // The TTL of a thread created without one (deleted this long after its last update).
   std::optional<std::chrono::milliseconds> thread_ttl;
+  // Notification events (the webhooks' queue) are kept this long, with their deliveries that
+  // ended (delivered or failed); a pending delivery and its event stay until it ends.
+  std::optional<std::chrono::milliseconds> webhooks;
   // How often the server sweeps (threads given a TTL by a client expire even without the
   // options above).
   std::chrono::milliseconds interval{60000};
 };
 
 // The `retention` section of a config file: {"events": "7d", "checkpoints": "latest" | "all",
-// "thread_ttl": "30d", "interval": "1m"}; durations are a number with s, m, h or d. Throws
-// Error(kInvalidArgument) naming the field.
+// "thread_ttl": "30d", "webhooks": "7d", "interval": "1m"}; durations are a number with s, m, h or
+// d. Throws Error(kInvalidArgument) naming the field.
 RetentionOptions parse_retention_options(const Json& section);
 // "90s", "15m", "24h", "7d" as milliseconds; throws Error(kInvalidArgument) naming `field`.
 std::chrono::milliseconds parse_duration(const std::string& text, const std::string& field);

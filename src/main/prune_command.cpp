@@ -1,4 +1,4 @@
-// `tollgate prune [--db ./tollgate.db] [--events 7d] [--checkpoints latest]` or
+// `tollgate prune [--db ./tollgate.db] [--events 7d] [--webhooks 7d] [--checkpoints latest]` or
 // `tollgate prune --thread ID... [--strategy delete|keep_latest]`: one retention pass over a
 // server database (the server's own background pass: threads whose TTL ran out are deleted
 // too), or POST /threads/prune, from a shell. Safe beside a
@@ -22,6 +22,7 @@ namespace {
 struct PruneArguments {
   std::string db = "./tollgate.db";
   std::string events;       // a duration: delete stream events of runs ended before it
+  std::string webhooks;     // a duration: delete notification events and ended deliveries
   std::string checkpoints;  // "latest": idle threads keep only their latest checkpoint
   std::vector<std::string> threads;
   std::string strategy = "delete";
@@ -30,6 +31,7 @@ struct PruneArguments {
 int prune(const PruneArguments& args) {
   RetentionOptions options;
   if (!args.events.empty()) options.events = parse_duration(args.events, "--events");
+  if (!args.webhooks.empty()) options.webhooks = parse_duration(args.webhooks, "--webhooks");
   options.latest_checkpoint_only = args.checkpoints == "latest";
   server::Storage storage = server::open_storage(args.db);
   server::ServerStore& store = *storage.store;
@@ -38,7 +40,7 @@ int prune(const PruneArguments& args) {
   // Never started: it only guards the threads it prunes against runs of this process (none)
   // and, through the store, of a server running on the file.
   server::RunManager runs(store, streams, {}, 1);
-  server::Retention retention(store, runs, saver.get(), options);
+  server::Retention retention(store, runs, saver.get(), options, storage.webhooks.get());
   if (!args.threads.empty()) {
     const std::size_t pruned = retention.prune(
         args.threads,
@@ -49,9 +51,10 @@ int prune(const PruneArguments& args) {
   }
   // Threads whose TTL ran out are deleted by every pass, as the server's own would.
   const server::RetentionCounts counts = retention.sweep(now_millis());
-  std::cout << "deleted " << counts.threads_deleted << " expired threads and "
-            << counts.events_deleted << " stream events; pruned the checkpoints of "
-            << counts.threads_pruned << " threads\n";
+  std::cout << "deleted " << counts.threads_deleted << " expired threads, " << counts.events_deleted
+            << " stream events and " << counts.notifications_deleted
+            << " notification rows; pruned the checkpoints of " << counts.threads_pruned
+            << " threads\n";
   return 0;
 }
 
@@ -64,6 +67,9 @@ void add_prune_command(CLI::App& app) {
   command->add_option("--db", args->db, "Database the server uses: a SQLite file or postgres://...")->capture_default_str();
   command->add_option("--events", args->events,
                       "Delete the stream events of runs that ended longer ago than this (e.g. 7d)");
+  command->add_option("--webhooks", args->webhooks,
+                      "Delete the notification events and ended webhook deliveries older than "
+                      "this (e.g. 7d); pending deliveries stay");
   command->add_option("--checkpoints", args->checkpoints,
                       "latest: idle threads keep only their latest checkpoint")
       ->check(CLI::IsMember({"latest", "all"}));

@@ -210,7 +210,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
     }
   }
   p.retention = std::make_unique<Retention>(*p.store, *p.runs, options.checkpointer.get(),
-                                            options.retention);
+                                            options.retention, p.webhook_queue.get());
   p.api = std::make_unique<ApiContext>(
       ApiContext{*p.store, *p.runs, *p.streams, options.checkpointer, p.audit.get(),
                  options.auth.enabled(), p.notifications.get(), p.retention.get(),

@@ -15,8 +15,12 @@ constexpr std::size_t kExpiredPerSweep = 1000;
 }  // namespace
 
 Retention::Retention(ServerStore& store, RunManager& runs, Saver* checkpoints,
-                     RetentionOptions options)
-    : store_(store), runs_(runs), checkpoints_(checkpoints), options_(std::move(options)) {}
+                     RetentionOptions options, WebhookQueue* webhooks)
+    : store_(store),
+      runs_(runs),
+      checkpoints_(checkpoints),
+      options_(std::move(options)),
+      webhooks_(webhooks) {}
 
 Retention::~Retention() {
   stop();
@@ -58,6 +62,9 @@ RetentionCounts Retention::sweep(std::int64_t now) {
     counts.threads_deleted += prune({thread_id}, PruneStrategy::kDelete);
   }
   if (options_.events) counts.events_deleted = store_.prune_events(now - options_.events->count());
+  if (options_.webhooks && webhooks_ != nullptr) {
+    counts.notifications_deleted = webhooks_->prune(now - options_.webhooks->count());
+  }
   if (options_.latest_checkpoint_only && checkpoints_ != nullptr) {
     std::int64_t since = 0;
     {

@@ -28,14 +28,16 @@ RetentionOptions parse_retention_options(const Json& section) {
       options.latest_checkpoint_only = value == "latest";
       continue;
     }
-    if (key != "events" && key != "thread_ttl" && key != "interval") {
-      throw Error::InvalidArgument("retention: unknown key '" + key +
-                                   "' (expected events, checkpoints, thread_ttl, interval)");
+    if (key != "events" && key != "thread_ttl" && key != "webhooks" && key != "interval") {
+      throw Error::InvalidArgument(
+          "retention: unknown key '" + key +
+          "' (expected events, checkpoints, thread_ttl, webhooks, interval)");
     }
     if (!value.is_string()) throw Error::InvalidArgument(field + ": must be a duration string");
     const std::chrono::milliseconds duration = parse_duration(value.get<std::string>(), field);
     if (key == "events") options.events = duration;
     if (key == "thread_ttl") options.thread_ttl = duration;
+    if (key == "webhooks") options.webhooks = duration;
     if (key == "interval") options.interval = duration;
   }
   return options;

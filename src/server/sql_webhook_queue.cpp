@@ -16,7 +16,7 @@ using sql::Transaction;
 using sql::TransactionKind;
 
 // Each entry moves the schema one version up. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 2> kMigrations = {{
+constexpr std::array<sql::Migration, 3> kMigrations = {{
     // 1: events and their deliveries.
     {R"sql(
 CREATE TABLE server_webhook_events (
@@ -48,7 +48,19 @@ ALTER TABLE server_webhook_deliveries ADD COLUMN leased_until INTEGER NOT NULL D
 ALTER TABLE server_webhook_deliveries ADD COLUMN leased_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE server_webhook_deliveries ADD COLUMN leased_until BIGINT NOT NULL DEFAULT 0;
 )sql"},
+    // 3: retention reads events and deliveries by age.
+    {R"sql(
+CREATE INDEX server_webhook_events_by_time ON server_webhook_events(created_at);
+CREATE INDEX server_webhook_deliveries_by_time ON server_webhook_deliveries(created_at);
+)sql",
+     R"sql(
+CREATE INDEX server_webhook_events_by_time ON server_webhook_events(created_at);
+CREATE INDEX server_webhook_deliveries_by_time ON server_webhook_deliveries(created_at);
+)sql"},
 }};
+
+// Rows deleted per transaction by prune().
+constexpr std::int64_t kPruneBatch = 1000;
 
 constexpr sql::Schema kSchema{"webhooks", kMigrations};
 
@@ -181,6 +193,33 @@ void SqlWebhookQueue::attempt_failed(std::int64_t delivery_id, const std::string
   s->bind(1, to_string(give_up ? DeliveryStatus::kFailed : DeliveryStatus::kPending))
       .bind(2, give_up ? std::int64_t{0} : next_attempt_at);
   s->bind(3, error).bind(4, std::int64_t{status}).bind(5, delivery_id).bind(6, holder).run();
+}
+
+std::size_t SqlWebhookQueue::prune(std::int64_t before) {
+  // Oldest first, a batch at a time: each statement deletes what its subquery picked.
+  static constexpr const char* kEndedDeliveries =
+      "DELETE FROM server_webhook_deliveries WHERE delivery_id IN (SELECT delivery_id FROM "
+      "server_webhook_deliveries WHERE created_at < ?1 AND status <> 'pending' ORDER BY "
+      "created_at LIMIT ?2)";
+  static constexpr const char* kEventsLeftAlone =
+      "DELETE FROM server_webhook_events WHERE event_id IN (SELECT e.event_id FROM "
+      "server_webhook_events e WHERE e.created_at < ?1 AND NOT EXISTS (SELECT 1 FROM "
+      "server_webhook_deliveries d WHERE d.event_id = e.event_id) ORDER BY e.created_at "
+      "LIMIT ?2)";
+  std::size_t deleted = 0;
+  for (const char* text : {kEndedDeliveries, kEventsLeftAlone}) {
+    for (;;) {
+      std::lock_guard lock(mutex_);
+      Transaction transaction(*db_, TransactionKind::kWrite);
+      sql::Statement& s = statements_->get(text);
+      sql::StatementUse<sql::Statement> use(s);
+      const int rows = s.bind(1, before).bind(2, kPruneBatch).run();
+      transaction.commit();
+      deleted += static_cast<std::size_t>(rows);
+      if (rows < kPruneBatch) break;
+    }
+  }
+  return deleted;
 }
 
 std::vector<WebhookDelivery> SqlWebhookQueue::list(std::optional<DeliveryStatus> status,

@@ -37,6 +37,9 @@ class SqlWebhookQueue : public WebhookQueue {
                       int status, std::int64_t next_attempt_at, bool give_up) override;
   std::vector<WebhookDelivery> list(std::optional<DeliveryStatus> status,
                                     std::size_t limit) override;
+  // In batches of a transaction each, so that the writers sharing the connection wait for one
+  // batch at most.
+  std::size_t prune(std::int64_t before) override;
 
  private:
   sql::ConnectionLock mutex_;  // guards db_ and statements_

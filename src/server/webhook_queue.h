@@ -98,6 +98,11 @@ class WebhookQueue {
   // The newest deliveries first, only those in `status` when given.
   virtual std::vector<WebhookDelivery> list(std::optional<DeliveryStatus> status,
                                             std::size_t limit) = 0;
+  // Retention: deletes the deliveries that ended (delivered or failed) and were queued before
+  // `before`, then the events stored before it that no delivery is left of. A pending delivery
+  // and its event are kept. An event told again once deleted is new again (add() queues it):
+  // receivers dedupe by its id. Returns how many rows were deleted.
+  virtual std::size_t prune(std::int64_t before) = 0;
 };
 
 }  // namespace tollgate::server

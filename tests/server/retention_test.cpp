@@ -9,6 +9,7 @@
 
 #include "checkpoint/saver_test_util.h"
 #include "server/sql_store.h"
+#include "server/sql_webhook_queue.h"
 #include "server/thread_streams.h"
 #include "support/test_folder.h"
 #include "tollgate/error.h"
@@ -169,9 +170,28 @@ TEST_F(RetentionTest, PruneSkipsUnknownThreadsAndThreadsWithAnActiveRun) {
   EXPECT_TRUE(store_->get_thread("busy"));
 }
 
+TEST_F(RetentionTest, NotificationsOlderThanTheWebhooksWindowGoAndOnlyWithIt) {
+  SqliteWebhookQueue queue((folder_.path() / "r.db").string());
+  ASSERT_TRUE(queue.add(NotificationEvent{"old", "run.finished", 100, Json::object()}, {}));
+  ASSERT_TRUE(queue.add(NotificationEvent{"new", "run.finished", 5000, Json::object()}, {}));
+  RetentionOptions options;
+  options.events = std::chrono::milliseconds(1);
+  EXPECT_EQ(
+      Retention(*store_, *runs_, nullptr, options, &queue).sweep(kLater).notifications_deleted, 0u);
+  options.webhooks = std::chrono::milliseconds(1000);
+  EXPECT_EQ(Retention(*store_, *runs_, nullptr, options, &queue).sweep(6000).notifications_deleted,
+            1u);
+  EXPECT_TRUE(queue.add(NotificationEvent{"old", "run.finished", 100, Json::object()}, {}));
+  EXPECT_FALSE(queue.add(NotificationEvent{"new", "run.finished", 5000, Json::object()}, {}));
+}
+
 TEST(RetentionConfigTest, ParsesDurationsAndTheCheckpointChoice) {
-  RetentionOptions options = parse_retention_options(
-      {{"events", "7d"}, {"checkpoints", "latest"}, {"thread_ttl", "90m"}, {"interval", "30s"}});
+  RetentionOptions options = parse_retention_options({{"events", "7d"},
+                                                      {"checkpoints", "latest"},
+                                                      {"thread_ttl", "90m"},
+                                                      {"webhooks", "2d"},
+                                                      {"interval", "30s"}});
+  EXPECT_EQ(options.webhooks, std::chrono::hours(48));
   EXPECT_EQ(options.events, std::chrono::hours(24 * 7));
   EXPECT_TRUE(options.latest_checkpoint_only);
   EXPECT_EQ(options.thread_ttl, std::chrono::minutes(90));

@@ -156,6 +156,35 @@ TEST_F(SharedDatabaseTest, TwoSendersDeliverEachEventOnceAndInOrderToEachReceive
   EXPECT_EQ(steady.most_in_flight(), 1);
 }
 
+TEST_F(SharedDatabaseTest, PruningDeletesEndedDeliveriesAndLoneEventsButNoPendingDelivery) {
+  SqlWebhookQueue queue(db_.connect());
+  const auto event = [](const std::string& id, std::int64_t at) {
+    return NotificationEvent{id, "run.finished", at, Json{{"at", at}}};
+  };
+  ASSERT_TRUE(queue.add(event("delivered", 1000), {"http://a/"}));
+  ASSERT_TRUE(queue.add(event("pending", 1000), {"http://b/"}));
+  ASSERT_TRUE(queue.add(event("unsubscribed", 1000), {}));
+  ASSERT_TRUE(queue.add(event("recent", 5000), {"http://a/"}));
+  queue.delivered(queue.heads().at(0).delivery_id, 200, 1500);  // http://a/'s oldest
+  ASSERT_EQ(queue.list(DeliveryStatus::kDelivered, 10).at(0).event_id, "delivered");
+  for (const WebhookDelivery& head : queue.heads()) {
+    if (head.event_id == "recent") queue.delivered(head.delivery_id, 200, 6000);  // ended, newer
+  }
+  ASSERT_EQ(queue.list(DeliveryStatus::kDelivered, 10).size(), 2u);
+
+  // The delivered one and its event, and the event no receiver subscribed to.
+  EXPECT_EQ(queue.prune(2000), 3u);
+  std::vector<std::string> left;
+  for (const WebhookDelivery& d : queue.list(std::nullopt, 10)) left.push_back(d.event_id);
+  EXPECT_EQ(left, (std::vector<std::string>{"recent", "pending"}));
+  EXPECT_EQ(queue.heads().at(0).event_id, "pending");
+  // Told again, a deleted event is new; a kept one is not.
+  EXPECT_TRUE(queue.add(event("unsubscribed", 1000), {}));
+  EXPECT_FALSE(queue.add(event("pending", 1000), {"http://b/"}));
+  EXPECT_FALSE(queue.add(event("recent", 5000), {"http://a/"}));
+  EXPECT_EQ(queue.prune(2000), 1u);  // "unsubscribed" again
+}
+
 // ------------------------------------------------------------------ review deadlines
 
 ReviewRecord timed_review(const std::string& thread_id, std::int64_t expires_at) {

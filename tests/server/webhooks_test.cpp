@@ -262,6 +262,20 @@ TEST_F(WebhookQueueTest, PendingDeliveriesSurviveReopeningTheFile) {
   EXPECT_EQ(Json::parse(heads[0].body)["id"], "e1");
 }
 
+TEST_F(WebhookQueueTest, PruningDeletesMoreThanOneBatch) {
+  {
+    sql::SqliteConnection file(db_.string());
+    file.exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) "
+        "INSERT INTO server_webhook_events (event_id, type, body, created_at) "
+        "SELECT 'old-' || i, 'run.finished', '', i FROM n");
+  }
+  ASSERT_TRUE(queue_->add(NotificationEvent{"new", "run.finished", 9000, Json::object()}, {}));
+  EXPECT_EQ(queue_->prune(3000), 2500u);
+  EXPECT_FALSE(queue_->add(NotificationEvent{"new", "run.finished", 9000, Json::object()}, {}));
+  EXPECT_TRUE(queue_->add(NotificationEvent{"old-7", "run.finished", 7, Json::object()}, {}));
+}
+
 // ------------------------------------------------------------------ a server and a receiver
 
 using Receiver = testing::WebhookReceiver;
