@@ -26,6 +26,10 @@ constexpr int kWalAutoCheckpointFrames = 1000;
 // writes that never pause may not allow. This bounds the WAL (and the cost of every read's
 // lookups in it) whatever the load.
 constexpr int kWalInlineCheckpointFrames = kWalAutoCheckpointFrames * 3 / 2;
+// Frames the WAL grows by between two wakes of the checkpointer. A checkpoint first sorts
+// every frame of the WAL, however few it then copies; one per commit past the threshold cost
+// more than the copying.
+constexpr int kWalCheckpointStep = kWalAutoCheckpointFrames / 4;
 
 [[noreturn]] void sync_failed(const std::string& path, const char* what) {
   std::fprintf(stderr,
@@ -130,7 +134,10 @@ int ConnectionLock::count_commit(void* state_pointer, sqlite3* db, const char* s
       std::lock_guard running(state.checkpoint_running);
       sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
     }
-  } else if (frames >= kWalAutoCheckpointFrames) {
+  } else if (frames >= kWalAutoCheckpointFrames &&
+             (frames < state.frames_at_wake ||  // the WAL started again since
+              frames >= state.frames_at_wake + kWalCheckpointStep)) {
+    state.frames_at_wake = frames;
     bool wake = false;
     {
       std::lock_guard lock(state.checkpoint_mutex);

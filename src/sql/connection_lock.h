@@ -100,6 +100,9 @@ class ConnectionLock {
     std::condition_variable checkpoint_wanted_cv;
     bool checkpoint_wanted = false;
     bool stopping = false;
+    // The WAL's frames when the checkpointer was last woken; guarded by mutex (the WAL hook
+    // runs in a commit, under the lock).
+    int frames_at_wake = 0;
   };
   ConnectionLock(std::shared_ptr<State> state, SqliteSync level)
       : state_(std::move(state)), level_(level) {}
