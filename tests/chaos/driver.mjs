@@ -359,7 +359,8 @@ async function client(clientNo, stopAt) {
 // The invariants, checked with the server up and no client left.
 
 function sqlite(db, sql) {
-  return execFileSync("sqlite3", ["-cmd", ".timeout 5000", db, sql], { encoding: "utf8" }).trim();
+  // A busy run leaves tens of thousands of rows: past execFileSync's default 1 MB of output.
+  return execFileSync("sqlite3", ["-cmd", ".timeout 5000", db, sql], { encoding: "utf8", maxBuffer: 256 << 20 }).trim();
 }
 function rows(db, sql) {
   const out = sqlite(db, sql);
