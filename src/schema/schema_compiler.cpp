@@ -3,6 +3,7 @@
 // walk, such as definitions only used through a $ref).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 
@@ -148,7 +149,13 @@ class Compiler {
     }
     if (value.is_number_float()) {
       double d = value.get<double>();
-      if (d >= 0 && std::floor(d) == d) return static_cast<std::size_t>(d);
+      if (d >= 0 && std::floor(d) == d) {
+        // A count past what size_t holds (2.1e32) is one no string, array or object reaches:
+        // the largest count says the same, and converting it would be undefined.
+        constexpr double kPastSizeT = 18446744073709551616.0;  // 2^64
+        if (d >= kPastSizeT) return std::numeric_limits<std::size_t>::max();
+        return static_cast<std::size_t>(d);
+      }
     }
     fail(pointer, key, "must be a non-negative integer");
   }

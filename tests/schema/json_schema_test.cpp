@@ -230,6 +230,14 @@ TEST(JsonSchemaCompile, RefusesWrongKeywordTypes) {
   expect_refused({{"multipleOf", 0}}, "'multipleOf' must be greater than 0");
 }
 
+TEST(JsonSchemaCompile, ACountPastWhatSizeTHoldsIsTheLargestCount) {
+  // Whole numbers JSON allows that no string, array or object reaches.
+  const JsonSchema at_most = JsonSchema::compile(Json::parse(R"({"maxProperties": 2.1e32})"));
+  EXPECT_TRUE(at_most.is_valid(Json{{"foo", 1}}));
+  const JsonSchema at_least = JsonSchema::compile(Json::parse(R"({"minLength": 1e300})"));
+  EXPECT_FALSE(at_least.is_valid("abc"));
+}
+
 TEST(JsonSchemaCompile, RefusesADanglingRef) {
   expect_refused({{"$ref", "#/definitions/missing"}}, "'#/definitions/missing' points to nothing");
 }
