@@ -152,8 +152,8 @@ class Compiler {
       if (d >= 0 && std::floor(d) == d) {
         // A count past what size_t holds (2.1e32) is one no string, array or object reaches:
         // the largest count says the same, and converting it would be undefined.
-        constexpr double kPastSizeT = 18446744073709551616.0;  // 2^64
-        if (d >= kPastSizeT) return std::numeric_limits<std::size_t>::max();
+        constexpr std::size_t kLargest = std::numeric_limits<std::size_t>::max();
+        if (d >= static_cast<double>(kLargest)) return kLargest;  // the double rounds up past it
         return static_cast<std::size_t>(d);
       }
     }

@@ -4,9 +4,9 @@
 // thread pruning of POST /threads/prune and `tollgate prune`.
 //
 // Never deleted: the audit log and review records (other tables, never touched here), a
-// pending webhook delivery and its event, a
-// thread a run is pending or running on, a thread waiting for a review (by TTL), and any
-// checkpoint, value or write a kept checkpoint needs (Saver::prune keeps them).
+// pending webhook delivery and its event, a thread a run is pending or running on, a thread
+// waiting for a review (by TTL), and any checkpoint, value or write a kept checkpoint needs
+// (Saver::prune keeps them).
 #pragma once
 
 #include <condition_variable>
