@@ -2,6 +2,7 @@
 // then resolves local $refs by JSON pointer (compiling referenced parts not reached by the
 // walk, such as definitions only used through a $ref).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -364,8 +365,10 @@ class Compiler {
                                             [](char c) { return c >= '0' && c <= '9'; })) {
           return nullptr;
         }
-        std::size_t index = std::stoul(decoded);
-        if (index >= at->size()) return nullptr;
+        // An index past size_t (forty digits) points to nothing, as one past the array does.
+        std::size_t index = 0;
+        const auto parsed = std::from_chars(decoded.data(), decoded.data() + decoded.size(), index);
+        if (parsed.ec != std::errc() || index >= at->size()) return nullptr;
         at = &(*at)[index];
       } else {
         return nullptr;

@@ -242,6 +242,12 @@ TEST(JsonSchemaCompile, RefusesADanglingRef) {
   expect_refused({{"$ref", "#/definitions/missing"}}, "'#/definitions/missing' points to nothing");
 }
 
+TEST(JsonSchemaCompile, RefusesARefToAnArrayIndexPastSizeT) {
+  const std::string index(40, '1');
+  expect_refused({{"items", Json::array({{{"type", "integer"}}, {{"$ref", "#/items/" + index}}})}},
+                 "'#/items/" + index + "' points to nothing");
+}
+
 TEST(JsonSchemaCompile, RefusesARemoteRef) {
   expect_refused({{"$ref", "http://example.com/s.json"}}, "remote references are not supported");
 }
