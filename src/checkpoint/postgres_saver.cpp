@@ -30,6 +30,8 @@ struct PostgresSaver::Impl {
           select_latest(c, std::string("SELECT ") + kCheckpointColumns +
                                " FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 "
                                "ORDER BY checkpoint_id DESC LIMIT 1"),
+          select_latest_with_writes(c, with_writes("ORDER BY checkpoint_id DESC LIMIT 1")),
+          select_by_id_with_writes(c, with_writes("AND checkpoint_id = $3")),
           select_header(c,
                         "SELECT header FROM checkpoints WHERE thread_id = $1 AND "
                         "checkpoint_ns = $2 AND checkpoint_id = $3"),
@@ -62,7 +64,22 @@ struct PostgresSaver::Impl {
                        "channel, task_path, value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON "
                        "CONFLICT DO NOTHING") {}
 
-    PostgresStatement select_by_id, select_latest, select_header, insert_checkpoint, insert_value,
+    // The checkpoint of (thread_id $1, checkpoint_ns $2) that `which` selects, then its pending
+    // writes, in one statement (one snapshot, one round trip): the checkpoint's row first, its
+    // columns as kCheckpointColumns, then a row per write (task_id, channel, value in columns
+    // 7 to 9) in the order of select_writes.
+    static std::string with_writes(const std::string& which) {
+      return std::string("WITH c AS (SELECT ") + kCheckpointColumns +
+             " FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 " + which +
+             ") SELECT c.*, 0 AS part, NULL AS task_id, NULL AS channel, NULL AS value, 0 AS "
+             "idx FROM c UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, 1, w.task_id, "
+             "w.channel, w.value, w.idx FROM writes w JOIN c ON w.thread_id = c.thread_id AND "
+             "w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id "
+             "ORDER BY part, task_id, idx";
+    }
+
+    PostgresStatement select_by_id, select_latest, select_latest_with_writes,
+        select_by_id_with_writes, select_header, insert_checkpoint, insert_value,
         select_value_range, select_writes, upsert_write, insert_write;
   };
 
@@ -135,10 +152,29 @@ struct PostgresSaver::Impl {
 
 std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointConfig& config,
                                                               const GetOptions& options) {
+  const bool latest = config.checkpoint_id.empty();
+  if (!options.reuse_values_of.empty()) {
+    // The caller holds the values of the checkpoint it expects: the row and its writes in one
+    // statement, without a transaction, unless the checkpoint found is another one.
+    StatementUse query(latest ? statements->select_latest_with_writes
+                              : statements->select_by_id_with_writes);
+    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns);
+    if (!latest) query->bind(3, config.checkpoint_id);
+    if (!query->step()) return std::nullopt;
+    const CheckpointRow row = read_checkpoint_row(*query);
+    if (reuses_values(row, options)) {
+      DecodedValues decoded;  // stays empty: no value is read
+      CheckpointTuple tuple =
+          read_tuple_values(row, options, decoded, statements->select_value_range);
+      read_pending_writes(*query, 7, tuple);
+      return tuple;
+    }
+    // Its values are read in the transaction below, which reads the writes in the same
+    // snapshot.
+  }
   Transaction transaction(connection, TransactionKind::kRead);
   std::optional<CheckpointRow> row;
   {
-    const bool latest = config.checkpoint_id.empty();
     StatementUse query(latest ? statements->select_latest : statements->select_by_id);
     query->bind(1, config.thread_id).bind(2, config.checkpoint_ns);
     if (!latest) query->bind(3, config.checkpoint_id);

@@ -96,9 +96,8 @@ JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, con
       &decoded.rebuilt, memo_prefix);
 }
 
-CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
-                           DecodedValues& decoded, sql::Statement& select_value_range,
-                           sql::Statement& select_writes) {
+CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
+                                  DecodedValues& decoded, sql::Statement& select_value_range) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
   tuple.checkpoint.id = row.id;
@@ -111,7 +110,7 @@ CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
   }
   if (!row.parent_id.empty())
     tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
-  if (!options.reuse_values_of.empty() && options.reuse_values_of == row.id) {
+  if (reuses_values(row, options)) {
     tuple.values_reused = true;
   } else {
     for (const auto& [channel, ref] : refs) {
@@ -119,13 +118,25 @@ CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
           channel, load_row_value(row, channel, ref, decoded, select_value_range));
     }
   }
+  return tuple;
+}
+
+void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple) {
+  while (rows.step()) {
+    const auto value = rows.blob(first_column + 2);
+    tuple.pending_writes.push_back(PendingWrite{rows.text(first_column),
+                                                rows.text(first_column + 1),
+                                                decode_value(value.data(), value.size())});
+  }
+}
+
+CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
+                           DecodedValues& decoded, sql::Statement& select_value_range,
+                           sql::Statement& select_writes) {
+  CheckpointTuple tuple = read_tuple_values(row, options, decoded, select_value_range);
   sql::StatementUse writes(select_writes);
   writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
-  while (writes->step()) {
-    const auto value = writes->blob(2);
-    tuple.pending_writes.push_back(
-        PendingWrite{writes->text(0), writes->text(1), decode_value(value.data(), value.size())});
-  }
+  read_pending_writes(*writes, 0, tuple);
   return tuple;
 }
 

@@ -49,9 +49,23 @@ struct DecodedValues {
 JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
                        DecodedValues& decoded, sql::Statement& select_value_range);
 
-// The tuple of `row`: its channel values (unless options.reuse_values_of names it) through
-// load_row_value, its pending writes through `select_writes`, which takes (thread_id,
-// checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in order.
+// Whether the caller holds the values of `row` already (options.reuse_values_of names it):
+// then a read of the tuple reads no stored value.
+inline bool reuses_values(const CheckpointRow& row, const GetOptions& options) {
+  return !options.reuse_values_of.empty() && options.reuse_values_of == row.id;
+}
+
+// The tuple of `row` without its pending writes: its channel values (unless reuses_values)
+// through load_row_value.
+CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
+                                  DecodedValues& decoded, sql::Statement& select_value_range);
+// Appends the pending writes of the rows `rows` steps to (its columns first_column,
+// first_column + 1 and first_column + 2: task_id, channel, value), in their order, to `tuple`.
+void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple);
+
+// The tuple of `row`: read_tuple_values, then its pending writes through `select_writes`, which
+// takes (thread_id, checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in
+// order.
 CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
                            DecodedValues& decoded, sql::Statement& select_value_range,
                            sql::Statement& select_writes);

@@ -305,6 +305,34 @@ TEST_P(SaverConformanceTest, GetTupleLoadsValuesWhenTheHeldOnesAreStale) {
   EXPECT_EQ(*tuple->checkpoint.channel_values.at("counter"), 1);
 }
 
+TEST_P(SaverConformanceTest, GetTupleWithHeldValuesReadsTheRestAsAFullRead) {
+  auto configs = put_chain(*saver_, "t", "", 3);
+  saver_->put_writes(configs[2], {{"b", 2}, {"a", 1}}, "task-2");
+  saver_->put_writes(configs[2], {{"c", 3}}, "task-1");
+  saver_->put_writes(configs[1], {{"old", 0}}, "task-1");
+  for (const CheckpointConfig& asked : {CheckpointConfig{"t", "", ""}, configs[1]}) {
+    const std::string id =
+        asked.checkpoint_id.empty() ? configs[2].checkpoint_id : asked.checkpoint_id;
+    GetOptions options;
+    options.reuse_values_of = id;
+    auto held = saver_->get_tuple(asked, options);
+    auto full = saver_->get_tuple(asked);
+    ASSERT_TRUE(held && full) << id;
+    EXPECT_TRUE(held->values_reused);
+    EXPECT_EQ(held->pending_writes.size(), asked.checkpoint_id.empty() ? 3u : 1u) << id;
+    full->checkpoint.channel_values.clear();
+    EXPECT_TRUE(tuples_equal(*held, *full)) << id;
+  }
+}
+
+TEST_P(SaverConformanceTest, GetTupleWithHeldValuesOfAThreadWithoutCheckpointsIsEmpty) {
+  put_chain(*saver_, "t", "", 1);
+  GetOptions options;
+  options.reuse_values_of = "1ef00000-0000-6000-8000-000000000000";
+  EXPECT_FALSE(saver_->get_tuple({"other", "", ""}, options));
+  EXPECT_FALSE(saver_->get_tuple({"t", "", options.reuse_values_of}, options));
+}
+
 // ---- copy_thread ------------------------------------------------------------------------------
 
 TEST_P(SaverConformanceTest, CopyThreadCopiesEveryCheckpointNamespaceAndWrite) {
