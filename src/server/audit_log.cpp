@@ -2,11 +2,13 @@
 
 #include <array>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "core/sha256.h"
 #include "server/ids.h"
-#include "sql/migrations.h"
 #include "sql/connection_lock.h"
+#include "sql/migrations.h"
 #include "sql/statement_cache.h"
 #include "tollgate/error.h"
 
@@ -113,9 +115,12 @@ void serialise_writers(sql::StatementCache& statements) {
       ->step();
 }
 
-std::string last_hash_locked(sql::StatementCache& statements) {
-  auto s = statements.use("SELECT hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
-  return s->step() ? s->text(0) : std::string();
+// The id and hash of the log's last entry; 0 and "" when it has none.
+std::pair<std::int64_t, std::string> last_entry_locked(sql::StatementCache& statements) {
+  auto s =
+      statements.use("SELECT audit_id, hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
+  if (!s->step()) return {0, std::string()};
+  return {s->integer(0), s->text(1)};
 }
 
 }  // namespace
@@ -226,13 +231,10 @@ void AuditLog::chain_unchained() {
 }
 
 std::int64_t AuditLog::append_locked(AuditEntry entry) {
-  entry.prev_hash = last_hash_locked(*statements_);
+  auto [last_id, last_hash] = last_entry_locked(*statements_);
+  entry.prev_hash = std::move(last_hash);
+  entry.id = last_id + 1;
   if (entry.received_at == 0) entry.received_at = now_millis();
-  {
-    auto next = statements_->use("SELECT COALESCE(MAX(audit_id), 0) + 1 FROM server_audit_log");
-    next->step();
-    entry.id = next->integer(0);
-  }
   if (db_->dialect() == sql::Dialect::kSqlite) {
     // AUTOINCREMENT never reuses an id: the next id is past any deleted row too.
     auto seq = statements_->use("SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
