@@ -117,7 +117,14 @@ std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url
                                sql::channel_name("", "cancels"), sql::channel_name("", "feed")};
   store.set_channels(channels);
   sql::PostgresListenerOptions options;
-  options.on_notification = [&cluster, channels](const sql::Notification& n) {
+  options.on_notification = [&cluster, &store, channels](const sql::Notification& n) {
+    // Stream events this replica stored itself are in its streams already: reading them back
+    // would only cost queries. (Review feed events are not skipped: every replica, this one
+    // too, publishes them from the table, in the table's order.)
+    if (n.channel == channels.events && n.sender_pid != 0 &&
+        n.sender_pid == store.notifying_pid()) {
+      return;
+    }
     const char* topic = n.channel == channels.runs      ? "runs"
                         : n.channel == channels.events  ? "events"
                         : n.channel == channels.cancels ? "cancels"

@@ -281,8 +281,10 @@ void SqlStore::write_locked(const std::function<void()>& body) {
   try {
     write_events_locked(events);
     body();
+    send_notices_locked();
     transaction.commit();
   } catch (...) {
+    notices_.clear();
     put_back_events(std::move(events));
     throw;
   }
@@ -941,7 +943,6 @@ void SqlStore::queue_event(PendingEvent event) {
 
 std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64_t after_seq) {
   std::lock_guard lock(mutex_);
-  const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
   {
     Statement s(
@@ -950,7 +951,7 @@ std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64
     s.bind(1, run_id).bind(2, after_seq);
     while (s.step()) out.push_back(log_entry_of(s));
   }
-  if (!flushed) append_queued_locked(false, run_id, after_seq, out);
+  append_queued_locked(false, run_id, after_seq, out);
   return out;
 }
 
@@ -981,30 +982,26 @@ void in_seq_order(std::vector<LogEntry>& events) {
 std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
                                               std::int64_t after_seq) {
   std::lock_guard lock(mutex_);
-  const bool flushed = try_flush_events_locked();
   std::vector<LogEntry> out;
-  {
-    // Stored before the batches (schema 6), so before every batch of the thread.
-    Statement s(
-        prepared_locked("SELECT seq, event, data, event_id, channel, namespace FROM "
-                        "server_thread_events WHERE thread_id = ? AND seq > ? ORDER BY seq"));
-    s.bind(1, thread_id).bind(2, after_seq);
-    while (s.step()) {
-      LogEntry e = log_entry_of(s);
-      e.channel = s.text(4);
-      e.ns = s.json(5).get<std::vector<std::string>>();
-      out.push_back(std::move(e));
+  // One statement: rows stored one an event (before schema 6, so before every batch of the
+  // thread), then the batches.
+  Statement s(prepared_locked(
+      "SELECT 0 AS part, seq, event, data, event_id, channel, namespace, NULL AS events FROM "
+      "server_thread_events WHERE thread_id = ? AND seq > ? UNION ALL SELECT 1, last_seq, "
+      "NULL, NULL, NULL, NULL, NULL, events FROM server_thread_event_batches WHERE "
+      "thread_id = ? AND last_seq > ? ORDER BY part, seq"));
+  s.bind(1, thread_id).bind(2, after_seq).bind(3, thread_id).bind(4, after_seq);
+  while (s.step()) {
+    if (s.integer(0) == 1) {
+      read_event_batch(s.text(7), after_seq, "thread " + thread_id, out);
+      continue;
     }
+    LogEntry e = log_entry_of(s, 1);
+    e.channel = s.text(5);
+    e.ns = s.json(6).get<std::vector<std::string>>();
+    out.push_back(std::move(e));
   }
-  {
-    Statement s(
-        prepared_locked("SELECT events FROM server_thread_event_batches WHERE "
-                        "thread_id = ? AND last_seq > ? ORDER BY last_seq"));
-    s.bind(1, thread_id).bind(2, after_seq);
-    while (s.step()) read_event_batch(s.text(0), after_seq, "thread " + thread_id, out);
-  }
-  in_seq_order(out);
-  if (!flushed) append_queued_locked(true, thread_id, after_seq, out);
+  append_queued_locked(true, thread_id, after_seq, out);
   return out;
 }
 
@@ -1019,12 +1016,17 @@ bool SqlStore::try_flush_events_locked() {
 
 void SqlStore::append_queued_locked(bool of_thread, const std::string& owner_id,
                                     std::int64_t after_seq, std::vector<LogEntry>& out) const {
-  std::lock_guard lock(queue_mutex_);
-  for (const PendingEvent& pending : pending_events_) {
-    if (pending.of_thread == of_thread && pending.owner_id == owner_id &&
-        pending.entry.seq > after_seq)
-      out.push_back(pending.entry);
+  {
+    // The queue cannot be written meanwhile: a write takes it under mutex_, which the caller
+    // holds, so every event is either in the rows read or in the queue.
+    std::lock_guard lock(queue_mutex_);
+    for (const PendingEvent& pending : pending_events_) {
+      if (pending.of_thread == of_thread && !pending.held && pending.owner_id == owner_id &&
+          pending.entry.seq > after_seq)
+        out.push_back(pending.entry);
+    }
   }
+  in_seq_order(out);
 }
 
 void SqlStore::flush_events() {

@@ -7,13 +7,14 @@
 //
 // Stream events are written in groups: append_run_event/append_thread_event queue the row,
 // and the queue is committed in the same transaction as the store's next other write (a run
-// ends with end_run, so a finished or paused run's events are durable with its status), before
-// run_events/thread_events read, at kMaxPendingEvents rows, and on destruction. A run emits
-// dozens of events; one transaction each made them most of a HITL cycle's cost. What a crash
-// can lose is the events of runs still in flight, which restart recovery ends anyway. While
-// writes fail (a full disk) the queue is kept for the next write, and reads serve it after the
-// stored rows. The queue has a mutex of its own: a run appending its events never waits for
-// the connection, which other runs and requests may hold for a commit meanwhile.
+// ends with end_run, so a finished or paused run's events are durable with its status), at
+// kMaxPendingEvents rows, by flush_events, and on destruction. A run emits dozens of events; one
+// transaction each made them most of a HITL cycle's cost. What a crash can lose is the events
+// of runs still in flight, which restart recovery ends anyway. run_events/thread_events never
+// write: they serve the queued events after the stored rows (so a read does not store other
+// runs' events in small pieces), as they do while writes fail (a full disk) and the queue is
+// kept for the next write. The queue has a mutex of its own: a run appending its events never
+// waits for the connection, which other runs and requests may hold for a commit meanwhile.
 //
 // Assistants are read through a small cache (every run looks its assistant up several
 // times) when this store is the only writer of the database's assistants; when other
@@ -21,17 +22,19 @@
 // database, so a replica never serves an assistant another one changed or deleted.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/replica_store.h"
-#include "sql/connection_lock.h"
 #include "server/store.h"
+#include "sql/connection_lock.h"
 
 namespace tollgate::sql {
 class Connection;
@@ -139,6 +142,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void prune_feed(std::int64_t before) override;
   // Tells other replicas on these channels from now on (PostgreSQL only).
   void set_channels(StoreChannels channels);
+  // The server process of the session this store last sent notifications from (0 before
+  // any): a notification whose sender_pid is this one was told by this store itself.
+  int notifying_pid() const { return notifying_pid_.load(); }
 
   void append_run_event(const std::string& run_id, const LogEntry& entry) override;
   std::vector<LogEntry> run_events(const std::string& run_id,
@@ -180,8 +186,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   bool owned_locked(const RunRecord& run);
   void delete_thread_locked(const std::string& thread_id);
   // pg_notify(channel, payload) in the current transaction (nothing on SQLite or without a
-  // channel).
+  // channel): kept until send_notices_locked, which write_locked calls before its commit.
   void notify_locked(const std::string& channel, const std::string& payload);
+  // Sends the kept notices in one statement.
+  void send_notices_locked();
   // Writes each notice with the current write transaction (write_webhook_event); null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
@@ -215,7 +223,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void flush_events_locked();
   // Flushes the queue; false (the queue kept) when the write fails.
   bool try_flush_events_locked();
-  // Appends the queued events of one run or thread to `out` (a read while writes fail).
+  // Appends the queued events of one run or thread that are not held to `out` (rows read under
+  // the same hold of mutex_), then orders `out` by seq, the later of two with one seq kept.
   void append_queued_locked(bool of_thread, const std::string& owner_id, std::int64_t after_seq,
                             std::vector<LogEntry>& out) const;
 
@@ -224,6 +233,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Destroyed before the connection (declared after it).
   std::unique_ptr<sql::StatementCache> statements_;
   StoreChannels channels_;
+  // (channel, payload) told in the current write transaction, each once (guarded by mutex_).
+  std::vector<std::pair<std::string, std::string>> notices_;
+  std::atomic<int> notifying_pid_{0};
   // Taken after mutex_ when both are (never the other way round).
   mutable std::mutex queue_mutex_;
   std::vector<PendingEvent> pending_events_;         // guarded by queue_mutex_

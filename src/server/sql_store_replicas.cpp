@@ -2,12 +2,15 @@
 // PostgreSQL, rows that decide who runs what are locked (FOR UPDATE, SKIP LOCKED where a replica
 // should look elsewhere rather than wait); on SQLite the single writer already serialises every
 // write transaction.
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/sql_store.h"
 #include "server/sql_store_rows.h"
 #include "sql/connection.h"
+#include "sql/postgres_connection.h"
 #include "sql/statement_cache.h"
 #include "tollgate/clock.h"
 
@@ -326,7 +329,23 @@ void SqlStore::set_channels(StoreChannels channels) {
 
 void SqlStore::notify_locked(const std::string& channel, const std::string& payload) {
   if (channel.empty() || connection_->dialect() != sql::Dialect::kPostgres) return;
-  Statement(prepared_locked("SELECT pg_notify(?, ?)")).bind(1, channel).bind(2, payload).step();
+  const std::pair<std::string, std::string> notice{channel, payload};
+  if (std::find(notices_.begin(), notices_.end(), notice) == notices_.end()) {
+    notices_.push_back(notice);
+  }
+}
+
+void SqlStore::send_notices_locked() {
+  if (notices_.empty()) return;
+  Json pairs = Json::array();
+  for (const auto& [channel, payload] : notices_) pairs.push_back(Json::array({channel, payload}));
+  notices_.clear();
+  // One statement (one round trip) for every notice of the transaction.
+  Statement(prepared_locked(
+                "SELECT pg_notify(n->>0, n->>1) FROM jsonb_array_elements(CAST(? AS jsonb)) AS n"))
+      .bind(1, pairs.dump())
+      .run();
+  notifying_pid_ = static_cast<sql::PostgresConnection&>(*connection_).backend_pid();
 }
 
 }  // namespace tollgate::server

@@ -106,13 +106,14 @@ inline RunRecord read_run(const Statement& s) {
   return r;
 }
 
-// A stored stream event: seq, event, data, event_id (the first four columns of both event tables).
-inline LogEntry log_entry_of(const Statement& s) {
+// A stored stream event: seq, event, data, event_id (the first four columns of both event
+// tables), from column `first` on.
+inline LogEntry log_entry_of(const Statement& s, int first = 0) {
   LogEntry e;
-  e.seq = s.integer(0);
-  e.event = s.text(1);
-  e.data = s.text(2);
-  e.id = s.text(3);
+  e.seq = s.integer(first);
+  e.event = s.text(first + 1);
+  e.data = s.text(first + 2);
+  e.id = s.text(first + 3);
   return e;
 }
 

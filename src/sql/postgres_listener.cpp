@@ -212,7 +212,7 @@ void PostgresListener::drop_session(const std::string& why) {
 
 void PostgresListener::deliver_notifications() {
   while (PGnotify* notify = PQnotifies(session_)) {
-    const Notification notification{notify->relname, notify->extra};
+    const Notification notification{notify->relname, notify->extra, notify->be_pid};
     PQfreemem(notify);
     call_safely("on_notification", [&] { options_.on_notification(notification); });
   }

@@ -32,6 +32,9 @@ namespace tollgate::sql {
 struct Notification {
   std::string channel;
   std::string payload;
+  // The server process of the session that sent it (pg_backend_pid() there); a receiver
+  // compares it with its own sessions' to skip what it told itself.
+  int sender_pid = 0;
 };
 
 // The callbacks run on the listener thread, one at a time (on_problem also on the thread calling

@@ -27,6 +27,7 @@
 #include "server/store_backend.h"
 #include "server/webhook_receiver.h"
 #include "server/webhook_sender.h"
+#include "sql/postgres_listener.h"
 
 namespace tollgate::server {
 namespace {
@@ -96,6 +97,46 @@ TEST_F(SharedDatabaseTest, TwoAuditLogsAppendingAndSettlingAtOnceKeepOneChain) {
   const AuditVerification verified = first.verify();
   EXPECT_TRUE(verified.intact) << "entry " << verified.broken_id << ": " << verified.reason;
   EXPECT_EQ(verified.entries, std::size_t{2 * 2 * kThreadsPerLog * kDecisionsPerThread});
+}
+
+// ------------------------------------------------------------------ notifications
+
+TEST_F(SharedDatabaseTest, AStoresNotificationNamesTheSessionTheStoreSentItFrom) {
+  if (!tollgate::testing::StoreBackend::postgres()) GTEST_SKIP() << "notifications: PostgreSQL";
+  // Database-wide: a name of this test's own.
+  const std::string channel = sql::channel_name(db_.schema() + new_uuid7(), "events");
+  SqlStore store(db_.connect(), AssistantWriters::kSeveralProcesses);
+  StoreChannels channels;
+  channels.events = channel;
+  store.set_channels(channels);
+  std::mutex mutex;  // guards received
+  std::vector<sql::Notification> received;
+  sql::PostgresListener listener(db_.url(), {.on_notification = [&](const sql::Notification& n) {
+                                   std::lock_guard lock(mutex);
+                                   received.push_back(n);
+                                 }});
+  listener.listen(channel);
+  listener.start();
+  EXPECT_EQ(store.notifying_pid(), 0);
+
+  LogEntry e;
+  e.seq = 1;
+  e.event = "values";
+  e.data = "{}";
+  store.append_thread_event("t1", e);
+  store.append_run_event("r1", e);
+  store.flush_events();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mutex);
+    return received.size() >= 2;
+  }));
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(received.size(), 2u);  // one statement sent both
+  EXPECT_NE(store.notifying_pid(), 0);
+  EXPECT_NE(store.notifying_pid(), listener.backend_pid());
+  for (const sql::Notification& n : received) EXPECT_EQ(n.sender_pid, store.notifying_pid());
+  EXPECT_EQ(received[0].payload, "t:t1");
+  EXPECT_EQ(received[1].payload, "r:r1");
 }
 
 // ------------------------------------------------------------------ webhooks

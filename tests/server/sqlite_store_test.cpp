@@ -696,6 +696,48 @@ TEST_F(SqliteStoreTest, AThreadsEventsReadFromBatchesAfterTheRowsOfAnOlderSchema
   EXPECT_EQ(store_->thread_events("t1", 2).size(), 2u);
 }
 
+TEST_F(SqliteStoreTest, AReadServesQueuedEventsAfterTheStoredOnesWithoutWriting) {
+  store_->append_thread_event("t1", thread_event(1));
+  store_->append_run_event("r1", thread_event(1));
+  store_->flush_events();
+  store_->append_thread_event("t1", thread_event(2));
+  store_->append_thread_event("t2", thread_event(1));
+  store_->append_run_event("r1", thread_event(2));
+  const std::vector<LogEntry> thread = store_->thread_events("t1");
+  ASSERT_EQ(thread.size(), 2u);
+  EXPECT_EQ(thread[0].seq, 1);
+  EXPECT_EQ(thread[1].seq, 2);
+  EXPECT_EQ(store_->thread_events("t1", 1).size(), 1u);
+  EXPECT_EQ(store_->run_events("r1").size(), 2u);
+  EXPECT_EQ(store_->run_events("r1", 1).size(), 1u);
+  // Nothing of the queue was written by the reads (t2's events among them).
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
+  EXPECT_EQ(db_.rows("server_run_events"), 1);
+  store_->flush_events();
+  EXPECT_EQ(db_.rows("server_thread_event_batches"), 3);
+  EXPECT_EQ(store_->thread_events("t1").size(), 2u);
+}
+
+TEST_F(SqliteStoreTest, AQueuedEventWithTheSeqOfAStoredOneIsReadInstead) {
+  store_->append_thread_event("t1", thread_event(1));
+  store_->flush_events();
+  LogEntry again = thread_event(1);
+  again.data = R"({"again":true})";
+  store_->append_thread_event("t1", again);
+  const std::vector<LogEntry> read = store_->thread_events("t1");
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].data, again.data);
+}
+
+TEST_F(SqliteStoreTest, AHeldThreadsQueuedEventsAreNotReadUntilReleased) {
+  store_->append_thread_event("t1", thread_event(1));
+  store_->hold_thread_events("t1");
+  store_->append_thread_event("t1", thread_event(2));
+  EXPECT_EQ(store_->thread_events("t1").size(), 1u);
+  store_->release_thread_events("t1");
+  EXPECT_EQ(store_->thread_events("t1").size(), 2u);
+}
+
 TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
   store_->append_thread_event("t1", thread_event(1));
   store_->append_thread_event("t1", thread_event(2));

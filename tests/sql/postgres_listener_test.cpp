@@ -33,6 +33,7 @@ class Inbox {
   void received(const Notification& notification) {
     std::lock_guard lock(mutex_);
     payloads_.push_back(notification.payload);
+    senders_.push_back(notification.sender_pid);
     changed_.notify_all();
   }
   void reconnected() {
@@ -57,6 +58,10 @@ class Inbox {
     std::lock_guard lock(mutex_);
     return payloads_;
   }
+  std::vector<int> senders() {
+    std::lock_guard lock(mutex_);
+    return senders_;
+  }
   std::vector<std::string> problems() {
     std::lock_guard lock(mutex_);
     return problems_;
@@ -66,6 +71,7 @@ class Inbox {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::string> payloads_;
+  std::vector<int> senders_;
   std::vector<std::string> problems_;
   int reconnects_ = 0;
 };
@@ -130,6 +136,16 @@ TEST_F(PostgresListenerTest, NotificationsArriveInTheOrderSent) {
   }
   ASSERT_TRUE(inbox_.wait_for_payloads(sent.size()));
   EXPECT_EQ(inbox_.payloads(), sent);
+}
+
+TEST_F(PostgresListenerTest, ANotificationNamesTheServerProcessOfItsSender) {
+  start(options());
+  PostgresConnection other(test_postgres_url());
+  send("first");
+  notify(other, channel_, "second");
+  ASSERT_TRUE(inbox_.wait_for_payloads(2));
+  EXPECT_NE(sender_->backend_pid(), other.backend_pid());
+  EXPECT_EQ(inbox_.senders(), (std::vector<int>{sender_->backend_pid(), other.backend_pid()}));
 }
 
 TEST_F(PostgresListenerTest, NotificationInATransactionArrivesOnlyAfterTheCommit) {
