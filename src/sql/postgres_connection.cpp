@@ -19,6 +19,9 @@ constexpr Oid kInt8Oid = 20;
 constexpr Oid kInt2Oid = 21;
 constexpr Oid kInt4Oid = 23;
 
+constexpr const char* kBeginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+constexpr const char* kBeginWrite = "BEGIN";
+
 // SQLSTATEs after which the same call may succeed later: connection exceptions (class 08),
 // the server shutting down or starting (57P01-57P03), too many connections or no resources
 // (class 53), serialization failures and deadlocks (40001, 40P01).
@@ -127,16 +130,16 @@ void PostgresConnection::connect() {
 
 void PostgresConnection::after_connect() {
   ++generation_;
-  exec("SET client_min_messages = warning");
-  if (!options_.synchronous_commit) exec("SET synchronous_commit = off");
+  exec_now("SET client_min_messages = warning");
+  if (!options_.synchronous_commit) exec_now("SET synchronous_commit = off");
   if (!options_.schema.empty()) {
-    exec("SET search_path TO " + quote_identifier(options_.schema));
+    exec_now("SET search_path TO " + quote_identifier(options_.schema));
   }
 }
 
 void PostgresConnection::ensure_connected() {
   if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) return;
-  if (in_transaction_) {
+  if (in_transaction_ && pending_begin_ == nullptr) {
     throw Error::Unavailable("postgres: connection to " + where_ +
                              " lost during a transaction; it was rolled back");
   }
@@ -177,10 +180,29 @@ void PostgresConnection::fail(pg_result* result, std::string_view what) {
 
 void PostgresConnection::exec(std::string_view sql) {
   ensure_connected();
-  const std::string text(sql);
-  PGresult* result = PQexec(conn_, text.c_str());
+  PostgresStatement* begin = take_pending_begin();
+  if (begin == nullptr) {
+    exec_now(std::string(sql));
+    return;
+  }
+  // BEGIN and `sql` in one simple query: one round trip.
+  const std::string text =
+      std::string(begin == begin_read_.get() ? kBeginRead : kBeginWrite) + "; " + std::string(sql);
+  try {
+    exec_now(text);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnavailable || is_connected()) throw;
+    give_back_begin(begin);  // a connection broken while idle: nothing was done
+    ensure_connected();
+    take_pending_begin();
+    exec_now(text);
+  }
+}
+
+void PostgresConnection::exec_now(const std::string& sql) {
+  PGresult* result = PQexec(conn_, sql.c_str());
   const ExecStatusType status = PQresultStatus(result);
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result, text);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result, sql);
   PQclear(result);
 }
 
@@ -198,24 +220,31 @@ void PostgresConnection::begin(TransactionKind kind) {
       kind == TransactionKind::kRead ? begin_read_ : begin_write_;
   if (!slot) {
     slot = std::make_unique<PostgresStatement>(
-        *this, kind == TransactionKind::kRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                                              : "BEGIN");
+        *this, kind == TransactionKind::kRead ? kBeginRead : kBeginWrite);
   }
-  try {
-    StatementUse use(*slot);
-    use->run();
-  } catch (const Error& e) {
-    // A connection that broke while idle (a server restart, an idle timeout) did nothing
-    // yet: connect again and begin once more.
-    if (e.code() != ErrorCode::kUnavailable || PQstatus(conn_) == CONNECTION_OK) throw;
-    StatementUse use(*slot);
-    use->run();
-  }
+  pending_begin_ = slot.get();  // sent with the first statement
+  in_transaction_ = true;
+}
+
+PostgresStatement* PostgresConnection::take_pending_begin() {
+  PostgresStatement* begin = pending_begin_;
+  pending_begin_ = nullptr;
+  return begin;
+}
+
+void PostgresConnection::give_back_begin(PostgresStatement* begin) {
+  pending_begin_ = begin;
   in_transaction_ = true;
 }
 
 void PostgresConnection::commit() {
   assert(in_transaction_);
+  if (pending_begin_ != nullptr) {
+    // Nothing was sent: nothing to commit.
+    pending_begin_ = nullptr;
+    in_transaction_ = false;
+    return;
+  }
   if (!commit_) commit_ = std::make_unique<PostgresStatement>(*this, "COMMIT");
   try {
     StatementUse use(*commit_);
@@ -230,6 +259,7 @@ void PostgresConnection::commit() {
 void PostgresConnection::rollback() noexcept {
   if (!in_transaction_) return;
   in_transaction_ = false;
+  if (take_pending_begin() != nullptr) return;  // nothing was sent
   if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) return;
   PQclear(PQexec(conn_, "ROLLBACK"));
 }
@@ -331,6 +361,20 @@ void PostgresStatement::take_result(pg_result* result) {
 }
 
 void PostgresStatement::execute() {
+  connection_->ensure_connected();  // before the BEGIN is taken: may still reconnect
+  if (PostgresStatement* begin = connection_->take_pending_begin()) {
+    try {
+      execute_after(*begin);
+    } catch (const Error& e) {
+      // The transaction's first statement: nothing was done. A connection that broke while
+      // idle is re-established and both are sent once more.
+      if (e.code() != ErrorCode::kUnavailable || connection_->is_connected()) throw;
+      connection_->give_back_begin(begin);
+      connection_->ensure_connected();
+      execute_after(*connection_->take_pending_begin());
+    }
+    return;
+  }
   ensure_prepared();
   const Wire w = wire();
   PGresult* result =
@@ -343,6 +387,13 @@ void PostgresStatement::execute() {
   const ExecStatusType status = PQresultStatus(result);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) connection_->fail(result, sql_);
   take_result(result);
+}
+
+void PostgresStatement::execute_after(PostgresStatement& begin) {
+  PostgresPipeline pipeline(*connection_);
+  pipeline.add(begin);
+  pipeline.add(*this, /*keep_result=*/true);
+  pipeline.finish();
 }
 
 bool PostgresStatement::step() {
@@ -396,13 +447,18 @@ PostgresPipeline::PostgresPipeline(PostgresConnection& connection) : connection_
   connection_.ensure_connected();
   if (PQenterPipelineMode(connection_.handle()) != 1) connection_.fail(nullptr, "pipeline mode");
   active_ = true;
+  // A transaction begun but not sent yet: its BEGIN goes first.
+  if (PostgresStatement* begin = connection_.take_pending_begin()) {
+    add(*begin);
+    pending_.back().counted = false;
+  }
 }
 
 PostgresPipeline::~PostgresPipeline() {
   if (active_) discard();
 }
 
-void PostgresPipeline::add(PostgresStatement& statement) {
+void PostgresPipeline::add(PostgresStatement& statement, bool keep_result) {
   assert(active_);
   pg_conn* conn = connection_.handle();
   const PostgresStatement::Wire w = statement.wire();
@@ -412,8 +468,8 @@ void PostgresPipeline::add(PostgresStatement& statement) {
                           /*resultFormat=*/1) != 1) {
       connection_.fail(nullptr, statement.sql_);
     }
-    pending_.push_back({&statement, false});
-    statement.reset();
+    pending_.push_back({&statement, false, keep_result});
+    if (!keep_result) statement.reset();
     return;
   }
   if (!statement.prepared_ || statement.prepared_generation_ != connection_.generation()) {
@@ -429,8 +485,8 @@ void PostgresPipeline::add(PostgresStatement& statement) {
                           /*resultFormat=*/1) != 1) {
     connection_.fail(nullptr, statement.sql_);
   }
-  pending_.push_back({&statement, false});
-  statement.reset();
+  pending_.push_back({&statement, false, keep_result});
+  if (!keep_result) statement.reset();
 }
 
 std::vector<int> PostgresPipeline::finish() {
@@ -456,16 +512,21 @@ std::vector<int> PostgresPipeline::finish() {
       error_sql = pending.statement->sql_;
       if (pending.is_prepare) pending.statement->prepared_ = false;
     } else {
-      if (!pending.is_prepare && status == PGRES_COMMAND_OK) {
+      if (!pending.is_prepare && pending.counted && status == PGRES_COMMAND_OK) {
         const char* rows = PQcmdTuples(result);
         changed.push_back(rows != nullptr && *rows != '\0' ? std::atoi(rows) : 0);
-      } else if (!pending.is_prepare) {
+      } else if (!pending.is_prepare && pending.counted) {
         changed.push_back(0);
       }
       if (status == PGRES_PIPELINE_ABORTED && pending.is_prepare) {
         pending.statement->prepared_ = false;
       }
-      PQclear(result);
+      if (pending.keep_result && !pending.is_prepare &&
+          (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)) {
+        pending.statement->take_result(result);
+      } else {
+        PQclear(result);
+      }
     }
     while ((result = PQgetResult(conn)) != nullptr) PQclear(result);  // the end of this one
   }

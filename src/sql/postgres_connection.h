@@ -73,8 +73,10 @@ class PostgresConnection final : public Connection {
   // A statement parsed anew at each execution (PostgresStatement::kOnce), for SQL run once
   // or rarely; hot statements are PostgresStatements of kind kNamed, kept by their owner.
   std::unique_ptr<Statement> prepare(std::string_view sql) override;
-  // kRead: REPEATABLE READ, READ ONLY (one snapshot); kWrite: READ COMMITTED. A connection
-  // found broken before BEGIN is re-established and BEGIN tried once more.
+  // kRead: REPEATABLE READ, READ ONLY (one snapshot); kWrite: READ COMMITTED. BEGIN is not
+  // sent here but with the transaction's first statement, in one round trip (a pipeline); a
+  // connection found broken by that first send did nothing yet: it is re-established and both
+  // are sent once more. A transaction that ran no statement sends nothing at all.
   void begin(TransactionKind kind) override;
   void commit() override;
   void rollback() noexcept override;
@@ -90,9 +92,14 @@ class PostgresConnection final : public Connection {
 
   // For PostgresStatement and PostgresPipeline.
   pg_conn* handle() const { return conn_; }
-  // Re-establishes a broken connection (outside a transaction); throws Error(kUnavailable)
-  // when it stays broken.
+  // Re-establishes a broken connection (outside a transaction, or in one whose BEGIN is not
+  // sent yet); throws Error(kUnavailable) when it stays broken.
   void ensure_connected();
+  // The BEGIN statement of the transaction begun but not sent yet, which the caller sends now
+  // before its own statement; null when none. give_back_begin() makes it pending again (its
+  // send failed on a connection that broke while idle).
+  PostgresStatement* take_pending_begin();
+  void give_back_begin(PostgresStatement* begin);
   // Bumped on every reconnect: statements prepared under an older one are prepared again.
   std::uint64_t generation() const { return generation_; }
   std::string next_statement_name();
@@ -102,6 +109,8 @@ class PostgresConnection final : public Connection {
  private:
   void connect();
   void after_connect();
+  // Runs `sql` with the simple query protocol, as it is.
+  void exec_now(const std::string& sql);
 
   std::string url_;
   PostgresOptions options_;
@@ -111,6 +120,7 @@ class PostgresConnection final : public Connection {
   std::uint64_t statements_made_ = 0;
   bool in_transaction_ = false;
   std::unique_ptr<PostgresStatement> begin_read_, begin_write_, commit_;
+  PostgresStatement* pending_begin_ = nullptr;  // begin_read_ or begin_write_, not sent yet
 };
 
 class PostgresStatement final : public Statement {
@@ -160,6 +170,8 @@ class PostgresStatement final : public Statement {
   };
   Wire wire() const;
   void execute();
+  // Sends `begin` and this statement in one pipeline.
+  void execute_after(PostgresStatement& begin);
   void take_result(pg_result* result);
 
   PostgresConnection* connection_;
@@ -184,7 +196,9 @@ class PostgresPipeline {
   PostgresPipeline(const PostgresPipeline&) = delete;
   PostgresPipeline& operator=(const PostgresPipeline&) = delete;
 
-  void add(PostgresStatement& statement);
+  // keep_result: the statement keeps its parameters and, after finish(), its result rows
+  // (step() reads them).
+  void add(PostgresStatement& statement, bool keep_result = false);
   // The rows changed by each statement added, in order. Throws the first error.
   std::vector<int> finish();
 
@@ -192,6 +206,8 @@ class PostgresPipeline {
   struct Pending {
     PostgresStatement* statement;
     bool is_prepare;  // the result of preparing the statement, before its execution's
+    bool keep_result = false;
+    bool counted = true;  // false: the pending BEGIN sent ahead of the caller's statements
   };
   void discard();
 

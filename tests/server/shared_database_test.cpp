@@ -111,10 +111,12 @@ TEST_F(SharedDatabaseTest, AStoresNotificationNamesTheSessionTheStoreSentItFrom)
   store.set_channels(channels);
   std::mutex mutex;  // guards received
   std::vector<sql::Notification> received;
-  sql::PostgresListener listener(db_.url(), {.on_notification = [&](const sql::Notification& n) {
-                                   std::lock_guard lock(mutex);
-                                   received.push_back(n);
-                                 }});
+  sql::PostgresListenerOptions options;
+  options.on_notification = [&](const sql::Notification& n) {
+    std::lock_guard lock(mutex);
+    received.push_back(n);
+  };
+  sql::PostgresListener listener(db_.url(), std::move(options));
   listener.listen(channel);
   listener.start();
   EXPECT_EQ(store.notifying_pid(), 0);

@@ -181,6 +181,44 @@ TEST_F(PostgresConnectionTest, ConnectionTerminatedWhileIdleBeginsTheNextTransac
   EXPECT_EQ(count_items(*connection_), 1);
 }
 
+TEST_F(PostgresConnectionTest, ATransactionsFirstStatementRunsInsideIt) {
+  PostgresStatement insert(*connection_, "INSERT INTO items (id) VALUES ($1)");
+  {
+    Transaction transaction(*connection_, TransactionKind::kWrite);
+    EXPECT_EQ(insert.bind(1, std::int64_t{1}).run(), 1);  // sent with the BEGIN
+  }
+  EXPECT_EQ(count_items(*connection_), 0);
+  Transaction read(*connection_, TransactionKind::kRead);
+  PostgresStatement isolation(*connection_, "SHOW transaction_isolation");
+  ASSERT_TRUE(isolation.step());
+  EXPECT_EQ(isolation.text(0), "repeatable read");
+}
+
+TEST_F(PostgresConnectionTest, ConnectionTerminatedWhileIdleRunsTheFirstStatementWithItsValues) {
+  terminate_backend(*connection_);
+  PostgresStatement insert(*connection_, "INSERT INTO items (id, name) VALUES ($1, $2)");
+  Transaction transaction(*connection_, TransactionKind::kWrite);
+  EXPECT_EQ(insert.bind(1, std::int64_t{7}).bind(2, "seven").run(), 1);
+  transaction.commit();
+  PostgresStatement name(*connection_, "SELECT name FROM items WHERE id = 7");
+  ASSERT_TRUE(name.step());
+  EXPECT_EQ(name.text(0), "seven");
+}
+
+TEST_F(PostgresConnectionTest, ATransactionWithoutStatementsSendsNothing) {
+  const int pid = connection_->backend_pid();
+  terminate_backend(*connection_);
+  {
+    Transaction transaction(*connection_, TransactionKind::kWrite);
+    transaction.commit();  // nothing to send: the broken session is not even noticed
+  }
+  { Transaction rolled_back(*connection_, TransactionKind::kRead); }
+  EXPECT_EQ(connection_->backend_pid(), pid);
+  // Found gone by the first statement sent (outside a transaction: it fails, as ever).
+  EXPECT_EQ(code_of([&] { PostgresStatement(*connection_, "SELECT 1").step(); }),
+            ErrorCode::kUnavailable);
+}
+
 TEST_F(PostgresConnectionTest, ConnectionTerminatedInATransactionFailsItAndKeepsNothing) {
   {
     Transaction transaction(*connection_, TransactionKind::kWrite);
