@@ -155,6 +155,10 @@ struct StreamEvent {
   StreamMode mode;
   std::vector<std::string> ns;  // subgraph namespace ("node:task_id" segments); empty at root
   Json data;
+  // With RunConfig::state_by_reference, the state a `values` event shows (`data` is then
+  // null) or a `tasks` event's task input (`data` then has no "input"), valid during the
+  // callback only. Null otherwise: `data` holds all.
+  const State* state = nullptr;
 };
 // Called serially (never concurrently) from the running graph's threads.
 using StreamCallback = std::function<void(const StreamEvent&)>;
@@ -301,6 +305,10 @@ struct RunConfig {
   // metadata), for a consumer that only names the checkpoints, such as the Agent Server's v2
   // thread stream; a long thread's state is then not copied once more at every step.
   bool checkpoint_values = true;
+  // True: `values` events and the `tasks` events that start a task hand the state over in
+  // StreamEvent::state instead of a copy in `data`, for a consumer that writes the state out
+  // itself, such as the server; a long thread's state is then not copied twice a step.
+  bool state_by_reference = false;
   StreamCallback on_event;
   std::shared_ptr<std::atomic<bool>> cancel;  // set to true to stop the run between steps
 };

@@ -208,7 +208,12 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     }
     checkpointer_.save_step("loop");  // with the writes of the step's only task, if held
     if (context_.emitter->wants(StreamMode::kValues, context_.ns_segments)) {
-      context_.emitter->emit(StreamMode::kValues, context_.ns_segments, values_json());
+      if (context_.emitter->state_by_reference()) {
+        const State values = output_view();
+        context_.emitter->emit(StreamMode::kValues, context_.ns_segments, Json(), &values);
+      } else {
+        context_.emitter->emit(StreamMode::kValues, context_.ns_segments, values_json());
+      }
     }
     if (breakpoint_hit(config_.interrupt_after, graph_.interrupt_after)) {
       tasks_.clear();

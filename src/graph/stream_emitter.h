@@ -28,9 +28,13 @@ class StreamEmitter {
 
   // Whether `checkpoints` events carry the state (RunConfig::checkpoint_values).
   bool checkpoint_values() const { return config_.checkpoint_values; }
-  void emit(StreamMode mode, const std::vector<std::string>& ns, Json data) {
+  // Whether `values` and task-start `tasks` events hand the state over by reference
+  // (RunConfig::state_by_reference).
+  bool state_by_reference() const { return config_.state_by_reference; }
+  void emit(StreamMode mode, const std::vector<std::string>& ns, Json data,
+            const State* state = nullptr) {
     if (!wants(mode, ns)) return;
-    StreamEvent event{mode, ns, std::move(data)};
+    StreamEvent event{mode, ns, std::move(data), state};
     std::lock_guard lock(mutex_);
     config_.on_event(event);
   }

@@ -211,10 +211,9 @@ void PregelLoop::run_task(Task& task) {
     ensure_task_id(task);
     Json triggers = Json::array();
     for (int fired : task.fired) triggers.push_back(channels_.name(fired));
-    Json payload{{"id", task.id},
-                 {"name", node.name},
-                 {"input", task.input.to_json()},
-                 {"triggers", std::move(triggers)}};
+    Json payload{{"id", task.id}, {"name", node.name}, {"triggers", std::move(triggers)}};
+    const bool by_reference = context_.emitter->state_by_reference();
+    if (debug || !by_reference) payload["input"] = task.input.to_json();
     if (debug) {
       context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,
                              Json{{"type", "task"},
@@ -222,7 +221,13 @@ void PregelLoop::run_task(Task& task) {
                                   {"timestamp", utc_timestamp(context_.clock_or_system())},
                                   {"payload", payload}});
     }
-    context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
+    if (by_reference) {
+      payload.erase("input");
+      context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload),
+                             &task.input);
+    } else {
+      context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
+    }
   }
 
   const bool resuming = task.state() == TaskState::kResuming;

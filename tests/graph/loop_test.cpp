@@ -451,6 +451,55 @@ TEST(PregelLoopStreaming, TasksModeReportsStartAndResult) {
   EXPECT_EQ(recorder.of(StreamMode::kDebug).size(), 4u);
 }
 
+TEST(PregelLoopStreaming, StateByReferenceHandsTheStateOverInsteadOfACopy) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_edge(START, "a");
+  std::vector<Json> values;       // each values event's state, as to_json() reads it
+  std::vector<Json> task_inputs;  // each task start's input
+  std::vector<Json> datas;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kValues, StreamMode::kTasks};
+  config.state_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    if (e.mode == StreamMode::kValues) {
+      ASSERT_NE(e.state, nullptr);
+      values.push_back(e.state->to_json());
+      datas.push_back(e.data);
+    } else if (e.data.contains("triggers")) {  // a task's start
+      ASSERT_NE(e.state, nullptr);
+      task_inputs.push_back(e.state->to_json());
+      EXPECT_FALSE(e.data.contains("input"));
+    } else {
+      EXPECT_EQ(e.state, nullptr);  // a task's result carries no state
+    }
+  };
+  g.compile()->invoke(Json{{"x", 0}}, config);
+  ASSERT_EQ(values.size(), 2u);  // after __start__ and after a
+  EXPECT_EQ(values[1], (Json{{"x", 1}}));
+  EXPECT_TRUE(datas[1].is_null());
+  ASSERT_EQ(task_inputs.size(), 2u);
+  EXPECT_EQ(task_inputs[1], (Json{{"x", 0}}));  // what a read
+}
+
+TEST(PregelLoopStreaming, DebugTaskEventsKeepTheirInputWhenTheStateGoesByReference) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_edge(START, "a");
+  std::vector<Json> debug_inputs;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kTasks, StreamMode::kDebug};
+  config.state_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    if (e.mode == StreamMode::kDebug && e.data["type"] == "task") {
+      debug_inputs.push_back(e.data["payload"]["input"]);
+    }
+  };
+  g.compile()->invoke(Json{{"x", 0}}, config);
+  ASSERT_EQ(debug_inputs.size(), 2u);
+  EXPECT_EQ(debug_inputs[1], (Json{{"x", 0}}));
+}
+
 TEST(PregelLoopStreaming, NoModesMeansNoEvents) {
   StateGraph g;
   g.add_node("a", [](const State&, Runtime& rt) -> NodeResult {
