@@ -1,5 +1,6 @@
 #include "server/http_types.h"
 
+#include "server/wire_format.h"
 #include "tollgate/error.h"
 #include "tollgate/json_parse.h"
 
@@ -31,7 +32,7 @@ Json HttpRequest::json_body(const Json& empty_value) const {
 HttpResponse HttpResponse::json(const Json& value, int status) {
   HttpResponse response;
   response.status = status;
-  response.body = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  response.body = event_json(value);  // Json::dump(-1, ' ', false, replace), faster
   return response;
 }
 

@@ -146,6 +146,26 @@ void RunEvents::on_event(const StreamEvent& event) {
   const std::string suffix = root ? "" : "|" + join_ns(event.ns);
   switch (event.mode) {
     case StreamMode::kValues: {
+      if (event.state != nullptr) {
+        // The state by reference (RunConfig::state_by_reference): written out once, never
+        // copied; it has no "__interrupt__".
+        std::string values_json;
+        if (legacy_wants("values") && legacy_visible) {
+          values_json = state_json(*event.state);
+          legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json));
+        }
+        if (root && legacy_wants("messages")) {
+          const auto& values = event.state->values();
+          auto messages = values.find("messages");
+          legacy_complete(messages != values.end() && messages->second ? *messages->second
+                                                                       : null_json());
+        }
+        if (v2_enabled_) {
+          if (values_json.empty()) values_json = state_json(*event.state);
+          v2_json("values", event.ns, values_json);
+        }
+        break;
+      }
       // One serialisation for the legacy `values` mode and the v2 event when they read alike.
       const bool interrupted = has_interrupt_key(event.data);
       if (root && interrupted) root_interrupt_values_seen_ = true;
@@ -154,7 +174,11 @@ void RunEvents::on_event(const StreamEvent& event) {
         values_json = event_json(event.data);
         legacy_json("values" + suffix, interrupted ? std::move(values_json) : values_json);
       }
-      if (root && legacy_wants("messages")) legacy_complete(event.data);
+      if (root && legacy_wants("messages")) {
+        legacy_complete(event.data.is_object() && event.data.contains("messages")
+                            ? event.data["messages"]
+                            : null_json());
+      }
       if (v2_enabled_ && event.data.is_object() && (!interrupted || event.data.size() > 1)) {
         if (interrupted) {
           values_json = event_json_without(event.data, "__interrupt__");
@@ -217,7 +241,9 @@ void RunEvents::on_event(const StreamEvent& event) {
     case StreamMode::kTasks: {
       const bool legacy_tasks = legacy_wants("tasks") && legacy_visible;
       if (!legacy_tasks && !v2_enabled_) break;
-      std::string tasks_json = event_json(event.data);
+      std::string tasks_json = event.state != nullptr
+                                   ? event_json_with_state(event.data, "input", *event.state)
+                                   : event_json(event.data);
       if (legacy_tasks) legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json));
       v2_json("tasks", event.ns, tasks_json);
       break;
@@ -274,7 +300,7 @@ void RunEvents::legacy_partial(const std::string& suffix, const Json& chunk, con
   legacy("messages/partial" + suffix, Json::array({it->second}));
 }
 
-void RunEvents::legacy_complete(const Json& values) {
+void RunEvents::legacy_complete(const Json& messages) {
   if (!completed_seeded_) {
     // Messages the thread had before this run are not news.
     completed_seeded_ = true;
@@ -287,9 +313,9 @@ void RunEvents::legacy_complete(const Json& values) {
       }
     }
   }
-  if (!values.is_object() || !values.contains("messages") || !values["messages"].is_array()) return;
+  if (!messages.is_array()) return;
   Json fresh = Json::array();
-  for (const Json& m : values["messages"]) {
+  for (const Json& m : messages) {
     if (!m.is_object() || !m.contains("id") || !m["id"].is_string()) continue;
     const std::string id = m["id"].get<std::string>();
     if (!completed_messages_.insert(id).second) continue;

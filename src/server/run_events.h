@@ -45,7 +45,7 @@ class RunEvents {
   // Legacy `messages` mode: messages/metadata + cumulative messages/partial per streamed
   // message, messages/complete for each message new in the root values.
   void legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata);
-  void legacy_complete(const Json& values);
+  void legacy_complete(const Json& messages);  // the values' "messages"; null if none
   void v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
           const std::string& node = "");
   void v2_json(const std::string& method, const std::vector<std::string>& ns,

@@ -111,6 +111,7 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.stream_modes = events.graph_modes();
   config.stream_subgraphs = events.wants_subgraphs();
   config.checkpoint_values = events.wants_checkpoint_values();
+  config.state_by_reference = true;  // RunEvents writes the state out itself
   config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
   config.cancel = cancel;
   return config;

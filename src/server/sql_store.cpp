@@ -13,6 +13,7 @@
 #include "server/log.h"
 #include "server/sql_store_rows.h"
 #include "server/sql_webhook_queue.h"
+#include "server/wire_format.h"
 #include "sql/migrations.h"
 #include "sql/sqlite_connection.h"
 #include "sql/statement_cache.h"
@@ -608,7 +609,7 @@ bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutc
 SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
   auto text = [](const Json& value) -> std::optional<std::string> {
     if (value.is_null()) return std::nullopt;
-    return value.dump();
+    return event_json(value);  // text that is not UTF-8 (a tool's bytes) stored replaced
   };
   return {text(outcome.values), text(outcome.interrupts), text(outcome.error)};
 }

@@ -1,5 +1,10 @@
 #include "server/wire_format.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+
 #include "server/ids.h"
 #include "tollgate/messages.h"
 
@@ -166,119 +171,255 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
   return 0;
 }
 
-// Appends `value` as Json::dump(-1, ' ', false, replace) writes it, byte for byte: the same
-// escapes, members in the object's order, integers in decimal; floats, binary values and text
-// that is not well-formed UTF-8 (replaced by the serializer) are left to the serializer.
-void append_json(std::string& out, const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::null:
-      out += "null";
-      return;
-    case Json::value_t::boolean:
-      out += value.get<bool>() ? "true" : "false";
-      return;
-    case Json::value_t::number_integer:
-      out += std::to_string(value.get<std::int64_t>());
-      return;
-    case Json::value_t::number_unsigned:
-      out += std::to_string(value.get<std::uint64_t>());
-      return;
-    case Json::value_t::string:
-      append_json_string(out, value.get_ref<const std::string&>());
-      return;
-    case Json::value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const Json& item : value.get_ref<const Json::array_t&>()) {
-        if (!first) out += ',';
-        first = false;
-        append_json(out, item);
-      }
-      out += ']';
-      return;
-    }
-    case Json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-        if (!first) out += ',';
-        first = false;
-        append_json_string(out, key);
-        out += ':';
-        append_json(out, member);
-      }
-      out += '}';
-      return;
-    }
-    case Json::value_t::number_float:
-    case Json::value_t::binary:
-    case Json::value_t::discarded:
-      break;
+// Writes JSON text at the end of a string. The string's size runs ahead of the text as room
+// to write in (a check and a store per byte, where std::string's own appends are calls);
+// finish() cuts it back to the text.
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& out) : out_(out), length_(out.size()) {}
+  JsonOut(const JsonOut&) = delete;
+  JsonOut& operator=(const JsonOut&) = delete;
+  ~JsonOut() { finish(); }
+
+  void finish() { out_.resize(length_); }
+  std::size_t length() const { return length_; }
+  void cut(std::size_t length) { length_ = length; }
+
+  void put(char c) {
+    room(1);
+    out_[length_++] = c;
   }
-  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+  void put(const char* text, std::size_t size) {
+    room(size);
+    std::memcpy(out_.data() + length_, text, size);
+    length_ += size;
+  }
+  void put(std::string_view text) { put(text.data(), text.size()); }
+
+  // Appends `value` as Json::dump(-1, ' ', false, replace) writes it, byte for byte: the same
+  // escapes, members in the object's order, integers in decimal; floats, binary values and
+  // text that is not well-formed UTF-8 (replaced by the serializer) are left to the serializer.
+  void value(const Json& value) {
+    switch (value.type()) {
+      case Json::value_t::null:
+        put("null", 4);
+        return;
+      case Json::value_t::boolean:
+        if (value.get<bool>()) {
+          put("true", 4);
+        } else {
+          put("false", 5);
+        }
+        return;
+      case Json::value_t::number_integer:
+        number(value.get<std::int64_t>());
+        return;
+      case Json::value_t::number_unsigned:
+        number(value.get<std::uint64_t>());
+        return;
+      case Json::value_t::string:
+        string(value.get_ref<const std::string&>());
+        return;
+      case Json::value_t::array: {
+        put('[');
+        bool first = true;
+        for (const Json& item : value.get_ref<const Json::array_t&>()) {
+          if (!first) put(',');
+          first = false;
+          this->value(item);
+        }
+        put(']');
+        return;
+      }
+      case Json::value_t::object: {
+        put('{');
+        bool first = true;
+        for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+          if (!first) put(',');
+          first = false;
+          string(key);
+          put(':');
+          this->value(member);
+        }
+        put('}');
+        return;
+      }
+      case Json::value_t::number_float:
+      case Json::value_t::binary:
+      case Json::value_t::discarded:
+        break;
+    }
+    put(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+
+  // `state` as value(state.to_json()) writes it.
+  void state(const State& state) {
+    put('{');
+    bool first = true;
+    for (const auto& [key, member] : state.values()) {
+      if (!first) put(',');
+      first = false;
+      string(key);
+      put(':');
+      if (member) {
+        value(*member);
+      } else {
+        put("null", 4);
+      }
+    }
+    put('}');
+  }
+
+  // `text` as a JSON string, as value(Json(text)) writes it.
+  void string(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const std::size_t start = length_;
+    put('"');
+    std::size_t copied = 0;  // text before this index is written
+    std::size_t i = 0;
+    while (i < text.size()) {
+      // Eight bytes at a time (the last few padded with spaces): most text has nothing to
+      // escape.
+      std::uint64_t word = 0x2020202020202020ULL;
+      if (text.size() - i >= 8) {
+        std::memcpy(&word, text.data() + i, 8);
+      } else {
+        std::memcpy(&word, text.data() + i, text.size() - i);
+      }
+      if (plain_word(word)) {
+        i += 8;
+        continue;
+      }
+      const std::size_t stop = std::min(i + 8, text.size());
+      for (; i < stop; ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        if (byte >= 0x80) {
+          const std::size_t length = utf8_sequence(text, i);
+          if (length == 0) {
+            // The serializer's replacement of malformed bytes is its own: let it write it.
+            cut(start);
+            put(Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace));
+            return;
+          }
+          i += length - 1;  // may run past `stop`: the next word starts after the sequence
+          continue;
+        }
+        if (byte >= 0x20 && byte != '"' && byte != '\\') continue;
+        put(text.data() + copied, i - copied);
+        copied = i + 1;
+        // The serializer's two-letter escapes, then \u00XX for the other control bytes.
+        static constexpr std::string_view kEscaped = "\b\t\n\f\r\"\\";
+        static constexpr std::string_view kLetters = "btnfr\"\\";
+        if (const std::size_t at = kEscaped.find(static_cast<char>(byte));
+            at != std::string_view::npos) {
+          const char escape[] = {'\\', kLetters[at]};
+          put(escape, sizeof escape);
+        } else {
+          const char escape[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xF]};
+          put(escape, sizeof escape);
+        }
+      }
+    }
+    put(text.data() + copied, text.size() - copied);
+    put('"');
+  }
+
+ private:
+  // Whether none of the 8 bytes of `word` needs a second look in a JSON string: each is
+  // printable ASCII other than '"' and '\\'. (The classic zero-byte tests, exact for "any
+  // byte" when no byte has its high bit set, which the first term rules out.)
+  static bool plain_word(std::uint64_t word) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+    auto has_zero = [](std::uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+    const std::uint64_t below_space = (word - kOnes * 0x20) & ~word & kHighs;
+    return ((word & kHighs) | below_space | has_zero(word ^ (kOnes * '"')) |
+            has_zero(word ^ (kOnes * '\\'))) == 0;
+  }
+
+  template <typename Integer>
+  void number(Integer n) {
+    char digits[24];
+    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
+    put(digits, static_cast<std::size_t>(end - digits));
+  }
+
+  void room(std::size_t size) {
+    if (out_.size() - length_ < size) out_.resize(std::max(out_.size() * 2, length_ + size + 64));
+  }
+
+  std::string& out_;
+  std::size_t length_;
+};
 
 }  // namespace
 
 std::string event_json(const Json& value) {
   std::string out;
-  append_json(out, value);
+  JsonOut(out).value(value);
   return out;
 }
 
 std::string event_json_without(const Json& object, std::string_view skip) {
   if (!object.is_object()) return event_json(object);
-  std::string out = "{";
+  std::string out;
+  JsonOut json(out);
+  json.put('{');
+  bool first = true;
   for (const auto& [key, member] : object.get_ref<const Json::object_t&>()) {
     if (key == skip) continue;
-    if (out.size() > 1) out += ',';
-    append_json_string(out, key);
-    out += ':';
-    append_json(out, member);
+    if (!first) json.put(',');
+    first = false;
+    json.string(key);
+    json.put(':');
+    json.value(member);
   }
-  out += '}';
+  json.put('}');
+  json.finish();
+  return out;
+}
+
+std::string state_json(const State& state) {
+  std::string out;
+  JsonOut(out).state(state);
+  return out;
+}
+
+std::string event_json_with_state(const Json& object, std::string_view key, const State& state) {
+  if (!object.is_object()) return event_json(object);
+  std::string out;
+  JsonOut json(out);
+  json.put('{');
+  bool first = true;
+  bool placed = false;
+  auto member = [&](std::string_view name) {
+    if (!first) json.put(',');
+    first = false;
+    json.string(name);
+    json.put(':');
+  };
+  // Members in the object's order (by key), the state's among them.
+  for (const auto& [name, value] : object.get_ref<const Json::object_t&>()) {
+    if (name == key) continue;
+    if (!placed && std::string_view(name) > key) {
+      member(key);
+      json.state(state);
+      placed = true;
+    }
+    member(name);
+    json.value(value);
+  }
+  if (!placed) {
+    member(key);
+    json.state(state);
+  }
+  json.put('}');
+  json.finish();
   return out;
 }
 
 void append_json_string(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  const std::size_t start = out.size();
-  out.reserve(start + text.size() + 2);
-  out += '"';
-  std::size_t copied = 0;  // text before this index is in `out`
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x80) {
-      const std::size_t length = utf8_sequence(text, i);
-      if (length == 0) {
-        // The serializer's replacement of malformed bytes is its own: let it write the text.
-        out.resize(start);
-        out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
-        return;
-      }
-      i += length - 1;
-      continue;
-    }
-    if (byte >= 0x20 && byte != '"' && byte != '\\') continue;
-    out.append(text, copied, i - copied);
-    copied = i + 1;
-    out += '\\';
-    switch (byte) {
-      case '\b': out += 'b'; break;
-      case '\t': out += 't'; break;
-      case '\n': out += 'n'; break;
-      case '\f': out += 'f'; break;
-      case '\r': out += 'r'; break;
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      default:
-        out += "u00";
-        out += kHex[byte >> 4];
-        out += kHex[byte & 0xF];
-    }
-  }
-  out.append(text, copied, text.size() - copied);
-  out += '"';
+  JsonOut(out).string(text);
 }
 
 bool json_contains(const Json& object, const Json& subset) {

@@ -273,6 +273,17 @@ TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
   EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
+TEST_F(SqliteStoreTest, ThreadValuesWithBytesThatAreNotUtf8AreStoredReplaced) {
+  // A tool may hand back any bytes; the run still ends, its text stored as it is streamed.
+  store_->create_thread(thread("t1"));
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object()));
+  ThreadOutcome outcome;
+  outcome.status = ThreadStatus::kIdle;
+  outcome.values = Json{{"out", "ok \xFF\xFE end"}};
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome));
+  EXPECT_EQ(store_->get_thread("t1")->values["out"], "ok \xEF\xBF\xBD\xEF\xBF\xBD end");
+}
+
 TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
   store_->create_thread(thread("t1"));
   EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), {{"graph_id", "hitl"}}));

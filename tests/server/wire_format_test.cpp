@@ -97,6 +97,40 @@ TEST(WireFormatTest, JsonStringsAreWrittenAsTheSerializerWritesThem) {
   }
 }
 
+TEST(WireFormatTest, TextOfEveryLengthIsWrittenAsTheSerializerWritesIt) {
+  // Text is read eight bytes at a time: escapes, UTF-8 sequences and malformed bytes at every
+  // position of a word and across words, in text of 0 to 40 bytes, after other text.
+  const std::string pieces[] = {"a",
+                                "Z",
+                                " ",
+                                "~",
+                                "\"",
+                                "\\",
+                                "\n",
+                                "\x01",
+                                "\x1F",
+                                "\x7F",
+                                "\xC2\xB0",
+                                "\xE2\x82\xAC",
+                                "\xF0\x9F\x98\x80",
+                                "\xFF"};
+  std::uint32_t seed = 2024;
+  auto next = [&seed] { return seed = seed * 1103515245U + 12345U; };
+  for (int i = 0; i < 4000; ++i) {
+    std::string text;
+    const std::size_t length = next() % 41;
+    while (text.size() < length) {
+      // Mostly plain letters, as text is; malformed bytes seldom, so most texts are valid.
+      const std::uint32_t pick = (next() >> 8) % 100;
+      text += pick < 60 ? pieces[0] : pick < 99 ? pieces[1 + pick % 12] : pieces[13];
+    }
+    std::string out = "prefix,";
+    append_json_string(out, text);
+    EXPECT_EQ(out, "prefix," + Json(text).dump(-1, ' ', false, Json::error_handler_t::replace))
+        << Json(text).dump(-1, ' ', true, Json::error_handler_t::replace);
+  }
+}
+
 TEST(WireFormatTest, EventJsonWritesWhatTheSerializerWrites) {
   // Every kind of value, and strings of random bytes: escapes, UTF-8 of every length, malformed
   // sequences (surrogates, overlong forms, cut short) that the serializer replaces.
@@ -127,6 +161,30 @@ TEST(WireFormatTest, AnObjectWithoutOneMemberReadsAsItsDumpWithoutIt) {
   without.erase("__interrupt__");
   EXPECT_EQ(event_json_without(values, "__interrupt__"), event_json(without));
   EXPECT_EQ(event_json_without(Json::object(), "x"), "{}");
+}
+
+TEST(WireFormatTest, AStateIsWrittenAsItsJsonIsDumped) {
+  std::map<std::string, JsonPtr, std::less<>> values;
+  values["messages"] = std::make_shared<const Json>(
+      Json::array({Json{{"content", "caf\xC3\xA9 \"quoted\"\n"}, {"id", "m1"}}}));
+  values["count"] = std::make_shared<const Json>(3);
+  values["empty"] = nullptr;
+  const State state(values);
+  EXPECT_EQ(state_json(state), event_json(state.to_json()));
+  EXPECT_EQ(state_json(State()), "{}");
+}
+
+TEST(WireFormatTest, AnObjectWithAStateMemberReadsAsItsDumpWithTheStatesJson) {
+  std::map<std::string, JsonPtr, std::less<>> values;
+  values["x"] = std::make_shared<const Json>(Json::array({1, "two"}));
+  const State state(values);
+  for (const Json& object :
+       {Json{{"id", "t1"}, {"name", "a"}, {"triggers", Json::array({"b"})}}, Json{{"zeta", 1}},
+        Json{{"alpha", 1}}, Json::object(), Json{{"id", 1}, {"input", "replaced"}, {"name", 2}}}) {
+    Json with = object;
+    with["input"] = state.to_json();
+    EXPECT_EQ(event_json_with_state(object, "input", state), event_json(with)) << object.dump();
+  }
 }
 
 }  // namespace
