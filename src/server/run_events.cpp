@@ -139,8 +139,43 @@ void RunEvents::started() {
   v2("lifecycle", {}, Json{{"event", "running"}, {"graph_name", graph_id_}});
 }
 
+std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
+                                  std::vector<std::pair<JsonPtr, std::string>>* texts) const {
+  const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
+  std::string out = "{";
+  for (const auto& [key, value] : state.values()) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, key);
+    out += ':';
+    if (!value) {
+      out += "null";
+      continue;
+    }
+    const std::string* known = nullptr;
+    if (shown != nullptr) {
+      for (const auto& [held, text] : shown->texts) {
+        if (held == value) known = &text;
+      }
+    }
+    std::string text = known != nullptr ? *known : event_json(*value);
+    out += text;
+    if (texts != nullptr) texts->emplace_back(value, std::move(text));
+  }
+  out += '}';
+  return out;
+}
+
+std::string RunEvents::task_start_json(const StreamEvent& event) const {
+  if (event.state == nullptr) return event_json(event.data);
+  // The task's input written in its place among the members, as its copy would be.
+  return event_json_with_text(event.data, "input", state_text(event.ns, *event.state, nullptr));
+}
+
 void RunEvents::on_event(const StreamEvent& event) {
   graph_emitted_ = true;
+  // The shown values serve the values event and the task starts that follow, and are let go
+  // at any other event.
+  if (event.state == nullptr) shown_.reset();
   const bool root = event.ns.empty();
   const bool legacy_visible = root || request_.stream_subgraphs;
   const std::string suffix = root ? "" : "|" + join_ns(event.ns);
@@ -149,20 +184,21 @@ void RunEvents::on_event(const StreamEvent& event) {
       if (event.state != nullptr) {
         // The state by reference (RunConfig::state_by_reference): written out once, never
         // copied; it has no "__interrupt__".
-        std::string values_json;
-        if (legacy_wants("values") && legacy_visible) {
-          values_json = state_json(*event.state);
-          legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json));
+        const bool legacy_values = legacy_wants("values") && legacy_visible;
+        if (legacy_values || v2_enabled_) {
+          std::vector<std::pair<JsonPtr, std::string>> texts;
+          std::string values_json = state_text(event.ns, *event.state, &texts);
+          shown_ = ShownState{event.ns, std::move(texts)};
+          if (legacy_values) {
+            legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json));
+          }
+          if (v2_enabled_) v2_json("values", event.ns, values_json);
         }
         if (root && legacy_wants("messages")) {
           const auto& values = event.state->values();
           auto messages = values.find("messages");
           legacy_complete(messages != values.end() && messages->second ? *messages->second
                                                                        : null_json());
-        }
-        if (v2_enabled_) {
-          if (values_json.empty()) values_json = state_json(*event.state);
-          v2_json("values", event.ns, values_json);
         }
         break;
       }
@@ -241,9 +277,7 @@ void RunEvents::on_event(const StreamEvent& event) {
     case StreamMode::kTasks: {
       const bool legacy_tasks = legacy_wants("tasks") && legacy_visible;
       if (!legacy_tasks && !v2_enabled_) break;
-      std::string tasks_json = event.state != nullptr
-                                   ? event_json_with_state(event.data, "input", *event.state)
-                                   : event_json(event.data);
+      std::string tasks_json = task_start_json(event);
       if (legacy_tasks) legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json));
       v2_json("tasks", event.ns, tasks_json);
       break;

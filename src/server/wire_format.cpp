@@ -252,24 +252,6 @@ class JsonOut {
     put(value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
-  // `state` as value(state.to_json()) writes it.
-  void state(const State& state) {
-    put('{');
-    bool first = true;
-    for (const auto& [key, member] : state.values()) {
-      if (!first) put(',');
-      first = false;
-      string(key);
-      put(':');
-      if (member) {
-        value(*member);
-      } else {
-        put("null", 4);
-      }
-    }
-    put('}');
-  }
-
   // `text` as a JSON string, as value(Json(text)) writes it.
   void string(std::string_view text) {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -379,13 +361,7 @@ std::string event_json_without(const Json& object, std::string_view skip) {
   return out;
 }
 
-std::string state_json(const State& state) {
-  std::string out;
-  JsonOut(out).state(state);
-  return out;
-}
-
-std::string event_json_with_state(const Json& object, std::string_view key, const State& state) {
+std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value) {
   if (!object.is_object()) return event_json(object);
   std::string out;
   JsonOut json(out);
@@ -398,20 +374,20 @@ std::string event_json_with_state(const Json& object, std::string_view key, cons
     json.string(name);
     json.put(':');
   };
-  // Members in the object's order (by key), the state's among them.
-  for (const auto& [name, value] : object.get_ref<const Json::object_t&>()) {
+  // Members in the object's order (by key), the given one among them.
+  for (const auto& [name, member_value] : object.get_ref<const Json::object_t&>()) {
     if (name == key) continue;
     if (!placed && std::string_view(name) > key) {
       member(key);
-      json.state(state);
+      json.put(value);
       placed = true;
     }
     member(name);
-    json.value(value);
+    json.value(member_value);
   }
   if (!placed) {
     member(key);
-    json.state(state);
+    json.put(value);
   }
   json.put('}');
   json.finish();

@@ -37,10 +37,9 @@ Json normalize_input(const Json& input);
 std::string event_json(const Json& value);
 // event_json of `object` without its member `skip` (the object is not copied).
 std::string event_json_without(const Json& object, std::string_view skip);
-// event_json(state.to_json()), written from the state's values without copying them.
-std::string state_json(const State& state);
-// event_json of `object` with its member `key` set to `state` (written as state_json).
-std::string event_json_with_state(const Json& object, std::string_view key, const State& state);
+// event_json of `object` with its member `key` set to the JSON text `value` (such as a
+// state's), in its place among the members.
+std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value);
 // Appends `text` as a JSON string, the same bytes as event_json(Json(text)).
 void append_json_string(std::string& out, std::string_view text);
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "server/run_events.h"
 #include "server/run_manager.h"
 #include "server/sql_store.h"
 #include "server/wire_format.h"
@@ -118,6 +119,50 @@ TEST_F(ThreadStreamsTest, DataGivenAsJsonTextMakesTheSameEnvelope) {
   EXPECT_EQ(first, second);
   // Written in the serializer's member order, as a dump of the envelope would be.
   EXPECT_EQ(entries[1]->data, event_json(Json::parse(entries[1]->data)));
+}
+
+// The `tasks` events of a run's v2 stream, as their data reads.
+// Each is written in the serializer's member order, as a dump of the envelope would be.
+std::vector<Json> task_events(ThreadStreams& streams, const std::string& thread_id) {
+  std::vector<Json> out;
+  for (const auto& entry : streams.log(thread_id)->read(0, 100, nullptr)) {
+    if (entry->event != "tasks") continue;
+    EXPECT_EQ(entry->data, event_json(Json::parse(entry->data)));
+    out.push_back(Json::parse(entry->data)["params"]["data"]);
+  }
+  return out;
+}
+
+TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnotherAsItself) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  RunRecord record;
+  record.run_id = "r1";
+  record.thread_id = "t";
+  RunRequest request;
+  RunEvents events(store, streams, std::make_shared<EventLog>(), record, request, "g");
+  auto state_of = [](Json messages) {
+    std::map<std::string, JsonPtr, std::less<>> values;
+    values["messages"] = std::make_shared<const Json>(std::move(messages));
+    values["empty"] = nullptr;
+    values["note"] = std::make_shared<const Json>("caf\xC3\xA9 \"quoted\"\n");
+    return State(std::move(values));
+  };
+  const State shown = state_of(Json::array({"hello"}));
+  // Same key, another value: its own text, never the shown state's.
+  const State other = state_of(Json::array({"hello", "more"}));
+  const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
+  events.on_event(StreamEvent{StreamMode::kValues, {}, Json(), &shown});
+  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &shown});
+  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &other});
+  events.on_event(StreamEvent{StreamMode::kCustom, {}, Json("let go"), nullptr});
+  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &shown});
+  const std::vector<Json> tasks = task_events(streams, "t");
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0]["input"], shown.to_json());
+  EXPECT_EQ(tasks[0]["name"], "model");
+  EXPECT_EQ(tasks[1]["input"], other.to_json());
+  EXPECT_EQ(tasks[2]["input"], shown.to_json());
 }
 
 TEST_F(ThreadStreamsTest, IdleLogsAreDroppedAndRebuiltFromTheStore) {

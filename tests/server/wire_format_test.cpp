@@ -163,27 +163,15 @@ TEST(WireFormatTest, AnObjectWithoutOneMemberReadsAsItsDumpWithoutIt) {
   EXPECT_EQ(event_json_without(Json::object(), "x"), "{}");
 }
 
-TEST(WireFormatTest, AStateIsWrittenAsItsJsonIsDumped) {
-  std::map<std::string, JsonPtr, std::less<>> values;
-  values["messages"] = std::make_shared<const Json>(
-      Json::array({Json{{"content", "caf\xC3\xA9 \"quoted\"\n"}, {"id", "m1"}}}));
-  values["count"] = std::make_shared<const Json>(3);
-  values["empty"] = nullptr;
-  const State state(values);
-  EXPECT_EQ(state_json(state), event_json(state.to_json()));
-  EXPECT_EQ(state_json(State()), "{}");
-}
-
-TEST(WireFormatTest, AnObjectWithAStateMemberReadsAsItsDumpWithTheStatesJson) {
-  std::map<std::string, JsonPtr, std::less<>> values;
-  values["x"] = std::make_shared<const Json>(Json::array({1, "two"}));
-  const State state(values);
+TEST(WireFormatTest, AnObjectWithAMemberGivenAsTextReadsAsItsDumpWithIt) {
+  const Json input = Json::array({1, "two"});
   for (const Json& object :
        {Json{{"id", "t1"}, {"name", "a"}, {"triggers", Json::array({"b"})}}, Json{{"zeta", 1}},
         Json{{"alpha", 1}}, Json::object(), Json{{"id", 1}, {"input", "replaced"}, {"name", 2}}}) {
     Json with = object;
-    with["input"] = state.to_json();
-    EXPECT_EQ(event_json_with_state(object, "input", state), event_json(with)) << object.dump();
+    with["input"] = input;
+    EXPECT_EQ(event_json_with_text(object, "input", event_json(input)), event_json(with))
+        << object.dump();
   }
 }
 
