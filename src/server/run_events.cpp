@@ -142,7 +142,14 @@ void RunEvents::started() {
 std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
                                   std::vector<std::pair<JsonPtr, std::string>>* texts) const {
   const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
-  std::string out = "{";
+  std::string out;
+  if (shown != nullptr) {
+    // About the size of the shown state's text: written without growing, mostly.
+    std::size_t size = 256;
+    for (const auto& held : shown->texts) size += held.second.size() + 32;
+    out.reserve(size);
+  }
+  out += '{';
   for (const auto& [key, value] : state.values()) {
     if (out.size() > 1) out += ',';
     append_json_string(out, key);

@@ -343,6 +343,12 @@ void SqlStore::write_events_locked(const std::vector<PendingEvent>& events) {
 
 void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>& batch) {
   std::string text;
+  std::size_t size = 0;  // the frames' fields; their heads are a few dozen bytes each
+  for (const PendingEvent* pending : batch) {
+    const LogEntry& e = pending->entry;
+    size += e.event.size() + e.data.size() + e.id.size() + e.channel.size() + 64;
+  }
+  text.reserve(size);
   std::int64_t last_seq = 0;
   std::int64_t appended_at = 0;
   for (const PendingEvent* pending : batch) {

@@ -176,7 +176,7 @@ std::size_t utf8_sequence(std::string_view text, std::size_t at) {
 // finish() cuts it back to the text.
 class JsonOut {
  public:
-  explicit JsonOut(std::string& out) : out_(out), length_(out.size()) {}
+  explicit JsonOut(std::string& out) : out_(out), start_(out.size()), length_(out.size()) {}
   JsonOut(const JsonOut&) = delete;
   JsonOut& operator=(const JsonOut&) = delete;
   ~JsonOut() { finish(); }
@@ -326,12 +326,17 @@ class JsonOut {
     put(digits, static_cast<std::size_t>(end - digits));
   }
 
+  // Room for `size` more bytes, and as much again as this writer wrote (so a long text grows
+  // the string a logarithmic number of times, and a short one appended to a long string
+  // zero-fills little).
   void room(std::size_t size) {
-    if (out_.size() - length_ < size) out_.resize(std::max(out_.size() * 2, length_ + size + 64));
+    if (out_.size() - length_ >= size) return;
+    out_.resize(length_ + std::max(size + 64, length_ - start_));
   }
 
   std::string& out_;
-  std::size_t length_;
+  std::size_t start_;   // where this writer's text begins
+  std::size_t length_;  // where it ends so far
 };
 
 }  // namespace
