@@ -20,9 +20,13 @@ std::string format_sse(const LogEntry& entry) {
 }
 
 void EventLog::append(LogEntry entry) {
+  append(std::make_shared<const LogEntry>(std::move(entry)));
+}
+
+void EventLog::append(LogEntryPtr entry) {
   std::unique_lock lock(mutex_);
   if (closed_) return;
-  entries_.push_back(std::make_shared<const LogEntry>(std::move(entry)));
+  entries_.push_back(std::move(entry));
   wake_all(lock, /*closing=*/false);
 }
 

@@ -36,6 +36,7 @@ class EventLog {
  public:
   // Appends and wakes the subscribers. Ignored once closed.
   void append(LogEntry entry);
+  void append(LogEntryPtr entry);
   // No more events; readers finish once they have read everything.
   void close();
   bool closed() const;

@@ -118,8 +118,9 @@ void RunEvents::legacy_json(const std::string& name, std::string data_json) {
   entry.event = name;
   entry.data = std::move(data_json);
   if (!request_.temporary) entry.id = std::to_string(entry.seq);
-  store_.append_run_event(record_.run_id, entry);
-  log_->append(std::move(entry));
+  auto shared = std::make_shared<const LogEntry>(std::move(entry));
+  store_.append_run_event(record_.run_id, shared);
+  log_->append(std::move(shared));
 }
 
 void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
@@ -140,15 +141,10 @@ void RunEvents::started() {
 }
 
 std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
-                                  std::vector<std::pair<JsonPtr, std::string>>* texts) const {
+                                  std::vector<std::pair<JsonPtr, std::string>>* texts) {
   const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
   std::string out;
-  if (shown != nullptr) {
-    // About the size of the shown state's text: written without growing, mostly.
-    std::size_t size = 256;
-    for (const auto& held : shown->texts) size += held.second.size() + 32;
-    out.reserve(size);
-  }
+  out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
   out += '{';
   for (const auto& [key, value] : state.values()) {
     if (out.size() > 1) out += ',';
@@ -169,10 +165,11 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
     if (texts != nullptr) texts->emplace_back(value, std::move(text));
   }
   out += '}';
+  last_state_size_ = out.size();
   return out;
 }
 
-std::string RunEvents::task_start_json(const StreamEvent& event) const {
+std::string RunEvents::task_start_json(const StreamEvent& event) {
   if (event.state == nullptr) return event_json(event.data);
   // The task's input written in its place among the members, as its copy would be.
   return event_json_with_text(event.data, "input", state_text(event.ns, *event.state, nullptr));

@@ -96,8 +96,9 @@ class RunEvents {
   // its text; `texts` (if
   // given) gets each value's text.
   std::string state_text(const std::vector<std::string>& ns, const State& state,
-                         std::vector<std::pair<JsonPtr, std::string>>* texts) const;
-  std::string task_start_json(const StreamEvent& event) const;
+                         std::vector<std::pair<JsonPtr, std::string>>* texts);
+  std::string task_start_json(const StreamEvent& event);
+  std::size_t last_state_size_ = 0;  // of the last state_text
 };
 
 }  // namespace tollgate::server

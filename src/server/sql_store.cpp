@@ -345,15 +345,15 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
   std::string text;
   std::size_t size = 0;  // the frames' fields; their heads are a few dozen bytes each
   for (const PendingEvent* pending : batch) {
-    const LogEntry& e = pending->entry;
+    const LogEntry& e = *pending->entry;
     size += e.event.size() + e.data.size() + e.id.size() + e.channel.size() + 64;
   }
   text.reserve(size);
   std::int64_t last_seq = 0;
   std::int64_t appended_at = 0;
   for (const PendingEvent* pending : batch) {
-    append_event_frame(text, pending->entry);
-    last_seq = std::max(last_seq, pending->entry.seq);
+    append_event_frame(text, *pending->entry);
+    last_seq = std::max(last_seq, pending->entry->seq);
     appended_at = std::max(appended_at, pending->appended_at);
   }
   // Written again after a commit that may not have happened (PostgreSQL), the batch replaces
@@ -399,14 +399,14 @@ void SqlStore::insert_run_event_rows_locked(const std::vector<const PendingEvent
     std::set<std::pair<std::string_view, std::int64_t>> keys;
     std::size_t end = begin;
     while (end < rows.size() && end - begin < kEventRowsPerInsert &&
-           keys.emplace(rows[end]->owner_id, rows[end]->entry.seq).second) {
+           keys.emplace(rows[end]->owner_id, rows[end]->entry->seq).second) {
       ++end;
     }
     Statement s(prepared_locked(event_insert_sql(end - begin)));
     constexpr int kColumns = 5;
     for (std::size_t row = begin; row < end; ++row) {
       const PendingEvent& pending = *rows[row];
-      const LogEntry& e = pending.entry;
+      const LogEntry& e = *pending.entry;
       const int at = static_cast<int>(row - begin) * kColumns;
       s.bind(at + 1, pending.owner_id)
           .bind(at + 2, e.seq)
@@ -929,8 +929,8 @@ void SqlStore::delete_run_locked(const std::string& run_id) {
   if (thread_id) count_active_runs_locked(*thread_id);
 }
 
-void SqlStore::append_run_event(const std::string& run_id, const LogEntry& e) {
-  queue_event(PendingEvent{false, run_id, e, now_millis()});
+void SqlStore::append_run_event(const std::string& run_id, LogEntryPtr e) {
+  queue_event(PendingEvent{false, run_id, std::move(e), now_millis()});
 }
 
 void SqlStore::queue_event(PendingEvent event) {
@@ -962,8 +962,8 @@ std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64
   return out;
 }
 
-void SqlStore::append_thread_event(const std::string& thread_id, const LogEntry& e) {
-  queue_event(PendingEvent{true, thread_id, e, now_millis()});
+void SqlStore::append_thread_event(const std::string& thread_id, LogEntryPtr e) {
+  queue_event(PendingEvent{true, thread_id, std::move(e), now_millis()});
 }
 
 namespace {
@@ -1029,8 +1029,8 @@ void SqlStore::append_queued_locked(bool of_thread, const std::string& owner_id,
     std::lock_guard lock(queue_mutex_);
     for (const PendingEvent& pending : pending_events_) {
       if (pending.of_thread == of_thread && !pending.held && pending.owner_id == owner_id &&
-          pending.entry.seq > after_seq)
-        out.push_back(pending.entry);
+          pending.entry->seq > after_seq)
+        out.push_back(*pending.entry);
     }
   }
   in_seq_order(out);

@@ -146,10 +146,12 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // any): a notification whose sender_pid is this one was told by this store itself.
   int notifying_pid() const { return notifying_pid_.load(); }
 
-  void append_run_event(const std::string& run_id, const LogEntry& entry) override;
+  using ServerStore::append_run_event;
+  using ServerStore::append_thread_event;
+  void append_run_event(const std::string& run_id, LogEntryPtr entry) override;
   std::vector<LogEntry> run_events(const std::string& run_id,
                                    std::int64_t after_seq = -1) override;
-  void append_thread_event(const std::string& thread_id, const LogEntry& entry) override;
+  void append_thread_event(const std::string& thread_id, LogEntryPtr entry) override;
   void hold_thread_events(const std::string& thread_id) override;
   void release_thread_events(const std::string& thread_id) override;
   std::vector<LogEntry> thread_events(const std::string& thread_id,
@@ -159,7 +161,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   struct PendingEvent {
     bool of_thread;        // a thread's (batched: event_batch.h), else a run's
     std::string owner_id;  // thread id or run id
-    LogEntry entry;
+    LogEntryPtr entry;
     std::int64_t appended_at;  // milliseconds since the epoch (thread events keep it)
     bool held = false;         // a held thread's (hold_thread_events): not written yet
   };

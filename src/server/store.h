@@ -188,11 +188,18 @@ class ServerStore {
   // Stream events of a run (legacy SSE, replayed by join with Last-Event-ID) and of a
   // thread (v2 protocol), in append order. Appending never fails: an event that cannot be
   // written yet is kept for a later write, and reads include it.
-  virtual void append_run_event(const std::string& run_id, const LogEntry& entry) = 0;
+  // The entry is shared with the event logs that serve it (never copied).
+  virtual void append_run_event(const std::string& run_id, LogEntryPtr entry) = 0;
+  void append_run_event(const std::string& run_id, const LogEntry& entry) {
+    append_run_event(run_id, std::make_shared<const LogEntry>(entry));
+  }
   // The run's events with seq > after_seq (every event by default).
   virtual std::vector<LogEntry> run_events(const std::string& run_id,
                                            std::int64_t after_seq = -1) = 0;
-  virtual void append_thread_event(const std::string& thread_id, const LogEntry& entry) = 0;
+  virtual void append_thread_event(const std::string& thread_id, LogEntryPtr entry) = 0;
+  void append_thread_event(const std::string& thread_id, const LogEntry& entry) {
+    append_thread_event(thread_id, std::make_shared<const LogEntry>(entry));
+  }
   // Keeps the thread's events appended from now on from being written until
   // release_thread_events, or the end of a run of the thread (end_run writes them with it):
   // another replica reads a run's last events only once its end is stored. No-ops by default.

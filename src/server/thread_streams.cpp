@@ -51,7 +51,10 @@ std::string envelope_json(const std::string& event_id, std::int64_t seq, const s
                           const std::vector<std::string>& ns, std::string_view data_json,
                           const std::string& node) {
   std::string out;
-  out.reserve(data_json.size() + event_id.size() + method.size() + node.size() + 96);
+  // The data and the names, escaped, with the fixed text and the room a name's writer takes.
+  std::size_t size = data_json.size() + 2 * (event_id.size() + method.size() + node.size()) + 384;
+  for (const std::string& segment : ns) size += 2 * segment.size() + 4;
+  out.reserve(size);
   out += "{\"event_id\":";
   append_json_string(out, event_id);
   out += ",\"method\":";
@@ -111,11 +114,12 @@ std::int64_t ThreadStreams::append(const std::string& thread_id, const std::stri
                  ? "synth:" + run_id + ":" + std::to_string(seq)
                  : std::to_string(seq);
   entry.data = envelope_json(entry.id, seq, method, ns, data_json, node);
-  store_.append_thread_event(thread_id, entry);
+  auto shared = std::make_shared<const LogEntry>(std::move(entry));
+  store_.append_thread_event(thread_id, shared);
   if (stream.held) {
-    stream.held_back.push_back(std::move(entry));
+    stream.held_back.push_back(std::move(shared));
   } else {
-    stream.log->append(std::move(entry));
+    stream.log->append(std::move(shared));
   }
   return seq;
 }
@@ -143,7 +147,7 @@ void ThreadStreams::release(const std::string& thread_id) {
   auto it = streams_.find(thread_id);
   if (it == streams_.end()) return;
   it->second.held = false;
-  for (LogEntry& entry : it->second.held_back) it->second.log->append(std::move(entry));
+  for (LogEntryPtr& entry : it->second.held_back) it->second.log->append(std::move(entry));
   it->second.held_back.clear();
 }
 

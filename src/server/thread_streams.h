@@ -64,7 +64,7 @@ class ThreadStreams {
     std::shared_ptr<EventLog> log;
     std::int64_t last_seq = 0;
     bool held = false;
-    std::vector<LogEntry> held_back;  // emitted while held, in order
+    std::vector<LogEntryPtr> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
   std::int64_t append(const std::string& thread_id, const std::string& method,

@@ -124,13 +124,13 @@ class DiskFullStore : public ServerStore {
   void delete_run(const std::string& id) override {
     write([&] { store_.delete_run(id); });
   }
-  void append_run_event(const std::string& id, const LogEntry& e) override {
+  void append_run_event(const std::string& id, LogEntryPtr e) override {
     store_.append_run_event(id, e);  // queued; never fails
   }
   std::vector<LogEntry> run_events(const std::string& id, std::int64_t after) override {
     return store_.run_events(id, after);
   }
-  void append_thread_event(const std::string& id, const LogEntry& e) override {
+  void append_thread_event(const std::string& id, LogEntryPtr e) override {
     store_.append_thread_event(id, e);
   }
   std::vector<LogEntry> thread_events(const std::string& id, std::int64_t after) override {
