@@ -246,25 +246,26 @@ std::shared_ptr<EventLog> RunManager::events(const std::string& run_id) {
   return log;
 }
 
-std::optional<Json> RunManager::known_result(const std::string& run_id, bool& store_needed) {
+std::shared_ptr<const Json> RunManager::known_result(const std::string& run_id,
+                                                     bool& store_needed) {
   std::lock_guard lock(mutex_);
   store_needed = false;
-  if (active_.count(run_id)) return std::nullopt;
+  if (active_.count(run_id)) return nullptr;
   auto done = finished_.find(run_id);
   if (done != finished_.end()) return done->second.result;
   store_needed = true;
-  return std::nullopt;
+  return nullptr;
 }
 
-std::optional<Json> RunManager::result(const std::string& run_id) {
+std::shared_ptr<const Json> RunManager::result(const std::string& run_id) {
   bool store_needed = false;
-  std::optional<Json> known = known_result(run_id, store_needed);
+  std::shared_ptr<const Json> known = known_result(run_id, store_needed);
   if (!store_needed) return known;
   return stored_result(run_id);
 }
 
-std::optional<Json> RunManager::result_once_ended(const std::string& run_id,
-                                                  std::chrono::milliseconds patience) {
+std::shared_ptr<const Json> RunManager::result_once_ended(const std::string& run_id,
+                                                          std::chrono::milliseconds patience) {
   {
     std::unique_lock lock(mutex_);
     ended_.wait_for(lock, patience, [&] { return active_.count(run_id) == 0; });
@@ -276,15 +277,16 @@ std::optional<Json> RunManager::result_once_ended(const std::string& run_id,
   return stored_result(run_id);
 }
 
-std::optional<Json> RunManager::stored_result(const std::string& run_id) {
+std::shared_ptr<const Json> RunManager::stored_result(const std::string& run_id) {
   auto run = store_.get_run(run_id);
-  if (!run) return Json();
-  if (shared() && run_is_active(*run)) return std::nullopt;  // executing on another replica
+  if (!run) return std::make_shared<const Json>();
+  if (shared() && run_is_active(*run)) return nullptr;  // executing on another replica
   auto thread = store_.get_thread(run->thread_id);
   if (run->status == RunStatus::kError) {
     std::string message =
         thread && thread->error.is_string() ? thread->error.get<std::string>() : "The run failed.";
-    return Json{{"__error__", {{"error", "Error"}, {"message", message}}}};
+    return std::make_shared<const Json>(
+        Json{{"__error__", {{"error", "Error"}, {"message", message}}}});
   }
   Json values = thread && thread->values.is_object() ? thread->values : Json::object();
   if (thread && thread->status == ThreadStatus::kInterrupted && thread->interrupts.is_object()) {
@@ -294,7 +296,7 @@ std::optional<Json> RunManager::stored_result(const std::string& run_id) {
     }
     values["__interrupt__"] = all;
   }
-  return values;
+  return std::make_shared<const Json>(std::move(values));
 }
 
 bool RunManager::cancel(const std::string& run_id, bool rollback) {
@@ -373,7 +375,8 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
   run->log->close();
   active_.erase(run->record.run_id);
   if (!finished_.count(run->record.run_id)) finished_order_.push_back(run->record.run_id);
-  finished_[run->record.run_id] = Finished{run->log, std::move(result)};
+  finished_[run->record.run_id] =
+      Finished{run->log, std::make_shared<const Json>(std::move(result))};
   while (finished_order_.size() > kFinishedRunsKept) {
     finished_.erase(finished_order_.front());
     finished_order_.pop_front();

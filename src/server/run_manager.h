@@ -88,18 +88,19 @@ class RunManager {
   // older ones; nullptr for an unknown run.
   std::shared_ptr<EventLog> events(const std::string& run_id);
   // The body /runs/wait and /join answer with once the run ended: the last values (plus
-  // "__interrupt__" when paused) or {"__error__": {...}}. nullopt while the run is active.
-  std::optional<Json> result(const std::string& run_id);
+  // "__interrupt__" when paused) or {"__error__": {...}}; null while the run is active. Shared,
+  // never copied: a long thread's state is large.
+  std::shared_ptr<const Json> result(const std::string& run_id);
   // What result() answers without reading the store (for an HTTP I/O thread): the result of a
-  // run that ended here lately, or nullopt while it runs here; nullopt with `store_needed`
-  // set when only the store can tell.
-  std::optional<Json> known_result(const std::string& run_id, bool& store_needed);
+  // run that ended here lately, or null while it runs here; null with `store_needed` set when
+  // only the store can tell.
+  std::shared_ptr<const Json> known_result(const std::string& run_id, bool& store_needed);
   // result() of a run whose end is stored while it may still be finishing here (a client
   // followed it as a mirror, then this replica took it over): waits until it has left the
   // active runs, at most `patience`, then answers as result() would, from the store if it
   // is still active here by then.
-  std::optional<Json> result_once_ended(const std::string& run_id,
-                                        std::chrono::milliseconds patience);
+  std::shared_ptr<const Json> result_once_ended(const std::string& run_id,
+                                                std::chrono::milliseconds patience);
 
   // Cancels a pending or running run; rollback also deletes it (and its progress). Returns
   // false if the run is not active.
@@ -229,7 +230,7 @@ class RunManager {
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
   // result() as the store tells it (a run this replica does not hold in memory).
-  std::optional<Json> stored_result(const std::string& run_id);
+  std::shared_ptr<const Json> stored_result(const std::string& run_id);
   bool thread_active_locked(const std::string& thread_id) const;
   bool any_run_of_locked(const std::string& thread_id) const;
   // The graph a run executes: its assistant's, else the one its metadata names.
@@ -359,7 +360,7 @@ class RunManager {
   std::set<std::string> running_threads_;
   struct Finished {
     std::shared_ptr<EventLog> log;
-    Json result;
+    std::shared_ptr<const Json> result;
   };
   std::map<std::string, Finished> finished_;
   std::deque<std::string> finished_order_;
