@@ -267,7 +267,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         refused = true;
         // A refused expiry is not tried again: its review waits for a person.
         reopen_reviews(record.run_id, request.decided_by.id == kTimeoutIdentity);
-        store_end(record, !request.command || request.continues_cut_off_step, nullptr);
+        store_end(record, !request.command || request.continues_cut_off_step, std::nullopt);
         {
           // The client may start the next run as soon as it has the 409/422: this one must no
           // longer hold the thread by then (the next run would be refused as busy).
@@ -335,10 +335,10 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       }
     }
     // Storage failed before the graph took the run's decision: its review is open again.
-    const bool stored = store_end(record, !rolled_back, outcome ? &*outcome : nullptr,
-                                  storage_failed && !changed && carries_decision(request),
-                                  {decision_notices(record, request),
-                                   run_end_notice(record, outcome, failure)});
+    EndNotices notices{decision_notices(record, request), run_end_notice(record, outcome, failure)};
+    const bool stored =
+        store_end(record, !rolled_back, std::move(outcome),
+                  storage_failed && !changed && carries_decision(request), std::move(notices));
     if (!stored) {
       const std::string message =
           "The run's end could not be stored; it is written again once storage is back.";

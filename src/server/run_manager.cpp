@@ -366,7 +366,7 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
   // It never ran: its thread stays as it was.
   run->record.status = RunStatus::kInterrupted;
   run->record.updated_at = now_millis(*clock_);
-  store_end(run->record, !rollback, nullptr);
+  store_end(run->record, !rollback, std::nullopt);
   finish_locked(run, Json::object());
   return true;
 }
@@ -384,12 +384,11 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
   ended_.notify_all();
 }
 
-bool RunManager::store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* given,
-                           bool reopen, EndNotices notices) {
+bool RunManager::store_end(const RunRecord& record, bool keep_run,
+                           std::optional<ThreadOutcome> annotated, bool reopen,
+                           EndNotices notices) {
   // The review records come first, so that the thread record shows when each review began.
-  std::optional<ThreadOutcome> annotated;
-  if (given != nullptr) {
-    annotated = *given;
+  if (annotated) {
     reopen = reopen || claims_still_pending(record.run_id, record.thread_id, *annotated);
     record_reviews(record.thread_id, *annotated);
   }

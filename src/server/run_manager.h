@@ -242,7 +242,8 @@ class RunManager {
   // The run's notifications are stored with its end and told once it is stored, in this order:
   // the decisions it applied, the reviews its pause asks for (from `thread`), its own end; so a
   // receiver hears review.decided before the review.requested of the pause that follows.
-  bool store_end(const RunRecord& record, bool keep_run, const ThreadOutcome* thread,
+  // `thread` is taken (a long thread's values are large): none when the thread is not written.
+  bool store_end(const RunRecord& record, bool keep_run, std::optional<ThreadOutcome> thread,
                  bool reopen_reviews = false, EndNotices notices = {});
   void retry_unsettled(std::unique_lock<std::mutex>& lock);
   // Start-up recovery (run_recovery.cpp).

@@ -144,7 +144,7 @@ void RunManager::carry_out(CutOffRun& cut) {
       case CutOffRun::kFail:
         cut.record.status = RunStatus::kError;
         cut.record.updated_at = now_millis(*clock_);
-        store_end(cut.record, true, &cut.outcome);
+        store_end(cut.record, true, std::move(cut.outcome));
         return;
     }
   } catch (const std::exception& e) {
