@@ -185,11 +185,11 @@ class JsonOut {
   std::size_t length() const { return length_; }
   void cut(std::size_t length) { length_ = length; }
 
-  void put(char c) {
+  [[gnu::always_inline]] void put(char c) {
     room(1);
     out_[length_++] = c;
   }
-  void put(const char* text, std::size_t size) {
+  [[gnu::always_inline]] void put(const char* text, std::size_t size) {
     room(size);
     std::memcpy(out_.data() + length_, text, size);
     length_ += size;
@@ -329,8 +329,10 @@ class JsonOut {
   // Room for `size` more bytes, and as much again as this writer wrote (so a long text grows
   // the string a logarithmic number of times, and a short one appended to a long string
   // zero-fills little).
-  void room(std::size_t size) {
-    if (out_.size() - length_ >= size) return;
+  [[gnu::always_inline]] void room(std::size_t size) {
+    if (out_.size() - length_ < size) grow(size);
+  }
+  [[gnu::noinline]] void grow(std::size_t size) {
     out_.resize(length_ + std::max(size + 64, length_ - start_));
   }
 
