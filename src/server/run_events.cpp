@@ -160,7 +160,15 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
         if (held == value) known = &text;
       }
     }
-    std::string text = known != nullptr ? *known : event_json(*value);
+    if (known != nullptr) {
+      out += *known;
+      if (texts != nullptr) texts->emplace_back(value, *known);
+      continue;
+    }
+    // Written about the size it was last time (a channel's value grows a little a step).
+    std::size_t& size = value_sizes_[key];
+    std::string text = event_json(*value, size);
+    size = text.size();
     out += text;
     if (texts != nullptr) texts->emplace_back(value, std::move(text));
   }

@@ -99,6 +99,7 @@ class RunEvents {
                          std::vector<std::pair<JsonPtr, std::string>>* texts);
   std::string task_start_json(const StreamEvent& event);
   std::size_t last_state_size_ = 0;  // of the last state_text
+  std::map<std::string, std::size_t, std::less<>> value_sizes_;  // each channel's last text
 };
 
 }  // namespace tollgate::server

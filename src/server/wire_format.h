@@ -34,7 +34,9 @@ Json normalize_input(const Json& input);
 
 // The JSON text of a stream event's data, as every stored and streamed event is written:
 // compact, UTF-8, invalid bytes replaced (Json::dump(-1, ' ', false, replace)).
-std::string event_json(const Json& value);
+// `expected_size`: room reserved first (the size of a like value's text), so that a large
+// text is written without growing the string as it goes.
+std::string event_json(const Json& value, std::size_t expected_size = 0);
 // event_json of `object` without its member `skip` (the object is not copied).
 std::string event_json_without(const Json& object, std::string_view skip);
 // event_json of `object` with its member `key` set to the JSON text `value` (such as a
