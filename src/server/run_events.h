@@ -82,19 +82,18 @@ class RunEvents {
   };
   std::map<std::string, OpenMessage> open_messages_;
 
-  // The values the last `values` event showed, each with its text, held until an event other
-  // than a task's start: the tasks of the next step start on those values (their inputs are
-  // the state, with a few private channels more), and a value held here is written from its
-  // text. While a value is held, the graph cannot change it in place (a channel changes in
-  // place only a value nobody else holds), so the same value means the same text.
+  // The values the last `values` event showed, each with its text, held until an event that
+  // carries no state: the tasks of the next step start on those values (their inputs are the
+  // state, with a few private channels more), and a value held here is written from its text.
+  // While a value is held, the graph cannot change it in place (a channel changes in place
+  // only a value nobody else holds) nor free it, so the same value means the same text.
   struct ShownState {
     std::vector<std::string> ns;
     std::vector<std::pair<JsonPtr, std::string>> texts;
   };
   std::optional<ShownState> shown_;
   // event_json(state.to_json()) without the copy, each value the shown state holds taken from
-  // its text; `texts` (if
-  // given) gets each value's text.
+  // its text; `texts`, if given, gets each value's text.
   std::string state_text(const std::vector<std::string>& ns, const State& state,
                          std::vector<std::pair<JsonPtr, std::string>>* texts);
   std::string task_start_json(const StreamEvent& event);

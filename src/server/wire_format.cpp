@@ -182,7 +182,6 @@ class JsonOut {
   ~JsonOut() { finish(); }
 
   void finish() { out_.resize(length_); }
-  std::size_t length() const { return length_; }
   void cut(std::size_t length) { length_ = length; }
 
   [[gnu::always_inline]] void put(char c) {
