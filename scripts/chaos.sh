@@ -5,13 +5,13 @@
 # few seconds at a time; then the invariants are checked. Exit status 1 when one fails.
 #   scripts/chaos.sh [--clients N] [--kills N] [--seconds S] [--disk-full N] [--disk-full-ms M]
 #                    [--tmpfs-size SIZE] [--out FILE] [--keep]
-# Defaults: 8 clients, 20 kills over 120 s, 3 disk-full windows of 3 s on a 2g tmpfs.
+# Defaults: 8 clients, 20 kills over 120 s, 3 disk-full windows of 3 s on a 4g tmpfs.
 # --keep leaves the run's folder (db-copy/ the database, demo/ the outbox, server.log) and prints it.
 # The disk-full part needs `mount -t tmpfs` (root); without it that part is skipped, said so.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-tmpfs_size=2g
+tmpfs_size=4g
 keep=0
 pass=()
 while [ $# -gt 0 ]; do
