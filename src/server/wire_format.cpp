@@ -349,56 +349,50 @@ std::string event_json(const Json& value, std::size_t expected_size) {
   return out;
 }
 
-std::string event_json_without(const Json& object, std::string_view skip) {
-  if (!object.is_object()) return event_json(object);
-  std::string out;
-  JsonOut json(out);
-  json.put('{');
-  bool first = true;
-  for (const auto& [key, member] : object.get_ref<const Json::object_t&>()) {
-    if (key == skip) continue;
-    if (!first) json.put(',');
-    first = false;
-    json.string(key);
-    json.put(':');
-    json.value(member);
-  }
-  json.put('}');
-  json.finish();
-  return out;
-}
+namespace {
 
-std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value) {
+// event_json of `object` without its member `key`, or, when `text` is given, with that member
+// written as the JSON text `text`, in its place among the members (sorted by key).
+std::string object_json(const Json& object, std::string_view key, const std::string_view* text) {
   if (!object.is_object()) return event_json(object);
   std::string out;
   JsonOut json(out);
   json.put('{');
   bool first = true;
-  bool placed = false;
   auto member = [&](std::string_view name) {
     if (!first) json.put(',');
     first = false;
     json.string(name);
     json.put(':');
   };
-  // Members in the object's order (by key), the given one among them.
-  for (const auto& [name, member_value] : object.get_ref<const Json::object_t&>()) {
+  bool placed = text == nullptr;
+  for (const auto& [name, value] : object.get_ref<const Json::object_t&>()) {
     if (name == key) continue;
     if (!placed && std::string_view(name) > key) {
       member(key);
-      json.put(value);
+      json.put(*text);
       placed = true;
     }
     member(name);
-    json.value(member_value);
+    json.value(value);
   }
   if (!placed) {
     member(key);
-    json.put(value);
+    json.put(*text);
   }
   json.put('}');
   json.finish();
   return out;
+}
+
+}  // namespace
+
+std::string event_json_without(const Json& object, std::string_view skip) {
+  return object_json(object, skip, nullptr);
+}
+
+std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value) {
+  return object_json(object, key, &value);
 }
 
 void append_json_string(std::string& out, std::string_view text) {
