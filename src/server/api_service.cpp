@@ -19,6 +19,7 @@
 #include "server/sql_store.h"
 #include "server/static_files.h"
 #include "server/thread_streams.h"
+#include "server/wire_format.h"
 #include "sql/postgres_listener.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
@@ -148,6 +149,23 @@ std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url
   return listener;
 }
 
+// The state a root `values` event showed at a checkpoint, written as that event wrote it: read
+// for the stored events that name their checkpoint (state_refs.h). Holds the graphs itself, so
+// that it outlives the run manager.
+StateTexts state_texts_of(const GraphMap& graphs) {
+  return [graphs](const std::string& thread_id, const std::string& graph_id,
+                  const std::string& checkpoint_id) -> std::optional<std::string> {
+    auto graph = graphs.find(graph_id);
+    if (graph == graphs.end() || !graph->second->checkpointer()) return std::nullopt;
+    RunConfig config;
+    config.thread_id = thread_id;
+    config.checkpoint_id = checkpoint_id;
+    const StateSnapshot snapshot = graph->second->get_state(config);
+    if (snapshot.config.checkpoint_id != checkpoint_id) return std::nullopt;
+    return state_event_json(snapshot.values);
+  };
+}
+
 }  // namespace
 
 ApiService::ApiService(const ServerOptions& options, const GraphRegistry& registry)
@@ -203,6 +221,7 @@ void ApiService::build(const ServerOptions& options, const GraphRegistry& regist
   }
   const Clock& clock = options.clock != nullptr ? *options.clock : system_clock();
   register_system_assistants(*p.store, registry, clock);
+  p.store->set_state_texts(state_texts_of(graphs));
   p.runs = std::make_unique<RunManager>(*p.store, *p.streams, std::move(graphs), options.run_workers);
   p.runs->set_graphs_rerunning_cut_off_steps(std::move(rerunning));
   p.runs->set_clock(clock);

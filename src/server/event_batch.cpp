@@ -32,8 +32,9 @@ bool read_number(std::string_view& text, char end, std::uint64_t& value) {
 
 void append_event_frame(std::string& out, const LogEntry& entry) {
   const std::string ns = entry.ns.empty() ? std::string() : Json(entry.ns).dump();
-  const std::array<std::string_view, kFields> fields = {entry.event, entry.data, entry.id,
-                                                        entry.channel, ns};
+  const std::string_view data = entry.stored.empty() ? entry.data : entry.stored;
+  const std::array<std::string_view, kFields> fields = {entry.event, data, entry.id, entry.channel,
+                                                        ns};
   // Sequence numbers start at 1; a negative one would not survive the unsigned frame.
   append_number(out, static_cast<std::uint64_t>(entry.seq < 0 ? 0 : entry.seq));
   for (std::string_view field : fields) {

@@ -19,6 +19,9 @@ namespace tollgate::server {
 struct LogEntry {
   std::string event;  // SSE event name ("values", "updates|child:...", "lifecycle", ...)
   std::string data;   // one line of JSON
+  // What the store keeps in place of `data` when not empty: `data` with its state cut out and
+  // the state's checkpoint named (state_refs.h).
+  std::string stored;
   std::string id;     // SSE id ("" = no id line)
   std::int64_t seq = 0;
   // v2 filtering: the event's channel and namespace.

@@ -112,11 +112,13 @@ void RunEvents::legacy(const std::string& name, const Json& data) {
   legacy_json(name, event_json(data));
 }
 
-void RunEvents::legacy_json(const std::string& name, std::string data_json) {
+void RunEvents::legacy_json(const std::string& name, std::string data_json, const StateRef* state) {
   LogEntry entry;
   entry.seq = next_id_++;
   entry.event = name;
   entry.data = std::move(data_json);
+  if (state != nullptr)
+    entry.stored = stored_with_state_ref(entry.data, 0, entry.data.size(), *state);
   if (!request_.temporary) entry.id = std::to_string(entry.seq);
   auto shared = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_run_event(record_.run_id, shared);
@@ -130,9 +132,10 @@ void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns
 }
 
 void RunEvents::v2_json(const std::string& method, const std::vector<std::string>& ns,
-                        std::string_view data_json, const std::string& node) {
+                        std::string_view data_json, const std::string& node,
+                        const StateRef* state) {
   if (!v2_enabled_) return;
-  streams_.emit_json(record_.thread_id, method, ns, data_json, node, record_.run_id);
+  streams_.emit_json(record_.thread_id, method, ns, data_json, node, record_.run_id, state);
 }
 
 void RunEvents::started() {
@@ -188,6 +191,10 @@ void RunEvents::on_event(const StreamEvent& event) {
   // The shown values serve the values event and the task starts that follow, and are let go
   // at any other event.
   if (event.state == nullptr) shown_.reset();
+  // The root checkpoint the event before this one named, if it did: a `values` event right
+  // after it shows that checkpoint's state.
+  std::string named_checkpoint = std::move(checkpoint_named_);
+  checkpoint_named_.clear();
   const bool root = event.ns.empty();
   const bool legacy_visible = root || request_.stream_subgraphs;
   const std::string suffix = root ? "" : "|" + join_ns(event.ns);
@@ -201,10 +208,17 @@ void RunEvents::on_event(const StreamEvent& event) {
           std::vector<std::pair<JsonPtr, std::string>> texts;
           std::string values_json = state_text(event.ns, *event.state, &texts);
           shown_ = ShownState{event.ns, std::move(texts)};
-          if (legacy_values) {
-            legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json));
+          // Stored naming the checkpoint in place of the state when that is on disk already.
+          std::optional<StateRef> ref;
+          if (root && refer_to_checkpoints_ && !named_checkpoint.empty()) {
+            ref = StateRef{graph_id_, std::move(named_checkpoint)};
           }
-          if (v2_enabled_) v2_json("values", event.ns, values_json);
+          const StateRef* state = ref ? &*ref : nullptr;
+          if (legacy_values) {
+            legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json),
+                        state);
+          }
+          if (v2_enabled_) v2_json("values", event.ns, values_json, "", state);
         }
         if (root && legacy_wants("messages")) {
           const auto& values = event.state->values();
@@ -296,8 +310,6 @@ void RunEvents::on_event(const StreamEvent& event) {
     }
     case StreamMode::kCheckpoints: {
       if (legacy_wants("checkpoints") && legacy_visible) legacy("checkpoints" + suffix, event.data);
-      if (!v2_enabled_) break;
-      // The v2 event names the checkpoint: its id, its parent's, its step and source.
       const Json& d = event.data;
       auto member = [](const Json& object, const char* key) -> const Json* {
         if (!object.is_object()) return nullptr;
@@ -311,14 +323,18 @@ void RunEvents::on_event(const StreamEvent& event) {
         const Json* configurable = member(*config, "configurable");
         return configurable ? member(*configurable, "checkpoint_id") : nullptr;
       };
+      const Json* id = member(d, "id");
+      if (id == nullptr) id = checkpoint_id_of(member(d, "config"));
+      if (root && id != nullptr && id->is_string()) checkpoint_named_ = id->get<std::string>();
+      if (!v2_enabled_) break;
+      // The v2 event names the checkpoint: its id, its parent's, its step and source.
       Json summary = Json::object();
       if (d.is_object()) {
         const Json* metadata = member(d, "metadata");
-        const Json* id = member(d, "id");
         const Json* parent_id = member(d, "parent_id");
         const Json* step = member(d, "step");
         const Json* source = member(d, "source");
-        summary["id"] = or_null(id ? id : checkpoint_id_of(member(d, "config")));
+        summary["id"] = or_null(id);
         summary["parent_id"] =
             or_null(parent_id ? parent_id : checkpoint_id_of(member(d, "parent_config")));
         summary["step"] = or_null(step ? step : metadata ? member(*metadata, "step") : nullptr);

@@ -14,6 +14,7 @@
 
 #include "server/event_log.h"
 #include "server/run_request.h"
+#include "server/state_refs.h"
 #include "server/store.h"
 #include "server/thread_streams.h"
 #include "tollgate/graph.h"
@@ -32,6 +33,11 @@ class RunEvents {
   // it; the v2 event names the checkpoint.
   bool wants_checkpoint_values() const { return legacy_wants("checkpoints"); }
 
+  // Whether each checkpoint is on disk before the graph's event about it (durability "sync"):
+  // then a root `values` event is stored naming its checkpoint in place of the state
+  // (state_refs.h).
+  void refer_to_checkpoints(bool on) { refer_to_checkpoints_ = on; }
+
   void started();
   void on_event(const StreamEvent& event);
   void finished(const RunResult& result);
@@ -42,7 +48,7 @@ class RunEvents {
 
  private:
   void legacy(const std::string& name, const Json& data);
-  void legacy_json(const std::string& name, std::string data_json);
+  void legacy_json(const std::string& name, std::string data_json, const StateRef* state = nullptr);
   // Legacy `messages` mode: messages/metadata + cumulative messages/partial per streamed
   // message, messages/complete for each message new in the root values.
   void legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata);
@@ -50,7 +56,8 @@ class RunEvents {
   void v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
           const std::string& node = "");
   void v2_json(const std::string& method, const std::vector<std::string>& ns,
-               std::string_view data_json, const std::string& node = "");
+               std::string_view data_json, const std::string& node = "",
+               const StateRef* state = nullptr);
   void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
   void v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output);
   void v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts);
@@ -66,6 +73,8 @@ class RunEvents {
   bool v2_enabled_;
   std::int64_t next_id_ = 0;
   bool graph_emitted_ = false;
+  bool refer_to_checkpoints_ = false;
+  std::string checkpoint_named_;  // by the root `checkpoints` event just before, until the next
   bool root_interrupt_update_seen_ = false;
   bool root_interrupt_values_seen_ = false;
   std::set<std::string> v2_interrupts_sent_;

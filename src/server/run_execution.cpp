@@ -112,6 +112,7 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.stream_subgraphs = events.wants_subgraphs();
   config.checkpoint_values = events.wants_checkpoint_values();
   config.state_by_reference = true;  // RunEvents writes the state out itself
+  events.refer_to_checkpoints(config.durability == Durability::kSync);
   config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
   config.cancel = cancel;
   return config;

@@ -203,6 +203,10 @@ DROP INDEX server_runs_by_update;
 CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
   WHERE status NOT IN ('pending', 'running');
 )sql"},
+    // 7: a root `values` event is stored naming its checkpoint in place of its state
+    // (state_refs.h). No table changes; the version keeps earlier builds, which would send the
+    // stored form as it is, out of a database this one wrote.
+    {"SELECT 1;", "SELECT 1;"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -346,7 +350,8 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
   std::size_t size = 0;  // the frames' fields; their heads are a few dozen bytes each
   for (const PendingEvent* pending : batch) {
     const LogEntry& e = *pending->entry;
-    size += e.event.size() + e.data.size() + e.id.size() + e.channel.size() + 64;
+    size += e.event.size() + (e.stored.empty() ? e.data : e.stored).size() + e.id.size() +
+            e.channel.size() + 64;
   }
   text.reserve(size);
   std::int64_t last_seq = 0;
@@ -411,7 +416,7 @@ void SqlStore::insert_run_event_rows_locked(const std::vector<const PendingEvent
       s.bind(at + 1, pending.owner_id)
           .bind(at + 2, e.seq)
           .bind(at + 3, e.event)
-          .bind(at + 4, e.data)
+          .bind(at + 4, e.stored.empty() ? e.data : e.stored)
           .bind(at + 5, e.id);
     }
     s.run();
@@ -949,16 +954,30 @@ void SqlStore::queue_event(PendingEvent event) {
 }
 
 std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64_t after_seq) {
-  std::lock_guard lock(mutex_);
   std::vector<LogEntry> out;
+  std::optional<std::string> thread_id;
   {
-    Statement s(
-        prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
-                        "WHERE run_id = ? AND seq > ? ORDER BY seq"));
-    s.bind(1, run_id).bind(2, after_seq);
-    while (s.step()) out.push_back(log_entry_of(s));
+    std::lock_guard lock(mutex_);
+    bool refs = false;
+    {
+      Statement s(
+          prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
+                          "WHERE run_id = ? AND seq > ? ORDER BY seq"));
+      s.bind(1, run_id).bind(2, after_seq);
+      while (s.step()) {
+        out.push_back(log_entry_of(s));
+        refs = refs || has_state_ref(out.back().data);
+      }
+    }
+    if (refs) thread_id = thread_of_run_locked(run_id);
+    append_queued_locked(false, run_id, after_seq, out);
   }
-  append_queued_locked(false, run_id, after_seq, out);
+  // The states written back outside the lock: they are read through the checkpoint saver.
+  if (thread_id) {
+    resolve_state_refs(out, *thread_id, state_texts_);
+  } else {
+    resolve_state_refs(out, "run " + run_id, StateTexts());  // its thread is gone
+  }
   return out;
 }
 
@@ -986,10 +1005,42 @@ void in_seq_order(std::vector<LogEntry>& events) {
 
 }  // namespace
 
-std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
-                                              std::int64_t after_seq) {
-  std::lock_guard lock(mutex_);
+std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id, std::int64_t after_seq,
+                                              std::int64_t* last_seq) {
   std::vector<LogEntry> out;
+  read_thread_events(thread_id, after_seq, out);
+  if (last_seq != nullptr) {
+    *last_seq = after_seq;
+    for (const LogEntry& e : out) *last_seq = std::max(*last_seq, e.seq);
+  }
+  // The states written back outside the lock: they are read through the checkpoint saver.
+  resolve_state_refs(out, thread_id, state_texts_);
+  return out;
+}
+
+std::int64_t SqlStore::last_thread_event_seq(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  std::int64_t last = 0;
+  {
+    // Rows from before schema 6 come before every batch of their thread.
+    Statement s(prepared_locked(
+        "SELECT coalesce((SELECT max(last_seq) FROM server_thread_event_batches WHERE thread_id "
+        "= ?), (SELECT max(seq) FROM server_thread_events WHERE thread_id = ?), 0)"));
+    s.bind(1, thread_id).bind(2, thread_id);
+    if (s.step()) last = s.integer(0);
+  }
+  std::lock_guard queue(queue_mutex_);
+  for (const PendingEvent& pending : pending_events_) {
+    if (pending.of_thread && pending.owner_id == thread_id) {
+      last = std::max(last, pending.entry->seq);
+    }
+  }
+  return last;
+}
+
+void SqlStore::read_thread_events(const std::string& thread_id, std::int64_t after_seq,
+                                  std::vector<LogEntry>& out) {
+  std::lock_guard lock(mutex_);
   // One statement: rows stored one an event (before schema 6, so before every batch of the
   // thread), then the batches.
   Statement s(prepared_locked(
@@ -1009,7 +1060,6 @@ std::vector<LogEntry> SqlStore::thread_events(const std::string& thread_id,
     out.push_back(std::move(e));
   }
   append_queued_locked(true, thread_id, after_seq, out);
-  return out;
 }
 
 bool SqlStore::try_flush_events_locked() {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "server/replica_store.h"
+#include "server/state_refs.h"
 #include "server/store.h"
 #include "sql/connection_lock.h"
 
@@ -44,7 +45,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 6;
+inline constexpr int kServerSchemaVersion = 7;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.
@@ -154,8 +155,11 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void append_thread_event(const std::string& thread_id, LogEntryPtr entry) override;
   void hold_thread_events(const std::string& thread_id) override;
   void release_thread_events(const std::string& thread_id) override;
-  std::vector<LogEntry> thread_events(const std::string& thread_id,
-                                      std::int64_t after_seq = -1) override;
+  std::vector<LogEntry> thread_events(const std::string& thread_id, std::int64_t after_seq = -1,
+                                      std::int64_t* last_seq = nullptr) override;
+  std::int64_t last_thread_event_seq(const std::string& thread_id) override;
+  // Without it, events stored naming their checkpoint are left out of reads.
+  void set_state_texts(StateTexts texts) override { state_texts_ = std::move(texts); }
 
  private:
   struct PendingEvent {
@@ -195,6 +199,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Writes each notice with the current write transaction (write_webhook_event); null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
+  // The thread's stored and queued events with seq > after_seq, as stored.
+  void read_thread_events(const std::string& thread_id, std::int64_t after_seq,
+                          std::vector<LogEntry>& out);
   // An outcome's JSON columns as text, written before the lock is taken: the values are the
   // thread's whole state, which on a long thread takes long to write.
   struct OutcomeText {
@@ -246,6 +253,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Assistant id -> the record, or nullopt for an id known to be absent (empty unless
   // cache_assistants_).
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
+  StateTexts state_texts_;  // set before the store is shared, then only read
 };
 
 // The store in the SQLite file `path` (created if needed). Throws Error(kUnavailable) when the

@@ -9,6 +9,7 @@
 
 #include "server/event_log.h"
 #include "server/record_status.h"
+#include "server/state_refs.h"
 #include "server/webhook_queue.h"
 #include "tollgate/json.h"
 
@@ -205,8 +206,18 @@ class ServerStore {
   // another replica reads a run's last events only once its end is stored. No-ops by default.
   virtual void hold_thread_events(const std::string& thread_id) { (void)thread_id; }
   virtual void release_thread_events(const std::string& thread_id) { (void)thread_id; }
+  // `last_seq`, when given, gets the seq of the last event stored after `after_seq`, one
+  // left out included (state_refs.h), or `after_seq` if there is none: the thread's next
+  // event follows it.
   virtual std::vector<LogEntry> thread_events(const std::string& thread_id,
-                                              std::int64_t after_seq = -1) = 0;
+                                              std::int64_t after_seq = -1,
+                                              std::int64_t* last_seq = nullptr) = 0;
+  // The seq of the thread's last event, stored or queued (0 if none): what a new event follows,
+  // read without reading the events.
+  virtual std::int64_t last_thread_event_seq(const std::string& thread_id) = 0;
+  // How reads write back the states of events stored naming their checkpoint
+  // (LogEntry::stored, state_refs.h). Set once, before the store is shared.
+  virtual void set_state_texts(StateTexts texts) { (void)texts; }
 };
 
 }  // namespace tollgate::server

@@ -1,5 +1,7 @@
 #include "server/thread_streams.h"
 
+#include <algorithm>
+
 #include "server/ids.h"
 #include "server/wire_format.h"
 #include "tollgate/json.h"
@@ -10,12 +12,12 @@ ThreadStreams::Stream& ThreadStreams::stream_locked(const std::string& thread_id
   auto it = streams_.find(thread_id);
   if (it != streams_.end()) return it->second;
   if (streams_.size() >= sweep_at_) drop_idle_locked();
+  // Without the events stored so far: a run appending to the thread needs only the seq they
+  // end at. A reader gets them with log().
   Stream stream;
   stream.log = std::make_shared<EventLog>();
-  for (LogEntry& entry : store_.thread_events(thread_id)) {
-    stream.last_seq = entry.seq;
-    stream.log->append(std::move(entry));
-  }
+  stream.last_seq = store_.last_thread_event_seq(thread_id);
+  stream.stored_through = stream.last_seq;
   return streams_.emplace(thread_id, std::move(stream)).first->second;
 }
 
@@ -34,8 +36,37 @@ void ThreadStreams::drop_idle_locked() {
 }
 
 std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
-  std::lock_guard lock(mutex_);
-  return stream_locked(thread_id).log;
+  for (;;) {
+    std::int64_t through = 0;
+    {
+      std::lock_guard lock(mutex_);
+      Stream& stream = stream_locked(thread_id);
+      if (stream.stored_through == 0) return stream.log;
+      through = stream.stored_through;
+    }
+    // The events stored before the log was made, read without the lock: writing a long
+    // thread's states back from its checkpoints takes a while, and every run's events wait for
+    // the lock.
+    std::vector<LogEntry> stored = store_.thread_events(thread_id, 0);
+    std::lock_guard lock(mutex_);
+    Stream& stream = stream_locked(thread_id);
+    if (stream.stored_through == 0) return stream.log;  // another reader completed it
+    // Made again meanwhile (a run's end let it go) after more events: read again.
+    if (stream.stored_through != through) continue;
+    // Nobody reads the log yet (this is its first reader): a new one with the stored events
+    // first, then those appended since, takes its place.
+    auto log = std::make_shared<EventLog>();
+    for (LogEntry& entry : stored) {
+      if (entry.seq <= through) log->append(std::move(entry));
+    }
+    bool closed = false;
+    for (LogEntryPtr& entry : stream.log->read(0, stream.log->size(), &closed)) {
+      log->append(std::move(entry));
+    }
+    stream.log = std::move(log);
+    stream.stored_through = 0;
+    return stream.log;
+  }
 }
 
 namespace {
@@ -49,7 +80,7 @@ std::string channel_of(const std::string& method) {
 // writes them (sorted), so that it reads as it did when the envelope was a Json object.
 std::string envelope_json(const std::string& event_id, std::int64_t seq, const std::string& method,
                           const std::vector<std::string>& ns, std::string_view data_json,
-                          const std::string& node) {
+                          const std::string& node, std::size_t* data_at) {
   std::string out;
   // The data and the names, escaped, with the fixed text and the room a name's writer takes.
   std::size_t size = data_json.size() + 2 * (event_id.size() + method.size() + node.size()) + 384;
@@ -60,6 +91,7 @@ std::string envelope_json(const std::string& event_id, std::int64_t seq, const s
   out += ",\"method\":";
   append_json_string(out, method);
   out += ",\"params\":{\"data\":";
+  if (data_at != nullptr) *data_at = out.size();
   out.append(data_json);
   out += ",\"namespace\":[";
   for (std::size_t i = 0; i < ns.size(); ++i) {
@@ -94,14 +126,14 @@ std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string
 std::int64_t ThreadStreams::emit_json(const std::string& thread_id, const std::string& method,
                                       const std::vector<std::string>& ns,
                                       std::string_view data_json, const std::string& node,
-                                      const std::string& run_id) {
-  return append(thread_id, method, channel_of(method), ns, data_json, node, run_id);
+                                      const std::string& run_id, const StateRef* state) {
+  return append(thread_id, method, channel_of(method), ns, data_json, node, run_id, state);
 }
 
 std::int64_t ThreadStreams::append(const std::string& thread_id, const std::string& method,
                                    std::string channel, const std::vector<std::string>& ns,
                                    std::string_view data_json, const std::string& node,
-                                   const std::string& run_id) {
+                                   const std::string& run_id, const StateRef* state) {
   std::lock_guard lock(mutex_);
   Stream& stream = stream_locked(thread_id);
   const std::int64_t seq = ++stream.last_seq;
@@ -113,7 +145,11 @@ std::int64_t ThreadStreams::append(const std::string& thread_id, const std::stri
   entry.id = (method == "lifecycle" && ns.empty() && !run_id.empty())
                  ? "synth:" + run_id + ":" + std::to_string(seq)
                  : std::to_string(seq);
-  entry.data = envelope_json(entry.id, seq, method, ns, data_json, node);
+  std::size_t data_at = 0;
+  entry.data = envelope_json(entry.id, seq, method, ns, data_json, node, &data_at);
+  if (state != nullptr) {
+    entry.stored = stored_with_state_ref(entry.data, data_at, data_json.size(), *state);
+  }
   auto shared = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_thread_event(thread_id, shared);
   if (stream.held) {
@@ -149,6 +185,9 @@ void ThreadStreams::release(const std::string& thread_id) {
   it->second.held = false;
   for (LogEntryPtr& entry : it->second.held_back) it->second.log->append(std::move(entry));
   it->second.held_back.clear();
+  // A run's end: a log nobody reads goes, so that a thread's events are not kept in memory
+  // from run to run (a long thread's are hundreds of megabytes); the next run reads its seq.
+  if (it->second.log.use_count() == 1) streams_.erase(it);
 }
 
 void ThreadStreams::catch_up(const std::string& thread_id) {
@@ -161,7 +200,8 @@ void ThreadStreams::catch_up(const std::string& thread_id) {
   }
   // Read without the lock (a query must not hold up every run's events); what arrived
   // meanwhile is skipped by seq below.
-  std::vector<LogEntry> entries = store_.thread_events(thread_id, after);
+  std::int64_t last_stored = after;
+  std::vector<LogEntry> entries = store_.thread_events(thread_id, after, &last_stored);
   std::lock_guard lock(mutex_);
   auto it = streams_.find(thread_id);
   if (it == streams_.end()) return;
@@ -170,6 +210,7 @@ void ThreadStreams::catch_up(const std::string& thread_id) {
     it->second.last_seq = entry.seq;
     it->second.log->append(std::move(entry));
   }
+  it->second.last_seq = std::max(it->second.last_seq, last_stored);
 }
 
 void ThreadStreams::catch_up_read() {

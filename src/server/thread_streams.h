@@ -12,13 +12,16 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/state_refs.h"
 #include "server/store.h"
 
 namespace tollgate::server {
 
 // Memory: a log stays in RAM while someone reads it (an open /stream/events connection holds
-// it); logs nobody reads are dropped once kIdleLogsKept of them pile up and are rebuilt from
-// the store on next use, so thousands of paused threads cost no RAM here.
+// it). A log nobody reads goes at its run's end (release()), or once kIdleLogsKept of them
+// pile up, so thousands of paused threads and a thread of thousands of turns cost no RAM here.
+// A run appending to a thread reads only where its seq ends; the stored events are read when
+// a reader asks for the log.
 //
 // Thread-safety: all methods may be called from any thread; one mutex guards the map of
 // logs and the sequence counters (so events of a thread are numbered and stored in order).
@@ -26,7 +29,8 @@ class ThreadStreams {
  public:
   explicit ThreadStreams(ServerStore& store) : store_(store) {}
 
-  // The thread's log (loaded from the store on first use). Never closed.
+  // The thread's log, for a reader: every event of the thread (the stored ones read on first
+  // use), then the new ones. Never closed.
   std::shared_ptr<EventLog> log(const std::string& thread_id);
   // Appends an event with method `method` and returns its seq. A root lifecycle event of a
   // run gets the event id "synth:<run_id>:<seq>", every other one String(seq).
@@ -36,9 +40,12 @@ class ThreadStreams {
   // emit() of data already written as JSON text (event_json, wire_format.h), so that one
   // serialisation serves the store and every reader. The channel is the method's (a named
   // custom event needs emit(), which reads the name from the data).
+  // `state`, when given, names the checkpoint whose state `data_json` is: the store keeps the
+  // event with the state cut out (state_refs.h).
   std::int64_t emit_json(const std::string& thread_id, const std::string& method,
                          const std::vector<std::string>& ns, std::string_view data_json,
-                         const std::string& node = "", const std::string& run_id = "");
+                         const std::string& node = "", const std::string& run_id = "",
+                         const StateRef* state = nullptr);
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
@@ -63,14 +70,17 @@ class ThreadStreams {
   struct Stream {
     std::shared_ptr<EventLog> log;
     std::int64_t last_seq = 0;
+    // The seq of the last event stored before the log was made, which the log lacks until
+    // log() reads them (0: it has every event).
+    std::int64_t stored_through = 0;
     bool held = false;
     std::vector<LogEntryPtr> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
-  std::int64_t append(const std::string& thread_id, const std::string& method,
-                      std::string channel, const std::vector<std::string>& ns,
-                      std::string_view data_json, const std::string& node,
-                      const std::string& run_id);
+  std::int64_t append(const std::string& thread_id, const std::string& method, std::string channel,
+                      const std::vector<std::string>& ns, std::string_view data_json,
+                      const std::string& node, const std::string& run_id,
+                      const StateRef* state = nullptr);
   void drop_idle_locked();
 
   ServerStore& store_;

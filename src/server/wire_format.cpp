@@ -349,6 +349,22 @@ std::string event_json(const Json& value, std::size_t expected_size) {
   return out;
 }
 
+std::string state_event_json(const State& state) {
+  std::string out = "{";
+  for (const auto& [key, value] : state.values()) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, key);
+    out += ':';
+    if (value) {
+      JsonOut(out).value(*value);
+    } else {
+      out += "null";
+    }
+  }
+  out += '}';
+  return out;
+}
+
 namespace {
 
 // event_json of `object` without its member `key`, or, when `text` is given, with that member

@@ -37,6 +37,8 @@ Json normalize_input(const Json& input);
 // `expected_size`: room reserved first (the size of a like value's text), so that a large
 // text is written without growing the string as it goes.
 std::string event_json(const Json& value, std::size_t expected_size = 0);
+// event_json(state.to_json()) without the copy: a `values` event's data.
+std::string state_event_json(const State& state);
 // event_json of `object` without its member `skip` (the object is not copied).
 std::string event_json_without(const Json& object, std::string_view skip);
 // event_json of `object` with its member `key` set to the JSON text `value` (such as a

@@ -104,3 +104,40 @@ test("state.get returns values and the checkpoint", async () => {
   assert.ok(answer.result.checkpoint.id);
   assert.ok(Array.isArray(answer.result.values.messages));
 });
+
+test("a thread's stream replayed after a restart, each values event written back from its checkpoint, reads as it did live", async () => {
+  const threadId = randomUUID();
+  await command(threadId, { id: 1, method: "run.start", params: { assistant_id: "hitl", input: { messages: [] } } });
+  await waitForStatus(client, threadId, "interrupted");
+  const state = await client.threads.getState(threadId);
+  const interruptId = state.tasks[0].interrupts[0].id;
+  await command(threadId, {
+    id: 2,
+    method: "input.respond",
+    params: { namespace: [], interrupt_id: interruptId, response: "approve" },
+  });
+  await waitForStatus(client, threadId, "idle");
+  const everything = { channels: ["values", "checkpoints", "tasks", "updates", "lifecycle", "input", "messages"] };
+  const replay = async () => {
+    const response = await fetch(`${server.url}/threads/${threadId}/stream/events`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(everything),
+    });
+    // Both runs' terminal lifecycle events: the whole thread so far.
+    return readEvents(response, (es) => es.filter(isTerminal).length === 2);
+  };
+  const live = await replay();
+  const values = live.filter((e) => e.method === "values");
+  assert.ok(values.length >= 4);
+  // Each values event shows the state of the checkpoint named just before it.
+  for (let i = 1; i < live.length; i++) {
+    if (live[i].method !== "values" || live[i - 1].method !== "checkpoints") continue;
+    const at = await client.threads.getState(threadId, live[i - 1].params.data.id);
+    assert.deepEqual(live[i].params.data, at.values);
+  }
+  await server.kill("SIGTERM");
+  await server.start();
+  client = server.client();
+  assert.deepEqual(await replay(), live);
+});

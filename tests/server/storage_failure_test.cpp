@@ -133,8 +133,12 @@ class DiskFullStore : public ServerStore {
   void append_thread_event(const std::string& id, LogEntryPtr e) override {
     store_.append_thread_event(id, e);
   }
-  std::vector<LogEntry> thread_events(const std::string& id, std::int64_t after) override {
-    return store_.thread_events(id, after);
+  std::int64_t last_thread_event_seq(const std::string& id) override {
+    return store_.last_thread_event_seq(id);
+  }
+  std::vector<LogEntry> thread_events(const std::string& id, std::int64_t after,
+                                      std::int64_t* last_seq) override {
+    return store_.thread_events(id, after, last_seq);
   }
 
  private:

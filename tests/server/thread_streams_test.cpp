@@ -121,26 +121,38 @@ TEST_F(ThreadStreamsTest, DataGivenAsJsonTextMakesTheSameEnvelope) {
   EXPECT_EQ(entries[1]->data, event_json(Json::parse(entries[1]->data)));
 }
 
-// The `tasks` events of a run's v2 stream, as their data reads.
-// Each is written in the serializer's member order, as a dump of the envelope would be.
-std::vector<Json> task_events(ThreadStreams& streams, const std::string& thread_id) {
-  std::vector<Json> out;
-  for (const auto& entry : streams.log(thread_id)->read(0, 100, nullptr)) {
-    if (entry->event != "tasks") continue;
-    EXPECT_EQ(entry->data, event_json(Json::parse(entry->data)));
-    out.push_back(Json::parse(entry->data)["params"]["data"]);
-  }
-  return out;
-}
-
-TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnotherAsItself) {
-  SqliteStore store(path_.string());
+// A RunEvents of run r1 on thread t (`refer`: checkpoints are on disk before their events)
+// given `events`; returns the data of the thread's live v2 events.
+std::vector<std::string> play(const std::string& path, bool refer,
+                              const std::vector<StreamEvent>& events) {
+  SqliteStore store(path);
   ThreadStreams streams(store);
   RunRecord record;
   record.run_id = "r1";
   record.thread_id = "t";
   RunRequest request;
-  RunEvents events(store, streams, std::make_shared<EventLog>(), record, request, "g");
+  RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, request, "g");
+  run_events.refer_to_checkpoints(refer);
+  for (const StreamEvent& event : events) run_events.on_event(event);
+  std::vector<std::string> live;
+  for (const auto& e : streams.log("t")->read(0, 100, nullptr)) live.push_back(e->data);
+  return live;
+}
+
+// The `tasks` events among a run's v2 events, as their data reads.
+// Each is written in the serializer's member order, as a dump of the envelope would be.
+std::vector<Json> task_events(const std::vector<std::string>& events) {
+  std::vector<Json> out;
+  for (const std::string& data : events) {
+    const Json envelope = Json::parse(data);
+    if (envelope["method"] != "tasks") continue;
+    EXPECT_EQ(data, event_json(envelope));
+    out.push_back(envelope["params"]["data"]);
+  }
+  return out;
+}
+
+TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnotherAsItself) {
   auto state_of = [](Json messages) {
     std::map<std::string, JsonPtr, std::less<>> values;
     values["messages"] = std::make_shared<const Json>(std::move(messages));
@@ -152,12 +164,13 @@ TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnother
   // Same key, another value: its own text, never the shown state's.
   const State other = state_of(Json::array({"hello", "more"}));
   const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
-  events.on_event(StreamEvent{StreamMode::kValues, {}, Json(), &shown});
-  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &shown});
-  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &other});
-  events.on_event(StreamEvent{StreamMode::kCustom, {}, Json("let go"), nullptr});
-  events.on_event(StreamEvent{StreamMode::kTasks, {}, task, &shown});
-  const std::vector<Json> tasks = task_events(streams, "t");
+  const std::vector<Json> tasks = task_events(
+      play(path_.string(), false,
+           {StreamEvent{StreamMode::kValues, {}, Json(), &shown},
+            StreamEvent{StreamMode::kTasks, {}, task, &shown},
+            StreamEvent{StreamMode::kTasks, {}, task, &other},
+            StreamEvent{StreamMode::kCustom, {}, Json("let go"), nullptr},
+            StreamEvent{StreamMode::kTasks, {}, task, &shown}}));
   ASSERT_EQ(tasks.size(), 3u);
   EXPECT_EQ(tasks[0]["input"], shown.to_json());
   EXPECT_EQ(tasks[0]["name"], "model");
@@ -189,6 +202,114 @@ TEST_F(ThreadStreamsTest, ALogBeingReadIsKeptAndGetsNewEvents) {
   streams.emit("read", "lifecycle", {}, Json{{"event", "running"}});
   EXPECT_EQ(reader->size(), 2u);
   EXPECT_EQ(streams.log("read"), reader);
+}
+
+TEST_F(ThreadStreamsTest, AReaderAfterARunGetsTheStoredEventsThenTheNewOnesInOrder) {
+  SqliteStore store(path_.string());
+  {
+    ThreadStreams earlier(store);
+    earlier.emit("t", "values", {}, Json{{"n", 1}});
+    earlier.emit("t", "values", {}, Json{{"n", 2}});
+  }
+  ThreadStreams streams(store);
+  // A run appends without the stored events in memory; its event follows them.
+  EXPECT_EQ(streams.emit("t", "values", {}, Json{{"n", 3}}), 3);
+  std::shared_ptr<EventLog> log = streams.log("t");
+  const auto entries = log->read(0, 10, nullptr);
+  ASSERT_EQ(entries.size(), 3u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i]->seq, static_cast<std::int64_t>(i) + 1);
+    EXPECT_EQ(Json::parse(entries[i]->data)["params"]["data"]["n"], i + 1);
+  }
+  // From then on the reader's log gets the new events as they come.
+  streams.emit("t", "values", {}, Json{{"n", 4}});
+  EXPECT_EQ(log->size(), 4u);
+  EXPECT_EQ(streams.log("t"), log);
+}
+
+TEST_F(ThreadStreamsTest, ARunsEndLetsGoOfALogNobodyReadsAndKeepsOneBeingRead) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  streams.hold("alone");
+  streams.emit("alone", "values", {}, Json::object());
+  streams.release("alone");
+  EXPECT_EQ(streams.logs_in_memory(), 0u);
+  EXPECT_EQ(streams.emit("alone", "values", {}, Json::object()), 2);
+
+  std::shared_ptr<EventLog> reader = streams.log("read");
+  streams.hold("read");
+  streams.emit("read", "values", {}, Json::object());
+  EXPECT_EQ(reader->size(), 0u);  // held back until the run's end
+  streams.release("read");
+  EXPECT_EQ(reader->size(), 1u);
+  EXPECT_EQ(streams.log("read"), reader);
+}
+
+State messages_state(std::string text) {
+  std::map<std::string, JsonPtr, std::less<>> values;
+  values["messages"] = std::make_shared<const Json>(Json::array({std::move(text)}));
+  return State(std::move(values));
+}
+
+StreamEvent checkpoint_named(const std::string& id) {
+  return StreamEvent{StreamMode::kCheckpoints,
+                     {},
+                     Json{{"config", {{"configurable", {{"checkpoint_id", id}}}}},
+                          {"metadata", {{"step", 1}, {"source", "loop"}}},
+                          {"parent_config", nullptr}},
+                     nullptr};
+}
+
+TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsState) {
+  const State named = messages_state("the state of c1, written back");
+  const State unnamed = messages_state("a state after no checkpoint event, stored whole");
+  const std::vector<std::string> live =
+      play(path_.string(), true,
+           {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named},
+            StreamEvent{StreamMode::kValues, {}, Json(), &unnamed}});
+  ASSERT_EQ(live.size(), 3u);
+  // Read without a way to read checkpoints: the event stored naming one is left out, the one
+  // stored whole is as it was.
+  {
+    SqliteStore store(path_.string());
+    const std::vector<LogEntry> bare = store.thread_events("t");
+    ASSERT_EQ(bare.size(), 2u);
+    EXPECT_EQ(bare[0].data, live[0]);
+    EXPECT_EQ(bare[1].data, live[2]);
+  }
+  // With one, every event reads as it did live, byte for byte.
+  SqliteStore store(path_.string());
+  store.set_state_texts([&named](const std::string& thread_id, const std::string& graph_id,
+                                 const std::string& checkpoint_id) -> std::optional<std::string> {
+    if (thread_id != "t" || graph_id != "g" || checkpoint_id != "c1") return std::nullopt;
+    return state_event_json(named);
+  });
+  const std::vector<LogEntry> read = store.thread_events("t");
+  ASSERT_EQ(read.size(), 3u);
+  for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
+}
+
+TEST_F(ThreadStreamsTest, TheSeqGoesOnAfterALastEventLeftOut) {
+  const State named = messages_state("a state whose checkpoint is gone");
+  play(path_.string(), true,
+       {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named}});
+  SqliteStore store(path_.string());  // no way to read checkpoints: the values event is left out
+  std::int64_t last_seq = -1;
+  EXPECT_EQ(store.thread_events("t", 0, &last_seq).size(), 1u);
+  EXPECT_EQ(last_seq, 2);
+  ThreadStreams streams(store);
+  EXPECT_EQ(streams.log("t")->size(), 1u);
+  EXPECT_EQ(streams.emit("t", "lifecycle", {}, Json{{"event", "running"}}), 3);
+}
+
+TEST_F(ThreadStreamsTest, WithoutSyncDurabilityAValuesEventIsStoredWhole) {
+  const State named = messages_state("stored whole");
+  play(path_.string(), false,
+       {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named}});
+  SqliteStore store(path_.string());
+  const std::vector<LogEntry> read = store.thread_events("t");
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_NE(read[1].data.find("stored whole"), std::string::npos);
 }
 
 TEST(RunRequestTest, KwargsRoundTripKeepsWhatARestartNeeds) {
