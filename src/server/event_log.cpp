@@ -26,8 +26,14 @@ void EventLog::append(LogEntry entry) {
 void EventLog::append(LogEntryPtr entry) {
   std::unique_lock lock(mutex_);
   if (closed_) return;
+  data_bytes_ += entry->data.size();
   entries_.push_back(std::move(entry));
   wake_all(lock, /*closing=*/false);
+}
+
+std::size_t EventLog::data_bytes() const {
+  std::lock_guard lock(mutex_);
+  return data_bytes_;
 }
 
 void EventLog::close() {

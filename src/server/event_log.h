@@ -44,6 +44,8 @@ class EventLog {
   void close();
   bool closed() const;
   std::size_t size() const;
+  // The bytes of the entries' data (what the log holds, give or take its bookkeeping).
+  std::size_t data_bytes() const;
   // Entries from index `from` on, at most `max`; `closed` tells whether the log was closed
   // when read (so an empty result with closed == true means the reader is done).
   std::vector<LogEntryPtr> read(std::size_t from, std::size_t max, bool* closed) const;
@@ -68,6 +70,7 @@ class EventLog {
 
   mutable std::mutex mutex_;
   std::vector<LogEntryPtr> entries_;
+  std::size_t data_bytes_ = 0;
   bool closed_ = false;
   std::optional<std::pair<int, std::string>> rejection_;
   int next_token_ = 1;

@@ -16,6 +16,9 @@ namespace tollgate::server {
 namespace {
 
 constexpr std::size_t kFinishedRunsKept = 512;
+// The newest finished runs kept whatever their size: a run's answer is read from here right
+// after it ends.
+constexpr std::size_t kFinishedRunsAlwaysKept = 16;
 constexpr std::int64_t kSettleRetryMillis = 1000;
 std::string delete_busy_message(const std::string& thread_id) {
   return "Thread " + thread_id +
@@ -374,11 +377,25 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
 void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json result) {
   run->log->close();
   active_.erase(run->record.run_id);
-  if (!finished_.count(run->record.run_id)) finished_order_.push_back(run->record.run_id);
-  finished_[run->record.run_id] =
-      Finished{run->log, std::make_shared<const Json>(std::move(result))};
-  while (finished_order_.size() > kFinishedRunsKept) {
-    finished_.erase(finished_order_.front());
+  Finished& finished = finished_[run->record.run_id];
+  if (finished.log == nullptr) {
+    finished_order_.push_back(run->record.run_id);
+  } else {
+    finished_bytes_ -= finished.bytes;
+  }
+  finished =
+      Finished{run->log, std::make_shared<const Json>(std::move(result)), run->log->data_bytes()};
+  finished_bytes_ += finished.bytes;
+  // The oldest go first, by count and by bytes (a run on a long thread holds its state in each
+  // of its values events); joins and answers of a run that went read it from the store.
+  while (finished_order_.size() > kFinishedRunsKept ||
+         (finished_bytes_ > finished_bytes_kept_ &&
+          finished_order_.size() > kFinishedRunsAlwaysKept)) {
+    auto oldest = finished_.find(finished_order_.front());
+    if (oldest != finished_.end()) {
+      finished_bytes_ -= oldest->second.bytes;
+      finished_.erase(oldest);
+    }
     finished_order_.pop_front();
   }
   ended_.notify_all();

@@ -87,6 +87,18 @@ class RunManager {
   // The run's event log: live for active and recent runs, rebuilt (closed) from the store for
   // older ones; nullptr for an unknown run.
   std::shared_ptr<EventLog> events(const std::string& run_id);
+  // Recent runs are the last 512 that finished here, the oldest of them let go while their
+  // logs hold more than `bytes` of events (the newest 16 always kept). Default 64 MiB.
+  static constexpr std::size_t kDefaultFinishedBytesKept = std::size_t{64} << 20;
+  void set_finished_bytes_kept(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    finished_bytes_kept_ = bytes;
+  }
+  // How many finished runs are kept in memory (for tests and diagnostics).
+  std::size_t finished_runs_kept() {
+    std::lock_guard lock(mutex_);
+    return finished_.size();
+  }
   // The body /runs/wait and /join answer with once the run ended: the last values (plus
   // "__interrupt__" when paused) or {"__error__": {...}}; null while the run is active. Shared,
   // never copied: a long thread's state is large.
@@ -362,9 +374,12 @@ class RunManager {
   struct Finished {
     std::shared_ptr<EventLog> log;
     std::shared_ptr<const Json> result;
+    std::size_t bytes = 0;  // of its log's events
   };
   std::map<std::string, Finished> finished_;
   std::deque<std::string> finished_order_;
+  std::size_t finished_bytes_ = 0;  // of the finished runs' logs kept
+  std::size_t finished_bytes_kept_ = kDefaultFinishedBytesKept;
   std::map<std::string, std::string> rollback_to_;  // thread -> checkpoint the next run forks
 
   // Several replicas (set_cluster); null when this server runs alone.
