@@ -50,16 +50,17 @@ void RunRequest::set_actors(const Identity& requester, const Identity& earlier_s
 }
 
 Identity latest_run_starter(ServerStore& store, const std::string& thread_id) {
-  // Every run since runs were stored with their starter names one, so the first page answers;
-  // a page at a time keeps a resume on a thread of many runs from reading them all.
+  // Every run since runs were stored with their starter names one, so the newest run answers;
+  // then a page at a time keeps a resume on a thread of many runs from reading them all.
   constexpr std::size_t kPage = 8;
-  for (std::size_t offset = 0;; offset += kPage) {
-    const std::vector<RunRecord> runs = store.list_runs_page(thread_id, kPage, offset);
+  std::size_t page = 1;
+  for (std::size_t offset = 0;; offset += page, page = kPage) {
+    const std::vector<RunRecord> runs = store.list_runs_page(thread_id, page, offset);
     for (const RunRecord& run : runs) {
       Identity starter = run_started_by(run);
       if (!starter.empty()) return starter;
     }
-    if (runs.size() < kPage) return Identity{};
+    if (runs.size() < page) return Identity{};
   }
 }
 
