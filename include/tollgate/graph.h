@@ -15,12 +15,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -159,6 +161,14 @@ struct StreamEvent {
   // null) or a `tasks` event's task input (`data` then has no "input"), valid during the
   // callback only. Null otherwise: `data` holds all.
   const State* state = nullptr;
+  // With `state` on a `values` event, what a reader that kept the text of the previous one
+  // may reuse: `loop` tells a run's graph loops apart (a subgraph call runs a loop of its
+  // own), `values_index` counts that loop's values events from 1, and `unchanged_items`
+  // gives, for each list-valued key (append, add_messages), how many of its leading items
+  // are the same as in the loop's values event `values_index - 1`.
+  std::uint64_t loop = 0;
+  std::uint64_t values_index = 0;
+  std::vector<std::pair<std::string, std::size_t>> unchanged_items;
 };
 // Called serially (never concurrently) from the running graph's threads.
 using StreamCallback = std::function<void(const StreamEvent&)>;

@@ -52,6 +52,11 @@ class Channel {
   // a ListDelta against the value at that time. nullopt: store the whole value.
   virtual std::optional<ListDelta> delta_since_saved() const { return std::nullopt; }
   virtual void mark_saved() {}
+
+  // For list channels: how many leading items are the same as at the last mark_shown() (0
+  // before the first, and after a restore()). nullopt: not a list channel.
+  virtual std::optional<std::size_t> unchanged_since_shown() const { return std::nullopt; }
+  virtual void mark_shown() {}
 };
 
 // Factories for the channel kinds. `key` is used in error messages.

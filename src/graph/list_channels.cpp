@@ -40,15 +40,26 @@ class ListChannel : public Channel {
   }
   void mark_saved() override { changed_from_ = items_view().size(); }
 
+  std::optional<std::size_t> unchanged_since_shown() const override {
+    return std::min(shown_from_, items_view().size());
+  }
+  void mark_shown() override { shown_from_ = items_view().size(); }
+
  protected:
   const Json::array_t& items_view() const { return list_.value().get_ref<const Json::array_t&>(); }
   Json::array_t& edit_items() { return list_.edit().get_ref<Json::array_t&>(); }
-  void changed_from(std::size_t position) { changed_from_ = std::min(changed_from_, position); }
+  void changed_from(std::size_t position) {
+    changed_from_ = std::min(changed_from_, position);
+    shown_from_ = std::min(shown_from_, position);
+  }
+  // A restored list is not known to share anything with the one shown last.
+  void forget_shown() { shown_from_ = 0; }
 
   // Replaces the list; it counts as changed from position `changed_from` on.
   void replace(Json::array_t items, std::size_t changed_from = 0) {
     list_.assign(Json(std::move(items)));
     changed_from_ = changed_from;
+    shown_from_ = std::min(shown_from_, changed_from);
   }
   // Shares a restored list; it counts as saved.
   void adopt(JsonPtr list) {
@@ -78,6 +89,7 @@ class ListChannel : public Channel {
   std::string key_;
   CopyOnWriteJson list_{Json::array()};
   std::size_t changed_from_ = 0;  // lowest position changed since the last save
+  std::size_t shown_from_ = 0;    // lowest position changed since the last mark_shown()
 };
 
 // --------------------------------------------------------------------------------- append
@@ -117,6 +129,7 @@ class AppendChannel final : public ListChannel {
   }
 
   void restore(JsonPtr value) override {
+    forget_shown();
     if (!value) {
       replace({});
     } else if (value->is_array()) {
@@ -162,6 +175,7 @@ class AddMessagesChannel final : public ListChannel {
   }
 
   void restore(JsonPtr value) override {
+    forget_shown();
     if (!value) {
       replace({});
       index_ = MessageIndex();

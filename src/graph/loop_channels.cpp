@@ -96,6 +96,19 @@ State LoopChannels::state_view() {
   return State(std::shared_ptr<const ValueMap>(state_values_));
 }
 
+std::vector<std::pair<std::string, std::size_t>> LoopChannels::take_unchanged_since_shown() {
+  std::vector<std::pair<std::string, std::size_t>> out;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Channel* channel = slots_[i].channel.get();
+    if (channel == nullptr || !is_output(static_cast<int>(i))) continue;
+    if (const std::optional<std::size_t> unchanged = channel->unchanged_since_shown()) {
+      out.emplace_back(name(static_cast<int>(i)), *unchanged);
+      channel->mark_shown();
+    }
+  }
+  return out;
+}
+
 void LoopChannels::release_state_values() {
   if (state_values_ && state_values_.use_count() == 1) {
     for (auto& entry : *state_values_) entry.second.reset();

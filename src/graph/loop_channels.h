@@ -77,6 +77,9 @@ class LoopChannels {
   // Every state key: what nodes and routers see. Rewrites the previous view's map in place
   // when no one holds it any more, so a step's view allocates nothing once the keys are known.
   State state_view();
+  // For each list-valued output key, how many leading items are unchanged since the last
+  // call (none before the first, or after a restore); the lists count as shown from now on.
+  std::vector<std::pair<std::string, std::size_t>> take_unchanged_since_shown();
   // The kept map lets go of its values (a list channel appends in place only while it holds
   // its list alone); state_view() sets every entry again before the map is shown.
   void release_state_values();

@@ -32,7 +32,10 @@ PregelLoop::PregelLoop(const CompiledGraph::Impl& graph, LoopContext context)
       context_(std::move(context)),
       config_(*context_.config),
       channels_(graph),
-      checkpointer_(graph, context_, channels_) {}
+      checkpointer_(graph, context_, channels_) {
+  static std::atomic<std::uint64_t> loops{0};
+  serial_ = loops.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 PregelLoop::~PregelLoop() = default;
 
@@ -210,7 +213,14 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
     if (context_.emitter->wants(StreamMode::kValues, context_.ns_segments)) {
       if (context_.emitter->state_by_reference()) {
         const State values = output_view();
-        context_.emitter->emit(StreamMode::kValues, context_.ns_segments, Json(), &values);
+        StreamEvent event{};
+        event.mode = StreamMode::kValues;
+        event.ns = context_.ns_segments;
+        event.state = &values;
+        event.loop = serial_;
+        event.values_index = ++values_shown_;
+        event.unchanged_items = channels_.take_unchanged_since_shown();
+        context_.emitter->emit(event);
       } else {
         context_.emitter->emit(StreamMode::kValues, context_.ns_segments, values_json());
       }

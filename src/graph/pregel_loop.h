@@ -114,6 +114,8 @@ class PregelLoop {
   std::map<std::string, std::map<std::string, Json>, std::less<>> answers_by_task_;
   std::vector<Task> tasks_;
   State step_state_;
+  std::uint64_t serial_ = 0;        // this loop among the process's (StreamEvent::loop)
+  std::uint64_t values_shown_ = 0;  // values events emitted with the state by reference
   // apply_writes()'s per-channel scratch, kept between steps.
   std::vector<std::vector<Json>> buckets_;
   std::vector<char> written_;

@@ -34,7 +34,15 @@ class StreamEmitter {
   void emit(StreamMode mode, const std::vector<std::string>& ns, Json data,
             const State* state = nullptr) {
     if (!wants(mode, ns)) return;
-    StreamEvent event{mode, ns, std::move(data), state};
+    StreamEvent event{};
+    event.mode = mode;
+    event.ns = ns;
+    event.data = std::move(data);
+    event.state = state;
+    emit(event);
+  }
+  // A whole event, already known to be wanted.
+  void emit(const StreamEvent& event) {
     std::lock_guard lock(mutex_);
     config_.on_event(event);
   }

@@ -144,8 +144,15 @@ void RunEvents::started() {
 }
 
 std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
-                                  std::vector<std::pair<JsonPtr, std::string>>* texts) {
+                                  std::vector<std::pair<JsonPtr, std::string>>* texts,
+                                  const StreamEvent* shown_event) {
   const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
+  // The lists' texts of the loop's previous values event serve this one; then this one's
+  // are kept instead.
+  const bool lists = shown_event != nullptr && ns.empty() && shown_event->loop != 0;
+  const bool reuse = lists && shown_event->loop == list_texts_loop_ &&
+                     shown_event->values_index == list_texts_index_ + 1;
+  std::map<std::string, ListText, std::less<>> list_texts;
   std::string out;
   out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
   out += '{';
@@ -156,6 +163,23 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
     if (!value) {
       out += "null";
       continue;
+    }
+    if (lists && value->is_array()) {
+      auto unchanged =
+          std::find_if(shown_event->unchanged_items.begin(), shown_event->unchanged_items.end(),
+                       [&key = key](const auto& entry) { return entry.first == key; });
+      if (unchanged != shown_event->unchanged_items.end()) {
+        ListText list;
+        auto previous = reuse ? list_texts_.find(key) : list_texts_.end();
+        if (previous != list_texts_.end()) list.ends = std::move(previous->second.ends);
+        list.text = array_json(value->get_ref<const Json::array_t&>(),
+                               previous != list_texts_.end() ? previous->second.text : "",
+                               previous != list_texts_.end() ? unchanged->second : 0, list.ends);
+        out += list.text;
+        if (texts != nullptr) texts->emplace_back(value, list.text);
+        list_texts.emplace(key, std::move(list));
+        continue;
+      }
     }
     const std::string* known = nullptr;
     if (shown != nullptr) {
@@ -177,6 +201,11 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
   }
   out += '}';
   last_state_size_ = out.size();
+  if (lists) {
+    list_texts_ = std::move(list_texts);
+    list_texts_loop_ = shown_event->loop;
+    list_texts_index_ = shown_event->values_index;
+  }
   return out;
 }
 
@@ -206,7 +235,7 @@ void RunEvents::on_event(const StreamEvent& event) {
         const bool legacy_values = legacy_wants("values") && legacy_visible;
         if (legacy_values || v2_enabled_) {
           std::vector<std::pair<JsonPtr, std::string>> texts;
-          std::string values_json = state_text(event.ns, *event.state, &texts);
+          std::string values_json = state_text(event.ns, *event.state, &texts, &event);
           shown_ = ShownState{event.ns, std::move(texts)};
           // Stored naming the checkpoint in place of the state when that is on disk already.
           std::optional<StateRef> ref;

@@ -103,9 +103,21 @@ class RunEvents {
   std::optional<ShownState> shown_;
   // event_json(state.to_json()) without the copy, each value the shown state holds taken from
   // its text; `texts`, if given, gets each value's text.
+  // For a root `values` event (`shown_event`), a list is written from the text it had in the
+  // loop's previous one where its first items did not change (StreamEvent::unchanged_items).
   std::string state_text(const std::vector<std::string>& ns, const State& state,
-                         std::vector<std::pair<JsonPtr, std::string>>* texts);
+                         std::vector<std::pair<JsonPtr, std::string>>* texts,
+                         const StreamEvent* shown_event = nullptr);
   std::string task_start_json(const StreamEvent& event);
+  // The lists of the root loop's last `values` event, by key: a list's text and where each
+  // of its items' text ends; with that event's StreamEvent::loop and values_index.
+  struct ListText {
+    std::string text;
+    std::vector<std::size_t> ends;
+  };
+  std::map<std::string, ListText, std::less<>> list_texts_;
+  std::uint64_t list_texts_loop_ = 0;
+  std::uint64_t list_texts_index_ = 0;
   std::size_t last_state_size_ = 0;  // of the last state_text
   std::map<std::string, std::size_t, std::less<>> value_sizes_;  // each channel's last text
 };

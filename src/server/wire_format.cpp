@@ -182,6 +182,7 @@ class JsonOut {
   ~JsonOut() { finish(); }
 
   void finish() { out_.resize(length_); }
+  std::size_t length() const { return length_; }  // of the string's text so far
   void cut(std::size_t length) { length_ = length; }
 
   [[gnu::always_inline]] void put(char c) {
@@ -346,6 +347,29 @@ std::string event_json(const Json& value, std::size_t expected_size) {
   std::string out;
   if (expected_size > 0) out.reserve(expected_size + expected_size / 8 + 64);
   JsonOut(out).value(value);
+  return out;
+}
+
+std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
+                       std::vector<std::size_t>& ends) {
+  keep = std::min({keep, items.size(), ends.size()});
+  std::string out;
+  out.reserve(previous.size() + 256);  // a list grows a little between two texts
+  if (keep > 0) {
+    out.assign(previous.data(), ends[keep - 1]);
+  } else {
+    out = '[';
+  }
+  ends.resize(keep);
+  {
+    JsonOut json(out);
+    for (std::size_t i = keep; i < items.size(); ++i) {
+      if (i > 0) json.put(',');
+      json.value(items[i]);
+      ends.push_back(json.length());
+    }
+    json.put(']');
+  }
   return out;
 }
 

@@ -37,6 +37,12 @@ Json normalize_input(const Json& input);
 // `expected_size`: room reserved first (the size of a like value's text), so that a large
 // text is written without growing the string as it goes.
 std::string event_json(const Json& value, std::size_t expected_size = 0);
+// event_json of the array `items`, its first `keep` items' text taken from `previous`, the
+// text of an array whose first `keep` items are the same, where item i's text ends at
+// `ends[i]`. `ends` is then made this text's. (A list that grew by a few items costs a copy
+// and the new items, not the whole list.)
+std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
+                       std::vector<std::size_t>& ends);
 // event_json(state.to_json()) without the copy: a `values` event's data.
 std::string state_event_json(const State& state);
 // event_json of `object` without its member `skip` (the object is not copied).

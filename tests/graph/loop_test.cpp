@@ -482,6 +482,57 @@ TEST(PregelLoopStreaming, StateByReferenceHandsTheStateOverInsteadOfACopy) {
   EXPECT_EQ(task_inputs[1], (Json{{"x", 0}}));  // what a read
 }
 
+TEST(PregelLoopStreaming, ValuesEventsTellHowManyListItemsAreUnchangedSinceTheLastOne) {
+  StateSchema schema;
+  schema.add_messages("messages");
+  schema.append("log");
+  schema.last_value("x");
+  StateGraph g(schema);
+  auto message = [](const char* id, const char* content) {
+    return Json{{"type", "ai"}, {"id", id}, {"content", content}};
+  };
+  g.add_node("reply", [&](const State&, Runtime&) -> NodeResult {
+    return Json{{"messages", Json::array({message("m2", "draft")})}, {"log", Json::array({1})}};
+  });
+  g.add_node("x", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_node("edit", [&](const State&, Runtime&) -> NodeResult {  // the first message again
+    return Json{{"messages", Json::array({message("m1", "edited")})}, {"log", Json::array({2})}};
+  });
+  g.add_edge(START, "reply").add_edge("reply", "x").add_edge("x", "edit");
+  struct Shown {
+    std::uint64_t loop;
+    std::uint64_t index;
+    std::map<std::string, std::size_t> unchanged;
+  };
+  std::vector<Shown> shown;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kValues};
+  config.state_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    shown.push_back({e.loop, e.values_index, {e.unchanged_items.begin(), e.unchanged_items.end()}});
+  };
+  const auto graph = g.compile();
+  const Json input{{"messages", Json::array({message("m1", "hi")})}};
+  graph->invoke(input, config);
+  ASSERT_EQ(shown.size(), 4u);  // after __start__, reply, x and edit
+  using Counts = std::map<std::string, std::size_t>;
+  EXPECT_EQ(shown[0].unchanged, (Counts{{"log", 0}, {"messages", 0}}));  // nothing shown before
+  EXPECT_EQ(shown[1].unchanged, (Counts{{"log", 0}, {"messages", 1}}));  // m2 appended
+  EXPECT_EQ(shown[2].unchanged, (Counts{{"log", 1}, {"messages", 2}}));  // neither list written
+  EXPECT_EQ(shown[3].unchanged, (Counts{{"log", 1}, {"messages", 0}}));  // m1 replaced in place
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    EXPECT_EQ(shown[i].loop, shown[0].loop);
+    EXPECT_EQ(shown[i].index, i + 1);
+  }
+  EXPECT_NE(shown[0].loop, 0u);
+  // Another run is another loop, counted from 1 again.
+  shown.clear();
+  graph->invoke(input, config);
+  ASSERT_FALSE(shown.empty());
+  EXPECT_EQ(shown[0].index, 1u);
+  EXPECT_NE(shown[0].loop, 0u);
+}
+
 TEST(PregelLoopStreaming, DebugTaskEventsKeepTheirInputWhenTheStateGoesByReference) {
   StateGraph g;
   g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });

@@ -121,6 +121,15 @@ TEST_F(ThreadStreamsTest, DataGivenAsJsonTextMakesTheSameEnvelope) {
   EXPECT_EQ(entries[1]->data, event_json(Json::parse(entries[1]->data)));
 }
 
+// A root event of the graph.
+StreamEvent stream_event(StreamMode mode, Json data, const State* state = nullptr) {
+  StreamEvent event{};
+  event.mode = mode;
+  event.data = std::move(data);
+  event.state = state;
+  return event;
+}
+
 // A RunEvents of run r1 on thread t (`refer`: checkpoints are on disk before their events)
 // given `events`; returns the data of the thread's live v2 events.
 std::vector<std::string> play(const std::string& path, bool refer,
@@ -139,13 +148,13 @@ std::vector<std::string> play(const std::string& path, bool refer,
   return live;
 }
 
-// The `tasks` events among a run's v2 events, as their data reads.
+// The `method` events among a run's v2 events, as their data reads.
 // Each is written in the serializer's member order, as a dump of the envelope would be.
-std::vector<Json> task_events(const std::vector<std::string>& events) {
+std::vector<Json> v2_events(const std::vector<std::string>& events, const char* method) {
   std::vector<Json> out;
   for (const std::string& data : events) {
     const Json envelope = Json::parse(data);
-    if (envelope["method"] != "tasks") continue;
+    if (envelope["method"] != method) continue;
     EXPECT_EQ(data, event_json(envelope));
     out.push_back(envelope["params"]["data"]);
   }
@@ -164,18 +173,80 @@ TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnother
   // Same key, another value: its own text, never the shown state's.
   const State other = state_of(Json::array({"hello", "more"}));
   const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
-  const std::vector<Json> tasks = task_events(
-      play(path_.string(), false,
-           {StreamEvent{StreamMode::kValues, {}, Json(), &shown},
-            StreamEvent{StreamMode::kTasks, {}, task, &shown},
-            StreamEvent{StreamMode::kTasks, {}, task, &other},
-            StreamEvent{StreamMode::kCustom, {}, Json("let go"), nullptr},
-            StreamEvent{StreamMode::kTasks, {}, task, &shown}}));
+  const std::vector<Json> tasks =
+      v2_events(play(path_.string(), false,
+                     {stream_event(StreamMode::kValues, Json(), &shown),
+                      stream_event(StreamMode::kTasks, task, &shown),
+                      stream_event(StreamMode::kTasks, task, &other),
+                      stream_event(StreamMode::kCustom, Json("let go"), nullptr),
+                      stream_event(StreamMode::kTasks, task, &shown)}),
+                "tasks");
   ASSERT_EQ(tasks.size(), 3u);
   EXPECT_EQ(tasks[0]["input"], shown.to_json());
   EXPECT_EQ(tasks[0]["name"], "model");
   EXPECT_EQ(tasks[1]["input"], other.to_json());
   EXPECT_EQ(tasks[2]["input"], shown.to_json());
+}
+
+State list_state(Json messages) {
+  std::map<std::string, JsonPtr, std::less<>> values;
+  values["messages"] = std::make_shared<const Json>(std::move(messages));
+  values["note"] = std::make_shared<const Json>("caf\xC3\xA9");
+  return State(std::move(values));
+}
+
+// A root values event of loop `loop`, its `index`th, `unchanged` first messages said unchanged.
+StreamEvent shown_values(const State& state, std::uint64_t loop, std::uint64_t index,
+                         std::size_t unchanged) {
+  StreamEvent event = stream_event(StreamMode::kValues, Json(), &state);
+  event.loop = loop;
+  event.values_index = index;
+  event.unchanged_items = {{"messages", unchanged}};
+  return event;
+}
+
+TEST_F(ThreadStreamsTest, AValuesEventWritesAListFromThePreviousOnesTextWhereItIsUnchanged) {
+  const Json m0{{"id", "m0"}, {"content", "hi \"there\"\n"}};
+  const Json m1{{"id", "m1"}, {"content", Json::array({1, 2.5, nullptr})}};
+  const Json m2{{"id", "m2"}, {"content", "caf\xC3\xA9"}};
+  const State first = list_state(Json::array({m0}));
+  const State grown = list_state(Json::array({m0, m1}));
+  const State edited = list_state(Json::array({Json{{"id", "m0"}, {"content", "edited"}}, m1, m2}));
+  const State empty = list_state(Json::array());
+  const Json stateless("a message chunk");
+  const std::vector<Json> values =
+      v2_events(play(path_.string(), false,
+                     {shown_values(first, 7, 1, 0), stream_event(StreamMode::kCustom, stateless),
+                      shown_values(grown, 7, 2, 1), stream_event(StreamMode::kCustom, stateless),
+                      shown_values(edited, 7, 3, 0), stream_event(StreamMode::kCustom, stateless),
+                      shown_values(empty, 7, 4, 0)}),
+                "values");
+  ASSERT_EQ(values.size(), 4u);
+  EXPECT_EQ(values[0], first.to_json());
+  EXPECT_EQ(values[1], grown.to_json());
+  EXPECT_EQ(values[2], edited.to_json());
+  EXPECT_EQ(values[3], empty.to_json());
+}
+
+TEST_F(ThreadStreamsTest, AValuesEventTakesThePreviousTextOnlyFromTheSameLoopsEventJustBefore) {
+  const Json m0{{"id", "m0"}, {"content", "first"}};
+  const Json other{{"id", "m0"}, {"content", "another loop's"}};
+  const State first = list_state(Json::array({m0}));
+  const State second = list_state(Json::array({other, m0}));
+  // The graph's word is taken: with the event just before of the same loop, the first item's
+  // text is the one written then. Anything else is written whole.
+  const std::vector<Json> values = v2_events(
+      play(path_.string(), false,
+           {shown_values(first, 7, 1, 0), shown_values(second, 7, 2, 1),    // reused
+            shown_values(first, 7, 3, 0), shown_values(second, 7, 5, 1),    // an event skipped
+            shown_values(first, 7, 6, 0), shown_values(second, 8, 7, 1),    // another loop
+            shown_values(first, 7, 8, 0), shown_values(second, 7, 9, 9)}),  // more than it had
+      "values");
+  ASSERT_EQ(values.size(), 8u);
+  EXPECT_EQ(values[1]["messages"], Json::array({m0, m0}));
+  EXPECT_EQ(values[3], second.to_json());
+  EXPECT_EQ(values[5], second.to_json());
+  EXPECT_EQ(values[7]["messages"], Json::array({m0, m0}));  // the one it had, then the rest
 }
 
 TEST_F(ThreadStreamsTest, IdleLogsAreDroppedAndRebuiltFromTheStore) {
@@ -252,12 +323,10 @@ State messages_state(std::string text) {
 }
 
 StreamEvent checkpoint_named(const std::string& id) {
-  return StreamEvent{StreamMode::kCheckpoints,
-                     {},
-                     Json{{"config", {{"configurable", {{"checkpoint_id", id}}}}},
-                          {"metadata", {{"step", 1}, {"source", "loop"}}},
-                          {"parent_config", nullptr}},
-                     nullptr};
+  return stream_event(StreamMode::kCheckpoints,
+                      Json{{"config", {{"configurable", {{"checkpoint_id", id}}}}},
+                           {"metadata", {{"step", 1}, {"source", "loop"}}},
+                           {"parent_config", nullptr}});
 }
 
 TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsState) {
@@ -265,8 +334,8 @@ TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsS
   const State unnamed = messages_state("a state after no checkpoint event, stored whole");
   const std::vector<std::string> live =
       play(path_.string(), true,
-           {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named},
-            StreamEvent{StreamMode::kValues, {}, Json(), &unnamed}});
+           {checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &named),
+            stream_event(StreamMode::kValues, Json(), &unnamed)});
   ASSERT_EQ(live.size(), 3u);
   // Read without a way to read checkpoints: the event stored naming one is left out, the one
   // stored whole is as it was.
@@ -292,7 +361,7 @@ TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsS
 TEST_F(ThreadStreamsTest, TheSeqGoesOnAfterALastEventLeftOut) {
   const State named = messages_state("a state whose checkpoint is gone");
   play(path_.string(), true,
-       {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named}});
+       {checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &named)});
   SqliteStore store(path_.string());  // no way to read checkpoints: the values event is left out
   std::int64_t last_seq = -1;
   EXPECT_EQ(store.thread_events("t", 0, &last_seq).size(), 1u);
@@ -305,7 +374,7 @@ TEST_F(ThreadStreamsTest, TheSeqGoesOnAfterALastEventLeftOut) {
 TEST_F(ThreadStreamsTest, WithoutSyncDurabilityAValuesEventIsStoredWhole) {
   const State named = messages_state("stored whole");
   play(path_.string(), false,
-       {checkpoint_named("c1"), StreamEvent{StreamMode::kValues, {}, Json(), &named}});
+       {checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &named)});
   SqliteStore store(path_.string());
   const std::vector<LogEntry> read = store.thread_events("t");
   ASSERT_EQ(read.size(), 2u);
