@@ -19,6 +19,36 @@ std::string call_name(const Json& call) {
   return it->get<std::string>();
 }
 
+bool is_type(const Json& message, std::string_view type) {
+  if (!message.is_object()) return false;
+  const auto it = message.find("type");
+  return it != message.end() && it->is_string() && it->get_ref<const std::string&>() == type;
+}
+
+// A tool call's id, when it has one.
+const std::string* call_id_of(const Json& call) {
+  if (!call.is_object()) return nullptr;
+  const auto id = call.find("id");
+  return id != call.end() && id->is_string() ? &id->get_ref<const std::string&>() : nullptr;
+}
+
+// Whether an AI message has a tool call (valid or malformed) with no answer in `answered`.
+bool has_unanswered_call(const Json& messages,
+                         const std::set<std::string_view, std::less<>>& answered) {
+  for (const auto& m : messages) {
+    if (!is_type(m, "ai")) continue;
+    for (const char* key : {"tool_calls", "invalid_tool_calls"}) {
+      const auto calls = m.find(key);
+      if (calls == m.end() || !calls->is_array()) continue;
+      for (const auto& call : *calls) {
+        const std::string* id = call_id_of(call);
+        if (id != nullptr && answered.count(*id) == 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
 class PatchToolCallsMiddleware final : public AgentMiddleware {
  public:
   std::string name() const override { return "PatchToolCallsMiddleware"; }
@@ -27,26 +57,27 @@ class PatchToolCallsMiddleware final : public AgentMiddleware {
   std::optional<HookResult> before_agent(const HookContext& ctx) const override {
     const Json& messages = ctx.state["messages"];
     if (!messages.is_array() || messages.empty()) return std::nullopt;
-    std::set<std::string, std::less<>> answered;
+    // Ids viewed in the messages, which outlive this call.
+    std::set<std::string_view, std::less<>> answered;
     for (const auto& m : messages) {
-      if (m.is_object() && m.value("type", "") == "tool" && m.contains("tool_call_id") &&
-          m["tool_call_id"].is_string()) {
-        answered.insert(m["tool_call_id"].get<std::string>());
-      }
+      if (!is_type(m, "tool")) continue;
+      const auto id = m.find("tool_call_id");
+      if (id != m.end() && id->is_string()) answered.insert(id->get_ref<const std::string&>());
     }
+    // Nearly always every call has its answer: then nothing is copied.
+    if (!has_unanswered_call(messages, answered)) return std::nullopt;
     Json patched = Json::array();
     bool changed = false;
     for (const auto& m : messages) {
       patched.push_back(m);
-      if (!m.is_object() || m.value("type", "") != "ai") continue;
+      if (!is_type(m, "ai")) continue;
       const auto patch = [&](const char* key, std::string_view text) {
         const auto calls = m.find(key);
         if (calls == m.end() || !calls->is_array()) return;
         for (const auto& call : *calls) {
-          const auto id = call.find("id");
-          if (id == call.end() || !id->is_string()) continue;
-          const std::string& call_id = id->get_ref<const std::string&>();
-          if (answered.count(call_id) != 0) continue;
+          const std::string* id = call_id_of(call);
+          if (id == nullptr || answered.count(*id) != 0) continue;
+          const std::string& call_id = *id;
           answered.insert(call_id);
           const std::string name = call_name(call);
           // A call whose intent the discarded step stored may have run: "cancelled" would be

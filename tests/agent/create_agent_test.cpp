@@ -496,6 +496,30 @@ TEST(PatchToolCalls, AnswersMalformedToolCallsOfTheHistory) {
   EXPECT_EQ(message_text(messages[3]), "again");
 }
 
+TEST(PatchToolCalls, AnswersOnlyTheCallsWithoutAToolMessageAndEachIdOnce) {
+  AgentOptions options = options_with({Json("fine")});
+  options.middleware = {make_patch_tool_calls()};
+  const Json call1{{"id", "c1"}, {"name", "echo"}, {"args", {{"text", "x"}}}};
+  const Json call2{{"id", "c2"}, {"name", "echo"}, {"args", {{"text", "y"}}}};
+  const Json history = {human_message("hi", "h1"),
+                        ai_message("", Json::array({call1, call2}), "a1"),
+                        tool_message("echo: x", "c1", "echo"),
+                        ai_message("", Json::array({call2}), "a2"),  // the same id again
+                        human_message("again", "h2")};
+  const Json messages =
+      create_agent(std::move(options))->invoke(Json{{"messages", history}}).values["messages"];
+  ASSERT_EQ(messages.size(), 7u);  // one answer added, and the model's reply
+  EXPECT_EQ(messages[1]["id"], "a1");
+  EXPECT_EQ(messages[2]["tool_call_id"], "c2");
+  EXPECT_EQ(messages[2]["content"],
+            "Tool call echo with id c2 was cancelled - another message came in before it could "
+            "be completed.");
+  EXPECT_EQ(messages[3]["tool_call_id"], "c1");
+  EXPECT_EQ(message_text(messages[3]), "echo: x");
+  EXPECT_EQ(messages[4]["id"], "a2");
+  EXPECT_EQ(message_text(messages[5]), "again");
+}
+
 TEST(PatchToolCalls, LeavesAWellFormedHistoryUntouched) {
   auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("fine")});
   AgentOptions options;
