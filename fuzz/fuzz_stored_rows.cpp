@@ -58,7 +58,8 @@ void batch(const std::uint8_t* data, std::size_t size) {
   // The events that name a checkpoint in place of their state (state_refs.h) read back with
   // one, or the batch is an Error; none keeps its stored form.
   const tollgate::server::StateTexts texts = [](const std::string&, const std::string&,
-                                                const std::string& checkpoint_id) {
+                                                const std::string& checkpoint_id,
+                                                tollgate::server::StateView) {
     return checkpoint_id.size() % 2 == 0 ? std::optional<std::string>("{\"a\":1}") : std::nullopt;
   };
   try {

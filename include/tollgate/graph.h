@@ -158,8 +158,9 @@ struct StreamEvent {
   std::vector<std::string> ns;  // subgraph namespace ("node:task_id" segments); empty at root
   Json data;
   // With RunConfig::state_by_reference, the state a `values` event shows (`data` is then
-  // null) or a `tasks` event's task input (`data` then has no "input"), valid during the
-  // callback only. Null otherwise: `data` holds all.
+  // null) or the step's state a `tasks` event's task starts on (`data` then has no "input";
+  // a Send's task keeps its input in `data`), valid during the callback only. Null
+  // otherwise: `data` holds all.
   const State* state = nullptr;
   // With `state` on a `values` event, what a reader that kept the text of the previous one
   // may reuse: `loop` tells a run's graph loops apart (a subgraph call runs a loop of its
@@ -348,6 +349,9 @@ struct TaskInfo {
 
 struct StateSnapshot {
   State values;
+  // Every state key, the private ones too (StateSchema::make_private): what the tasks of the
+  // next step start on, before the pending writes of `values` are applied.
+  State task_input;
   std::vector<std::string> next;
   std::vector<TaskInfo> tasks;
   CheckpointConfig config;

@@ -59,6 +59,7 @@ StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pend
     for (const auto& interrupt : info.interrupts) snapshot.interrupts.push_back(interrupt);
     snapshot.tasks.push_back(std::move(info));
   }
+  snapshot.task_input = channels_.view(false);
   if (apply_pending_writes) apply_for_output(tasks_);
   snapshot.values = output_view();
   snapshot.config = tuple.config;

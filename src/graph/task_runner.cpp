@@ -212,7 +212,9 @@ void PregelLoop::run_task(Task& task) {
     Json triggers = Json::array();
     for (int fired : task.fired) triggers.push_back(channels_.name(fired));
     Json payload{{"id", task.id}, {"name", node.name}, {"triggers", std::move(triggers)}};
-    const bool by_reference = context_.emitter->state_by_reference();
+    // A Send's task starts on its own argument, not on the step's state: it keeps its input.
+    const bool by_reference =
+        context_.emitter->state_by_reference() && task.kind != TaskKind::kPush;
     if (debug || !by_reference) payload["input"] = task.input.to_json();
     if (debug) {
       context_.emitter->emit(StreamMode::kDebug, context_.ns_segments,

@@ -154,7 +154,7 @@ std::unique_ptr<sql::PostgresListener> listen_to_replicas(const std::string& url
 // that it outlives the run manager.
 StateTexts state_texts_of(const GraphMap& graphs) {
   return [graphs](const std::string& thread_id, const std::string& graph_id,
-                  const std::string& checkpoint_id) -> std::optional<std::string> {
+                  const std::string& checkpoint_id, StateView view) -> std::optional<std::string> {
     auto graph = graphs.find(graph_id);
     if (graph == graphs.end() || !graph->second->checkpointer()) return std::nullopt;
     RunConfig config;
@@ -162,7 +162,7 @@ StateTexts state_texts_of(const GraphMap& graphs) {
     config.checkpoint_id = checkpoint_id;
     const StateSnapshot snapshot = graph->second->get_state(config);
     if (snapshot.config.checkpoint_id != checkpoint_id) return std::nullopt;
-    return state_event_json(snapshot.values);
+    return state_event_json(view == StateView::kTaskInput ? snapshot.task_input : snapshot.values);
   };
 }
 

@@ -118,7 +118,8 @@ void RunEvents::legacy_json(const std::string& name, std::string data_json, cons
   entry.event = name;
   entry.data = std::move(data_json);
   if (state != nullptr)
-    entry.stored = stored_with_state_ref(entry.data, 0, entry.data.size(), *state);
+    entry.stored = stored_with_state_ref(
+        entry.data, state->at, std::min(state->size, entry.data.size() - state->at), *state);
   if (!request_.temporary) entry.id = std::to_string(entry.seq);
   auto shared = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_run_event(record_.run_id, shared);
@@ -209,10 +210,13 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
   return out;
 }
 
-std::string RunEvents::task_start_json(const StreamEvent& event) {
+std::string RunEvents::task_start_json(const StreamEvent& event, std::size_t* input_at,
+                                       std::size_t* input_size) {
   if (event.state == nullptr) return event_json(event.data);
   // The task's input written in its place among the members, as its copy would be.
-  return event_json_with_text(event.data, "input", state_text(event.ns, *event.state, nullptr));
+  const std::string input = state_text(event.ns, *event.state, nullptr);
+  *input_size = input.size();
+  return event_json_with_text(event.data, "input", input, input_at);
 }
 
 void RunEvents::on_event(const StreamEvent& event) {
@@ -240,7 +244,9 @@ void RunEvents::on_event(const StreamEvent& event) {
           // Stored naming the checkpoint in place of the state when that is on disk already.
           std::optional<StateRef> ref;
           if (root && refer_to_checkpoints_ && !named_checkpoint.empty()) {
-            ref = StateRef{graph_id_, std::move(named_checkpoint)};
+            ref.emplace();
+            ref->graph_id = graph_id_;
+            ref->checkpoint_id = std::move(named_checkpoint);
           }
           const StateRef* state = ref ? &*ref : nullptr;
           if (legacy_values) {
@@ -332,9 +338,21 @@ void RunEvents::on_event(const StreamEvent& event) {
     case StreamMode::kTasks: {
       const bool legacy_tasks = legacy_wants("tasks") && legacy_visible;
       if (!legacy_tasks && !v2_enabled_) break;
-      std::string tasks_json = task_start_json(event);
-      if (legacy_tasks) legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json));
-      v2_json("tasks", event.ns, tasks_json);
+      std::size_t input_at = 0;
+      std::size_t input_size = 0;
+      std::string tasks_json = task_start_json(event, &input_at, &input_size);
+      // A root task starting on the step's state starts on the state of the run's last root
+      // checkpoint: stored naming it, when that is on disk already.
+      std::optional<StateRef> ref;
+      if (root && event.state != nullptr && event.data.is_object() && refer_to_checkpoints_ &&
+          !step_checkpoint_.empty()) {
+        ref = StateRef{graph_id_, step_checkpoint_, StateView::kTaskInput, input_at, input_size};
+      }
+      const StateRef* state = ref ? &*ref : nullptr;
+      if (legacy_tasks) {
+        legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json), state);
+      }
+      v2_json("tasks", event.ns, tasks_json, "", state);
       break;
     }
     case StreamMode::kCheckpoints: {
@@ -354,7 +372,10 @@ void RunEvents::on_event(const StreamEvent& event) {
       };
       const Json* id = member(d, "id");
       if (id == nullptr) id = checkpoint_id_of(member(d, "config"));
-      if (root && id != nullptr && id->is_string()) checkpoint_named_ = id->get<std::string>();
+      if (root && id != nullptr && id->is_string()) {
+        checkpoint_named_ = id->get<std::string>();
+        step_checkpoint_ = checkpoint_named_;
+      }
       if (!v2_enabled_) break;
       // The v2 event names the checkpoint: its id, its parent's, its step and source.
       Json summary = Json::object();

@@ -75,6 +75,9 @@ class RunEvents {
   bool graph_emitted_ = false;
   bool refer_to_checkpoints_ = false;
   std::string checkpoint_named_;  // by the root `checkpoints` event just before, until the next
+  // By the run's last root `checkpoints` event: the state the next step's tasks start on (every
+  // step is saved, and announced, before the next one starts).
+  std::string step_checkpoint_;
   bool root_interrupt_update_seen_ = false;
   bool root_interrupt_values_seen_ = false;
   std::set<std::string> v2_interrupts_sent_;
@@ -108,7 +111,9 @@ class RunEvents {
   std::string state_text(const std::vector<std::string>& ns, const State& state,
                          std::vector<std::pair<JsonPtr, std::string>>* texts,
                          const StreamEvent* shown_event = nullptr);
-  std::string task_start_json(const StreamEvent& event);
+  // A task start's data; for a task on the step's state, where its input's text is in it.
+  std::string task_start_json(const StreamEvent& event, std::size_t* input_at,
+                              std::size_t* input_size);
   // The lists of the root loop's last `values` event, by key: a list's text and where each
   // of its items' text ends; with that event's StreamEvent::loop and values_index.
   struct ListText {

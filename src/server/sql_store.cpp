@@ -207,6 +207,9 @@ CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
     // (state_refs.h). No table changes; the version keeps earlier builds, which would send the
     // stored form as it is, out of a database this one wrote.
     {"SELECT 1;", "SELECT 1;"},
+    // 8: a root task's start is stored naming the checkpoint whose state it starts on, in a
+    // form of its own (state_refs.h, 0x02). No table changes; as for 7.
+    {"SELECT 1;", "SELECT 1;"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.

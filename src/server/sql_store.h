@@ -45,7 +45,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 7;
+inline constexpr int kServerSchemaVersion = 8;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.

@@ -13,7 +13,7 @@ std::string stored_with_state_ref(std::string_view data, std::size_t at, std::si
   std::string out;
   out.reserve(data.size() - size + ref.checkpoint_id.size() + ref.graph_id.size() +
               position.size() + 4);
-  out += '\x01';
+  out += ref.view == StateView::kTaskInput ? '\x02' : '\x01';
   out += ref.checkpoint_id;
   out += '\x01';
   out += ref.graph_id;
@@ -28,6 +28,7 @@ std::string stored_with_state_ref(std::string_view data, std::size_t at, std::si
 namespace {
 
 struct ParsedRef {
+  StateView view = StateView::kValues;
   std::string checkpoint_id;
   std::string graph_id;
   std::size_t at = 0;
@@ -36,6 +37,7 @@ struct ParsedRef {
 
 std::optional<ParsedRef> parse_state_ref(std::string_view stored) {
   if (!has_state_ref(stored)) return std::nullopt;
+  const StateView view = stored[0] == '\x02' ? StateView::kTaskInput : StateView::kValues;
   stored.remove_prefix(1);
   std::string_view parts[3];
   for (std::string_view& part : parts) {
@@ -45,6 +47,7 @@ std::optional<ParsedRef> parse_state_ref(std::string_view stored) {
     stored.remove_prefix(end + 1);
   }
   ParsedRef ref;
+  ref.view = view;
   ref.checkpoint_id = parts[0];
   ref.graph_id = parts[1];
   const auto result = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), ref.at);
@@ -61,9 +64,10 @@ std::optional<ParsedRef> parse_state_ref(std::string_view stored) {
 std::size_t resolve_state_refs(std::vector<LogEntry>& events, const std::string& thread_id,
                                const StateTexts& texts) {
   std::size_t left_out = 0;
-  // The last checkpoint read: a step's legacy and v2 events name the same one.
+  // The last state read: a step's legacy and v2 events name the same one.
   std::string last_checkpoint;
   std::string last_graph;
+  StateView last_view = StateView::kValues;
   std::optional<std::string> last_text;
   auto kept = events.begin();
   for (auto it = events.begin(); it != events.end(); ++it) {
@@ -73,10 +77,13 @@ std::size_t resolve_state_refs(std::vector<LogEntry>& events, const std::string&
         throw Error::Internal("server store: a stored event of thread " + thread_id +
                               " names its state's checkpoint in a malformed way");
       }
-      if (ref->checkpoint_id != last_checkpoint || ref->graph_id != last_graph) {
+      if (ref->checkpoint_id != last_checkpoint || ref->graph_id != last_graph ||
+          ref->view != last_view) {
         last_checkpoint = ref->checkpoint_id;
         last_graph = ref->graph_id;
-        last_text = texts ? texts(thread_id, ref->graph_id, ref->checkpoint_id) : std::nullopt;
+        last_view = ref->view;
+        last_text =
+            texts ? texts(thread_id, ref->graph_id, ref->checkpoint_id, ref->view) : std::nullopt;
       }
       if (!last_text) {
         ++left_out;

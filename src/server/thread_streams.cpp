@@ -148,7 +148,9 @@ std::int64_t ThreadStreams::append(const std::string& thread_id, const std::stri
   std::size_t data_at = 0;
   entry.data = envelope_json(entry.id, seq, method, ns, data_json, node, &data_at);
   if (state != nullptr) {
-    entry.stored = stored_with_state_ref(entry.data, data_at, data_json.size(), *state);
+    entry.stored =
+        stored_with_state_ref(entry.data, data_at + state->at,
+                              std::min(state->size, data_json.size() - state->at), *state);
   }
   auto shared = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_thread_event(thread_id, shared);

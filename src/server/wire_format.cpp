@@ -393,7 +393,8 @@ namespace {
 
 // event_json of `object` without its member `key`, or, when `text` is given, with that member
 // written as the JSON text `text`, in its place among the members (sorted by key).
-std::string object_json(const Json& object, std::string_view key, const std::string_view* text) {
+std::string object_json(const Json& object, std::string_view key, const std::string_view* text,
+                        std::size_t* text_at = nullptr) {
   if (!object.is_object()) return event_json(object);
   std::string out;
   JsonOut json(out);
@@ -410,6 +411,7 @@ std::string object_json(const Json& object, std::string_view key, const std::str
     if (name == key) continue;
     if (!placed && std::string_view(name) > key) {
       member(key);
+      if (text_at != nullptr) *text_at = json.length();
       json.put(*text);
       placed = true;
     }
@@ -418,6 +420,7 @@ std::string object_json(const Json& object, std::string_view key, const std::str
   }
   if (!placed) {
     member(key);
+    if (text_at != nullptr) *text_at = json.length();
     json.put(*text);
   }
   json.put('}');
@@ -431,8 +434,9 @@ std::string event_json_without(const Json& object, std::string_view skip) {
   return object_json(object, skip, nullptr);
 }
 
-std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value) {
-  return object_json(object, key, &value);
+std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value,
+                                 std::size_t* value_at) {
+  return object_json(object, key, &value, value_at);
 }
 
 void append_json_string(std::string& out, std::string_view text) {

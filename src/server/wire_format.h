@@ -49,7 +49,9 @@ std::string state_event_json(const State& state);
 std::string event_json_without(const Json& object, std::string_view skip);
 // event_json of `object` with its member `key` set to the JSON text `value` (such as a
 // state's), in its place among the members.
-std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value);
+// `value_at`, if given, gets the offset of `value` in the text.
+std::string event_json_with_text(const Json& object, std::string_view key, std::string_view value,
+                                 std::size_t* value_at = nullptr);
 // Appends `text` as a JSON string, the same bytes as event_json(Json(text)).
 void append_json_string(std::string& out, std::string_view text);
 

@@ -533,6 +533,30 @@ TEST(PregelLoopStreaming, ValuesEventsTellHowManyListItemsAreUnchangedSinceTheLa
   EXPECT_NE(shown[0].loop, 0u);
 }
 
+TEST(PregelLoopStreaming, ASendsTaskKeepsItsInputWhenTheStateGoesByReference) {
+  StateGraph g;
+  g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });
+  g.add_node("each", [](const State&, Runtime&) -> NodeResult { return {}; });
+  g.add_edge(START, "a");
+  g.add_conditional_edges("a", [](const State&) -> Route {
+    return std::vector<Send>{Send{"each", Json{{"item", 7}}}};
+  });
+  Json sent_start;
+  const State* sent_state = nullptr;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kTasks};
+  config.state_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    if (e.data.value("name", "") == "each" && e.data.contains("triggers")) {
+      sent_start = e.data;
+      sent_state = e.state;
+    }
+  };
+  g.compile()->invoke(Json{{"x", 0}}, config);
+  EXPECT_EQ(sent_start["input"], (Json{{"item", 7}}));  // its own argument, not the step's state
+  EXPECT_EQ(sent_state, nullptr);
+}
+
 TEST(PregelLoopStreaming, DebugTaskEventsKeepTheirInputWhenTheStateGoesByReference) {
   StateGraph g;
   g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });

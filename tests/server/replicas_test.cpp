@@ -322,7 +322,7 @@ TEST_F(ReplicasTest, AThreadsV2EventsAreNumberedOnceAcrossRunsOnBothReplicas) {
   ASSERT_EQ(runs.size(), 2u);
   SqliteStore store(db_.string());
   // Numbers only: the values events stored naming their checkpoints read as any state.
-  store.set_state_texts([](const std::string&, const std::string&, const std::string&) {
+  store.set_state_texts([](const std::string&, const std::string&, const std::string&, StateView) {
     return std::optional<std::string>("{}");
   });
   std::vector<LogEntry> events = store.thread_events(thread_id);

@@ -349,13 +349,53 @@ TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsS
   // With one, every event reads as it did live, byte for byte.
   SqliteStore store(path_.string());
   store.set_state_texts([&named](const std::string& thread_id, const std::string& graph_id,
-                                 const std::string& checkpoint_id) -> std::optional<std::string> {
+                                 const std::string& checkpoint_id,
+                                 StateView view) -> std::optional<std::string> {
     if (thread_id != "t" || graph_id != "g" || checkpoint_id != "c1") return std::nullopt;
+    if (view != StateView::kValues) return std::nullopt;
     return state_event_json(named);
   });
   const std::vector<LogEntry> read = store.thread_events("t");
   ASSERT_EQ(read.size(), 3u);
   for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
+}
+
+TEST_F(ThreadStreamsTest, ATaskStartingOnTheLastCheckpointsStateIsStoredNamingIt) {
+  const State values = messages_state("the state of c1");
+  std::map<std::string, JsonPtr, std::less<>> with_private = values.values();
+  with_private["jump_to"] = std::make_shared<const Json>("model");
+  const State input(std::move(with_private));
+  const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
+  const Json sent{{"id", "task-2"}, {"name", "each"}, {"input", {{"item", "a Send's own"}}}};
+  const std::vector<std::string> live =
+      play(path_.string(), true,
+           {stream_event(StreamMode::kTasks, task, &input),  // before any checkpoint: whole
+            checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &values),
+            stream_event(StreamMode::kTasks, task, &input),
+            stream_event(StreamMode::kCustom, Json("a chunk between"), nullptr),
+            stream_event(StreamMode::kTasks, task, &input),
+            stream_event(StreamMode::kTasks, sent, nullptr)});  // a Send's task: whole
+  ASSERT_EQ(live.size(), 7u);
+  {
+    SqliteStore store(path_.string());  // no way to read checkpoints
+    const std::vector<LogEntry> bare = store.thread_events("t");
+    ASSERT_EQ(bare.size(), 4u);  // the values event and the two task starts after c1 left out
+    EXPECT_EQ(bare[0].data, live[0]);
+    EXPECT_EQ(bare[1].data, live[1]);
+    EXPECT_EQ(bare[2].data, live[4]);
+    EXPECT_EQ(bare[3].data, live[6]);
+  }
+  SqliteStore store(path_.string());
+  store.set_state_texts([&](const std::string& thread_id, const std::string& graph_id,
+                            const std::string& checkpoint_id,
+                            StateView view) -> std::optional<std::string> {
+    if (thread_id != "t" || graph_id != "g" || checkpoint_id != "c1") return std::nullopt;
+    return state_event_json(view == StateView::kTaskInput ? input : values);
+  });
+  const std::vector<LogEntry> read = store.thread_events("t");
+  ASSERT_EQ(read.size(), live.size());
+  for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
+  EXPECT_EQ(v2_events(live, "tasks")[1]["input"], input.to_json());
 }
 
 TEST_F(ThreadStreamsTest, TheSeqGoesOnAfterALastEventLeftOut) {
