@@ -170,6 +170,10 @@ struct StreamEvent {
   std::uint64_t loop = 0;
   std::uint64_t values_index = 0;
   std::vector<std::pair<std::string, std::size_t>> unchanged_items;
+  // With `state` on a `tasks` event: the checkpoint whose state it is, the step's ("" when
+  // the step's state holds writes that no checkpoint holds, such as a resuming Command's
+  // update). It may still be being saved (durability "async").
+  std::string checkpoint_id;
 };
 // Called serially (never concurrently) from the running graph's threads.
 using StreamCallback = std::function<void(const StreamEvent&)>;

@@ -275,6 +275,7 @@ void PregelLoop::distribute_answers(const Command* command) {
 }
 
 void PregelLoop::apply_null_writes(std::vector<Write> writes) {
+  null_writes_on_ = checkpointer_.checkpoint_id();
   Task pseudo;
   pseudo.kind = TaskKind::kSynthetic;
   pseudo.node = 0;

@@ -224,9 +224,19 @@ void PregelLoop::run_task(Task& task) {
                                   {"payload", payload}});
     }
     if (by_reference) {
-      payload.erase("input");
-      context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload),
-                             &task.input);
+      if (context_.emitter->wants(StreamMode::kTasks, context_.ns_segments)) {
+        payload.erase("input");
+        StreamEvent event{};
+        event.mode = StreamMode::kTasks;
+        event.ns = context_.ns_segments;
+        event.data = std::move(payload);
+        event.state = &task.input;
+        // Saves happen between steps: while tasks run, the checkpoint stays the step's.
+        if (checkpointer_.checkpoint_id() != null_writes_on_) {
+          event.checkpoint_id = checkpointer_.checkpoint_id();
+        }
+        context_.emitter->emit(event);
+      }
     } else {
       context_.emitter->emit(StreamMode::kTasks, context_.ns_segments, std::move(payload));
     }

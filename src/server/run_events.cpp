@@ -341,12 +341,11 @@ void RunEvents::on_event(const StreamEvent& event) {
       std::size_t input_at = 0;
       std::size_t input_size = 0;
       std::string tasks_json = task_start_json(event, &input_at, &input_size);
-      // A root task starting on the step's state starts on the state of the run's last root
-      // checkpoint: stored naming it, when that is on disk already.
+      // A root task starting on the state of a checkpoint on disk is stored naming it.
       std::optional<StateRef> ref;
       if (root && event.state != nullptr && event.data.is_object() && refer_to_checkpoints_ &&
-          !step_checkpoint_.empty()) {
-        ref = StateRef{graph_id_, step_checkpoint_, StateView::kTaskInput, input_at, input_size};
+          !event.checkpoint_id.empty()) {
+        ref = StateRef{graph_id_, event.checkpoint_id, StateView::kTaskInput, input_at, input_size};
       }
       const StateRef* state = ref ? &*ref : nullptr;
       if (legacy_tasks) {
@@ -372,10 +371,7 @@ void RunEvents::on_event(const StreamEvent& event) {
       };
       const Json* id = member(d, "id");
       if (id == nullptr) id = checkpoint_id_of(member(d, "config"));
-      if (root && id != nullptr && id->is_string()) {
-        checkpoint_named_ = id->get<std::string>();
-        step_checkpoint_ = checkpoint_named_;
-      }
+      if (root && id != nullptr && id->is_string()) checkpoint_named_ = id->get<std::string>();
       if (!v2_enabled_) break;
       // The v2 event names the checkpoint: its id, its parent's, its step and source.
       Json summary = Json::object();

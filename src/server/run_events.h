@@ -75,9 +75,6 @@ class RunEvents {
   bool graph_emitted_ = false;
   bool refer_to_checkpoints_ = false;
   std::string checkpoint_named_;  // by the root `checkpoints` event just before, until the next
-  // By the run's last root `checkpoints` event: the state the next step's tasks start on (every
-  // step is saved, and announced, before the next one starts).
-  std::string step_checkpoint_;
   bool root_interrupt_update_seen_ = false;
   bool root_interrupt_values_seen_ = false;
   std::set<std::string> v2_interrupts_sent_;

@@ -646,6 +646,46 @@ TEST_P(DurabilityTest, ATaskWhoseWritesFailToApplyKeepsThemSaved) {
   EXPECT_EQ(latest->pending_writes[0].value, "bad");
 }
 
+TEST_P(DurabilityTest, ATaskStartNamesTheCheckpointWhoseStateItStartsOn) {
+  StateGraph g(StateSchema().last_value("x"));
+  g.add_node("ask", [](const State&, Runtime& rt) -> NodeResult {
+    return Json{{"x", rt.interrupt("ok?")}};
+  });
+  g.add_edge(START, "ask");
+  auto graph = g.compile(testing::options(saver_));
+  std::map<std::string, std::string> started_on;  // task name -> checkpoint id
+  auto config = [&](const std::string& thread) {
+    RunConfig c = on_thread(thread);
+    c.stream_modes = {StreamMode::kTasks};
+    c.state_by_reference = true;
+    c.on_event = [&](const StreamEvent& e) {
+      if (e.state != nullptr) started_on[e.data.value("name", "")] = e.checkpoint_id;
+    };
+    return c;
+  };
+  auto latest = [&](const std::string& thread) {
+    return saver_->get_tuple(CheckpointConfig{thread, "", ""})->config.checkpoint_id;
+  };
+  graph->invoke(Json{{"x", 0}}, config("t"));
+  const std::string paused_on = latest("t");
+  EXPECT_EQ(started_on["ask"], paused_on);  // the step's checkpoint, saved before it started
+  EXPECT_FALSE(started_on["__start__"].empty());
+  EXPECT_NE(started_on["__start__"], paused_on);
+  started_on.clear();
+  Command resume;
+  resume.resume = Json("yes");
+  graph->invoke(resume, config("t"));
+  EXPECT_EQ(started_on["ask"], paused_on);  // resumed on the checkpoint it paused on
+  // A resume that updates the state first starts the step on state no checkpoint holds.
+  graph->invoke(Json{{"x", 0}}, config("u"));
+  started_on.clear();
+  Command update = resume;
+  update.update = Json{{"x", 5}};
+  graph->invoke(update, config("u"));
+  ASSERT_TRUE(started_on.count("ask"));
+  EXPECT_EQ(started_on["ask"], "");
+}
+
 TEST_P(DurabilityTest, AsyncStoresEveryCheckpointByTheEndOfTheRun) {
   auto graph = two_steps(saver_);
   RunConfig config = on_thread("t");

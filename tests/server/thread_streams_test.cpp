@@ -360,7 +360,14 @@ TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsS
   for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
 }
 
-TEST_F(ThreadStreamsTest, ATaskStartingOnTheLastCheckpointsStateIsStoredNamingIt) {
+// A task's start on the state of checkpoint `checkpoint` ("": on state no checkpoint holds).
+StreamEvent task_started(const Json& task, const State& input, std::string checkpoint) {
+  StreamEvent event = stream_event(StreamMode::kTasks, task, &input);
+  event.checkpoint_id = std::move(checkpoint);
+  return event;
+}
+
+TEST_F(ThreadStreamsTest, ATaskStartingOnACheckpointsStateIsStoredNamingIt) {
   const State values = messages_state("the state of c1");
   std::map<std::string, JsonPtr, std::less<>> with_private = values.values();
   with_private["jump_to"] = std::make_shared<const Json>("model");
@@ -369,20 +376,20 @@ TEST_F(ThreadStreamsTest, ATaskStartingOnTheLastCheckpointsStateIsStoredNamingIt
   const Json sent{{"id", "task-2"}, {"name", "each"}, {"input", {{"item", "a Send's own"}}}};
   const std::vector<std::string> live =
       play(path_.string(), true,
-           {stream_event(StreamMode::kTasks, task, &input),  // before any checkpoint: whole
+           {task_started(task, input, ""),    // on state no checkpoint holds: whole
+            task_started(task, input, "c1"),  // a resumed step: no checkpoint event before it
             checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &values),
-            stream_event(StreamMode::kTasks, task, &input),
+            task_started(task, input, "c1"),
             stream_event(StreamMode::kCustom, Json("a chunk between"), nullptr),
-            stream_event(StreamMode::kTasks, task, &input),
             stream_event(StreamMode::kTasks, sent, nullptr)});  // a Send's task: whole
   ASSERT_EQ(live.size(), 7u);
   {
     SqliteStore store(path_.string());  // no way to read checkpoints
     const std::vector<LogEntry> bare = store.thread_events("t");
-    ASSERT_EQ(bare.size(), 4u);  // the values event and the two task starts after c1 left out
+    ASSERT_EQ(bare.size(), 4u);  // the values event and the two task starts on c1 left out
     EXPECT_EQ(bare[0].data, live[0]);
-    EXPECT_EQ(bare[1].data, live[1]);
-    EXPECT_EQ(bare[2].data, live[4]);
+    EXPECT_EQ(bare[1].data, live[2]);
+    EXPECT_EQ(bare[2].data, live[5]);
     EXPECT_EQ(bare[3].data, live[6]);
   }
   SqliteStore store(path_.string());
