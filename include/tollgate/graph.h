@@ -172,7 +172,8 @@ struct StreamEvent {
   std::vector<std::pair<std::string, std::size_t>> unchanged_items;
   // With `state` on a `tasks` event: the checkpoint whose state it is, the step's ("" when
   // the step's state holds writes that no checkpoint holds, such as a resuming Command's
-  // update). It may still be being saved (durability "async").
+  // update). On disk with durability "sync"; "async" may still be saving it, and "exit"
+  // stores only the run's last checkpoint.
   std::string checkpoint_id;
 };
 // Called serially (never concurrently) from the running graph's threads.
