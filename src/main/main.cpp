@@ -1,9 +1,11 @@
 #include <iostream>
 
 #include "main/subcommands.h"
+#include "sql/sqlite_vfs.h"
 #include "tollgate/error.h"
 
 int main(int argc, char** argv) {
+  tollgate::sql::configure_sqlite();
   CLI::App app{"Tollgate: a durable human-in-the-loop agent runtime"};
   app.require_subcommand(1);
   tollgate::cli::add_serve_command(app);

@@ -372,8 +372,18 @@ sqlite3_vfs make_vfs(sqlite3_vfs* base) {
 
 }  // namespace
 
+bool configure_sqlite() {
+  static const bool taken = [] {
+    // No allocation statistics: nothing reads them, and they take a process-wide mutex at
+    // every malloc and free of every connection.
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+  }();
+  return taken;
+}
+
 const char* tollgate_vfs_name() {
   static const char* const name = []() -> const char* {
+    configure_sqlite();
     sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
     if (base == nullptr) return nullptr;
     static sqlite3_vfs vfs = make_vfs(base);

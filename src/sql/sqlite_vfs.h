@@ -9,6 +9,12 @@
 
 namespace tollgate::sql {
 
+// Process-wide SQLite settings, which SQLite takes only before it initialises (at the first
+// connection opened, or the first VFS looked up): a process calls this first. Thread-safe;
+// tollgate_vfs_name() calls it too. Returns whether SQLite took them (at the first call; it
+// refuses them, harmlessly, once initialised).
+bool configure_sqlite();
+
 // The VFS's name for sqlite3_open_v2, registered (not as the default) on the first call.
 // Thread-safe. Null, meaning the default VFS, in the unlikely case registration failed.
 const char* tollgate_vfs_name();

@@ -95,6 +95,18 @@ class SqliteVfsTest : public ScratchFileTest {
   }
 };
 
+TEST_F(SqliteVfsTest, SqliteKeepsNoAllocationStatisticsOnceConfigured) {
+  // ctest runs each test in a process of its own, where nothing initialised SQLite before.
+  if (!configure_sqlite()) GTEST_SKIP() << "SQLite was initialised earlier in this process";
+  SqliteConnection connection(path(), {.wal = true});
+  connection.exec("CREATE TABLE t (x)");
+  insert(connection, 1);
+  sqlite3_int64 current = -1;
+  sqlite3_int64 highwater = -1;
+  ASSERT_EQ(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highwater, 0), SQLITE_OK);
+  EXPECT_EQ(current, 0);
+}
+
 TEST_F(SqliteVfsTest, EveryCommittedFrameIsOnDiskWhenTheCommitReturns) {
   SqliteConnection connection(path(), {.wal = true, .synchronous = SqliteSync::kNormal});
   connection.exec("CREATE TABLE t (x INTEGER)");
