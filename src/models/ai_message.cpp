@@ -25,22 +25,35 @@ std::string random_id(std::string_view prefix) {
 }
 
 Json empty_ai_message(const std::string& id) {
-  return Json{{"type", "ai"},
-              {"id", id},
-              {"content", ""},
-              {"tool_calls", Json::array()},
-              {"invalid_tool_calls", Json::array()},
-              {"additional_kwargs", Json::object()},
-              {"response_metadata", Json::object()}};
+  // Member by member: an initializer list copies every member twice on its way in.
+  Json message = Json::object();
+  auto& members = message.get_ref<Json::object_t&>();
+  members.emplace("type", "ai");
+  members.emplace("id", id);
+  members.emplace("content", "");
+  members.emplace("tool_calls", Json::array());
+  members.emplace("invalid_tool_calls", Json::array());
+  members.emplace("additional_kwargs", Json::object());
+  members.emplace("response_metadata", Json::object());
+  return message;
 }
 
+namespace {
+
+Json chunk_skeleton_of(const std::string& id) {
+  Json chunk = empty_ai_message(id);
+  chunk.get_ref<Json::object_t&>().emplace("tool_call_chunks", Json::array());
+  return chunk;
+}
+
+}  // namespace
+
 void stream_message_as_chunks(const Json& message, const TokenCallback& on_chunk) {
-  const std::string id = message.value("id", "");
-  auto skeleton = [&id] {
-    Json chunk = empty_ai_message(id);
-    chunk["tool_call_chunks"] = Json::array();
-    return chunk;
-  };
+  // One chunk, its content and tool call chunks set for each call and emptied again after it:
+  // the callback sees each chunk whole, and the skeleton is built once per message.
+  Json chunk = chunk_skeleton_of(message.value("id", ""));
+  Json& chunk_content = chunk["content"];
+  Json& chunk_calls = chunk["tool_call_chunks"];
   const Json& content = message.contains("content") ? message["content"] : null_json();
   if (content.is_string()) {
     const std::string& text = content.get_ref<const std::string&>();
@@ -49,30 +62,29 @@ void stream_message_as_chunks(const Json& message, const TokenCallback& on_chunk
       size_t end = text.find_first_of(" \n\t", start);
       end = end == std::string::npos ? text.size() : text.find_first_not_of(" \n\t", end);
       if (end == std::string::npos) end = text.size();
-      Json chunk = skeleton();
-      chunk["content"] = text.substr(start, end - start);
+      chunk_content.get_ref<std::string&>().assign(text, start, end - start);
       on_chunk(chunk);
       start = end;
     }
+    chunk_content = "";
   } else if (!content.is_null()) {
-    Json chunk = skeleton();
-    chunk["content"] = content;
+    chunk_content = content;
     on_chunk(chunk);
+    chunk_content = "";
   }
   int index = 0;
   for (const auto& call : message.value("tool_calls", Json::array())) {
-    Json chunk = skeleton();
-    chunk["tool_call_chunks"].push_back({{"index", index++},
-                                         {"id", call.value("id", Json())},
-                                         {"name", call.value("name", Json())},
-                                         {"args", call.value("args", Json::object()).dump()},
-                                         {"type", "tool_call_chunk"}});
+    chunk_calls = Json::array({Json{{"index", index++},
+                                    {"id", call.value("id", Json())},
+                                    {"name", call.value("name", Json())},
+                                    {"args", call.value("args", Json::object()).dump()},
+                                    {"type", "tool_call_chunk"}}});
     on_chunk(chunk);
   }
-  Json last = skeleton();
-  last["response_metadata"] = message.value("response_metadata", Json::object());
-  if (message.contains("usage_metadata")) last["usage_metadata"] = message["usage_metadata"];
-  on_chunk(last);
+  chunk_calls = Json::array();
+  chunk["response_metadata"] = message.value("response_metadata", Json::object());
+  if (message.contains("usage_metadata")) chunk["usage_metadata"] = message["usage_metadata"];
+  on_chunk(chunk);
 }
 
 AiMessageBuilder::AiMessageBuilder(std::string id, std::string provider, std::string model_name,
@@ -83,9 +95,7 @@ AiMessageBuilder::AiMessageBuilder(std::string id, std::string provider, std::st
       on_chunk_(on_chunk) {}
 
 Json AiMessageBuilder::chunk_skeleton() const {
-  Json chunk = empty_ai_message(id_);
-  chunk["tool_call_chunks"] = Json::array();
-  return chunk;
+  return chunk_skeleton_of(id_);
 }
 
 void AiMessageBuilder::emit(Json chunk) {

@@ -50,6 +50,37 @@ TEST(ScriptedChatModelTest, StreamsContentAsWordChunksWithTheMessageId) {
   for (const auto& chunk : recorder.chunks) EXPECT_EQ(chunk["id"], reply["id"]);
 }
 
+TEST(ScriptedChatModelTest, EachStreamedChunkCarriesOnlyItsOwnPart) {
+  ScriptedChatModel model(std::vector<Json>{Json::parse(
+      R"({"id":"ai-1","content":"Two words","tool_calls":[{"id":"c1","name":"t","args":{"k":1}},)"
+      R"({"id":"c2","name":"u","args":{}}]})")});
+  ChunkRecorder recorder;
+  Json reply = model.invoke(user_request("go"), &recorder.callback);
+  auto chunk = [](const char* content, Json calls) {
+    Json c = Json::parse(R"({"type":"ai","id":"ai-1","tool_calls":[],"invalid_tool_calls":[],)"
+                         R"("additional_kwargs":{},"response_metadata":{}})");
+    c["content"] = content;
+    c["tool_call_chunks"] = std::move(calls);
+    return c;
+  };
+  auto call = [](int index, const char* id, const char* name, const char* args) {
+    return Json::array({Json{{"index", index},
+                             {"id", id},
+                             {"name", name},
+                             {"args", args},
+                             {"type", "tool_call_chunk"}}});
+  };
+  Json last = chunk("", Json::array());
+  last["response_metadata"] = reply["response_metadata"];
+  ASSERT_EQ(recorder.chunks.size(), 5u);
+  EXPECT_EQ(recorder.chunks[0], chunk("Two ", Json::array()));
+  EXPECT_EQ(recorder.chunks[1], chunk("words", Json::array()));
+  EXPECT_EQ(recorder.chunks[2], chunk("", call(0, "c1", "t", R"({"k":1})")));
+  EXPECT_EQ(recorder.chunks[3], chunk("", call(1, "c2", "u", "{}")));
+  EXPECT_EQ(recorder.chunks[4], last);
+  EXPECT_FALSE(reply["response_metadata"].empty());
+}
+
 TEST(ScriptedChatModelTest, StreamsToolCallsAsToolCallChunks) {
   ScriptedChatModel model(
       std::vector<Json>{Json::parse(R"({"tool_calls":[{"name":"t","args":{"k":1}}]})")});
