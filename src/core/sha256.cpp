@@ -7,10 +7,25 @@
 
 namespace tollgate::core {
 
+namespace {
+
+// The provider's SHA-256, fetched once: EVP_sha256() names the algorithm, which OpenSSL 3
+// looks up in its providers again at every digest. Never freed (it lives as long as the
+// process, like OpenSSL's own tables).
+const EVP_MD* sha256_md() {
+  static const EVP_MD* const md = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return fetched != nullptr ? fetched : EVP_sha256();
+  }();
+  return md;
+}
+
+}  // namespace
+
 std::array<unsigned char, 32> sha256(std::string_view bytes) {
   std::array<unsigned char, 32> digest{};
   unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, sha256_md(), nullptr) != 1 ||
       length != digest.size()) {
     throw Error::Internal("SHA-256 failed");
   }
