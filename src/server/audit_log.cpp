@@ -7,6 +7,7 @@
 
 #include "core/sha256.h"
 #include "server/ids.h"
+#include "server/wire_format.h"
 #include "sql/connection_lock.h"
 #include "sql/migrations.h"
 #include "sql/statement_cache.h"
@@ -147,7 +148,9 @@ std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) 
     canonical["message"] = e.message;
     canonical["settled_at"] = e.settled_at;
   }
-  return core::sha256_hex(prev_hash + "\n" + canonical.dump());
+  // event_json is dump()'s text for the valid UTF-8 every entry holds (dump() throws on other
+  // bytes), so chains hashed by either verify alike.
+  return core::sha256_hex(prev_hash + "\n" + event_json(canonical));
 }
 
 Json AuditEntry::to_json() const {
@@ -245,7 +248,9 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
                             ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s->bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
   s->bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
-  s->bind(8, entry.checkpoint_id).bind(9, entry.shown.dump()).bind(10, entry.decided.dump());
+  s->bind(8, entry.checkpoint_id)
+      .bind(9, event_json(entry.shown))
+      .bind(10, event_json(entry.decided));
   s->bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
   s->bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
   s->run();

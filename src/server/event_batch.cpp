@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 
+#include "server/wire_format.h"
 #include "tollgate/error.h"
 #include "tollgate/json.h"
 
@@ -31,7 +32,15 @@ bool read_number(std::string_view& text, char end, std::uint64_t& value) {
 }  // namespace
 
 void append_event_frame(std::string& out, const LogEntry& entry) {
-  const std::string ns = entry.ns.empty() ? std::string() : Json(entry.ns).dump();
+  std::string ns;
+  if (!entry.ns.empty()) {
+    ns += '[';
+    for (const std::string& segment : entry.ns) {
+      if (ns.size() > 1) ns += ',';
+      append_json_string(ns, segment);
+    }
+    ns += ']';
+  }
   const std::string_view data = entry.stored.empty() ? entry.data : entry.stored;
   const std::array<std::string_view, kFields> fields = {entry.event, data, entry.id, entry.channel,
                                                         ns};

@@ -729,8 +729,8 @@ void SqlStore::put_run(const RunRecord& r) {
 void SqlStore::put_run_locked(const RunRecord& r) {
   static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
   Statement s(prepared_locked(kPut));
-  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, r.metadata.dump());
-  s.bind(5, to_string(r.status)).bind(6, r.kwargs.dump()).bind(7, r.multitask_strategy);
+  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, event_json(r.metadata));
+  s.bind(5, to_string(r.status)).bind(6, event_json(r.kwargs)).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
   s.bind(11, r.owner).bind(12, r.not_before).run();
   count_active_runs_locked(r.thread_id);
