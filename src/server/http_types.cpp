@@ -36,6 +36,13 @@ HttpResponse HttpResponse::json(const Json& value, int status) {
   return response;
 }
 
+HttpResponse HttpResponse::json_text(std::string text, int status) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(text);
+  return response;
+}
+
 HttpResponse HttpResponse::error(int status, const std::string& message) {
   return json(Json{{"detail", message}}, status);
 }

@@ -73,6 +73,8 @@ class HttpResponse {
   std::function<std::optional<HttpResponse>()> settle;
 
   static HttpResponse json(const Json& value, int status = 200);
+  // A JSON body already written as text.
+  static HttpResponse json_text(std::string text, int status = 200);
   static HttpResponse error(int status, const std::string& message);
   static HttpResponse empty(int status);
   void add_header(std::string name, std::string value) {

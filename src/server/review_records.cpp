@@ -7,11 +7,10 @@
 namespace tollgate::server {
 namespace {
 
-// The tool calls of the last AI message, or an empty list.
-Json last_tool_calls(const Json& values) {
-  const Json* messages = values.is_object() ? find_either(values, "messages", "messages") : nullptr;
-  if (messages == nullptr || !messages->is_array()) return Json::array();
-  for (auto it = messages->rbegin(); it != messages->rend(); ++it) {
+// The tool calls of the last AI message of `messages`, or an empty list.
+Json last_tool_calls(const Json& messages) {
+  if (!messages.is_array()) return Json::array();
+  for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
     if (it->is_object() && it->value("type", "") == "ai") {
       const Json* calls = find_either(*it, "tool_calls", "tool_calls");
       return calls != nullptr && calls->is_array() ? *calls : Json::array();
@@ -63,10 +62,10 @@ std::string action_digest(const Json& action_request) {
 
 std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
                                              const std::string& checkpoint_id, const Json& shown,
-                                             const Json& values, const Clock& clock) {
+                                             const Json& messages, const Clock& clock) {
   std::vector<ReviewRecord> records;
   if (!shown.is_object()) return records;
-  Json calls = last_tool_calls(values);
+  Json calls = last_tool_calls(messages);
   const std::int64_t now = now_millis(clock);
   for (const auto& [task, interrupts] : shown.items()) {
     for (const Json& interrupt : interrupts) {

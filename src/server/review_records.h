@@ -19,11 +19,12 @@ const Json* find_either(const Json& object, const char* snake, const char* camel
 std::string action_digest(const Json& action_request);
 
 // The records (pending, new ids) for the interrupts `shown` (task id -> [{id, value}]) at
-// `checkpoint_id`; tool_call_id is matched from the last AI message of `values["messages"]`
-// by name and arguments, in order. Created at `clock`'s time, with ids by it.
+// `checkpoint_id`; tool_call_id is matched from the last AI message of `messages` (the
+// thread's "messages", or null) by name and arguments, in order. Created at `clock`'s time,
+// with ids by it.
 std::vector<ReviewRecord> review_records_for(const std::string& thread_id,
                                              const std::string& checkpoint_id, const Json& shown,
-                                             const Json& values,
+                                             const Json& messages,
                                              const Clock& clock = system_clock());
 
 // The interrupt ids of `shown`.

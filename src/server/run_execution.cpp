@@ -79,8 +79,16 @@ void quietly(const std::string& run_id, const std::function<void()>& record_even
   }
 }
 
-Json error_result(const std::string& name, const std::string& message) {
-  return Json{{"__error__", {{"error", name}, {"message", message}}}};
+std::string error_result(const std::string& name, const std::string& message) {
+  return event_json(Json{{"__error__", {{"error", name}, {"message", message}}}});
+}
+
+// A run's result as /runs/wait answers it: its values, plus "__interrupt__" when it paused
+// (LangGraph's invoke shape, the interrupts in the wire form), written from the state.
+std::string run_result_json(const RunResult& outcome) {
+  if (outcome.interrupts.empty() && !outcome.paused) return state_event_json(outcome.values);
+  return state_event_json_with(outcome.values, "__interrupt__",
+                               event_json(interrupts_to_json(outcome.interrupts)));
 }
 
 RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEvents& events,
@@ -145,7 +153,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   // The run's last v2 events (its pause, its end) reach readers once its end is stored.
   HeldThreadEvents last_events(streams_, record.thread_id);
 
-  Json result = Json::object();
+  std::string result = "{}";  // the result's JSON text (run_result_json, error_result)
+  bool failed = false;        // the result is an error ...
+  std::string error_message;  // ... with this message
   RunEnding ending = RunEnding::kCompleted;
   std::string failure;
   bool refused = false;
@@ -239,10 +249,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       throw Error(ErrorCode::kCancelled, "Run cancelled");
     }
     events.finished(outcome);
-    result = outcome.to_json();
-    if (!outcome.interrupts.empty() || outcome.paused) {
-      result["__interrupt__"] = interrupts_to_json(outcome.interrupts);
-    }
+    result = run_result_json(outcome);
     record.status = RunStatus::kSuccess;
   } catch (const Error& e) {
     last_events.hold();
@@ -283,7 +290,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         run->log->set_rejection(http_status(e.code()), e.what());
       }
       quietly(record.run_id, [&] { events.failed(run_error_name(e.code()), e.what()); });
-      result = error_result(run_error_name(e.code()), e.what());
+      failed = true;
+      error_message = e.what();
+      result = error_result(run_error_name(e.code()), error_message);
     }
   } catch (const std::exception& e) {
     last_events.hold();
@@ -292,7 +301,9 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     ending = RunEnding::kFailed;
     failure = e.what();
     quietly(record.run_id, [&] { events.failed("Error", e.what()); });
-    result = error_result("Error", e.what());
+    failed = true;
+    error_message = e.what();
+    result = error_result("Error", error_message);
   }
 
   if (handed_over(run)) {
@@ -304,7 +315,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     finish_locked(run, std::move(result));
     return;
   }
-  settle_decision(audit_id, record, refused, result, approval_only(request));
+  settle_decision(audit_id, record, refused, error_message, approval_only(request));
   record.updated_at = now_millis(*clock_);
   bool rolled_back;
   {
@@ -344,7 +355,11 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       const std::string message =
           "The run's end could not be stored; it is written again once storage is back.";
       if (!run->log->rejection()) run->log->set_rejection(503, message);
-      if (!result.contains("__error__")) result = error_result("UnavailableError", message);
+      if (!failed) {
+        failed = true;
+        error_message = message;
+        result = error_result("UnavailableError", message);
+      }
     }
   }
   last_events.release();

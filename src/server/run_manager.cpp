@@ -9,6 +9,7 @@
 #include "server/notifications.h"
 #include "server/review_binding.h"
 #include "server/run_mirrors.h"
+#include "server/wire_format.h"
 #include "tollgate/error.h"
 
 namespace tollgate::server {
@@ -249,8 +250,8 @@ std::shared_ptr<EventLog> RunManager::events(const std::string& run_id) {
   return log;
 }
 
-std::shared_ptr<const Json> RunManager::known_result(const std::string& run_id,
-                                                     bool& store_needed) {
+std::shared_ptr<const std::string> RunManager::known_result(const std::string& run_id,
+                                                            bool& store_needed) {
   std::lock_guard lock(mutex_);
   store_needed = false;
   if (active_.count(run_id)) return nullptr;
@@ -260,15 +261,15 @@ std::shared_ptr<const Json> RunManager::known_result(const std::string& run_id,
   return nullptr;
 }
 
-std::shared_ptr<const Json> RunManager::result(const std::string& run_id) {
+std::shared_ptr<const std::string> RunManager::result(const std::string& run_id) {
   bool store_needed = false;
-  std::shared_ptr<const Json> known = known_result(run_id, store_needed);
+  std::shared_ptr<const std::string> known = known_result(run_id, store_needed);
   if (!store_needed) return known;
   return stored_result(run_id);
 }
 
-std::shared_ptr<const Json> RunManager::result_once_ended(const std::string& run_id,
-                                                          std::chrono::milliseconds patience) {
+std::shared_ptr<const std::string> RunManager::result_once_ended(
+    const std::string& run_id, std::chrono::milliseconds patience) {
   {
     std::unique_lock lock(mutex_);
     ended_.wait_for(lock, patience, [&] { return active_.count(run_id) == 0; });
@@ -280,16 +281,16 @@ std::shared_ptr<const Json> RunManager::result_once_ended(const std::string& run
   return stored_result(run_id);
 }
 
-std::shared_ptr<const Json> RunManager::stored_result(const std::string& run_id) {
+std::shared_ptr<const std::string> RunManager::stored_result(const std::string& run_id) {
   auto run = store_.get_run(run_id);
-  if (!run) return std::make_shared<const Json>();
+  if (!run) return std::make_shared<const std::string>("null");
   if (shared() && run_is_active(*run)) return nullptr;  // executing on another replica
   auto thread = store_.get_thread(run->thread_id);
   if (run->status == RunStatus::kError) {
     std::string message =
         thread && thread->error.is_string() ? thread->error.get<std::string>() : "The run failed.";
-    return std::make_shared<const Json>(
-        Json{{"__error__", {{"error", "Error"}, {"message", message}}}});
+    return std::make_shared<const std::string>(
+        event_json(Json{{"__error__", {{"error", "Error"}, {"message", message}}}}));
   }
   Json values = thread && thread->values.is_object() ? thread->values : Json::object();
   if (thread && thread->status == ThreadStatus::kInterrupted && thread->interrupts.is_object()) {
@@ -299,7 +300,7 @@ std::shared_ptr<const Json> RunManager::stored_result(const std::string& run_id)
     }
     values["__interrupt__"] = all;
   }
-  return std::make_shared<const Json>(std::move(values));
+  return std::make_shared<const std::string>(event_json(values));
 }
 
 bool RunManager::cancel(const std::string& run_id, bool rollback) {
@@ -370,11 +371,11 @@ bool RunManager::cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollb
   run->record.status = RunStatus::kInterrupted;
   run->record.updated_at = now_millis(*clock_);
   store_end(run->record, !rollback, std::nullopt);
-  finish_locked(run, Json::object());
+  finish_locked(run, "{}");
   return true;
 }
 
-void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json result) {
+void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, std::string result) {
   run->log->close();
   active_.erase(run->record.run_id);
   Finished& finished = finished_[run->record.run_id];
@@ -383,8 +384,8 @@ void RunManager::finish_locked(const std::shared_ptr<ActiveRun>& run, Json resul
   } else {
     finished_bytes_ -= finished.bytes;
   }
-  finished =
-      Finished{run->log, std::make_shared<const Json>(std::move(result)), run->log->data_bytes()};
+  const std::size_t bytes = run->log->data_bytes() + result.size();
+  finished = Finished{run->log, std::make_shared<const std::string>(std::move(result)), bytes};
   finished_bytes_ += finished.bytes;
   // The oldest go first, by count and by bytes (a run on a long thread holds its state in each
   // of its values events); joins and answers of a run that went read it from the store.
@@ -539,7 +540,7 @@ void RunManager::worker_loop() {
           next->next_try = now_millis(*clock_) + poll_millis();
           queue_.push_front(next->record.run_id);
         } else if (outcome == ClaimOutcome::kGone && !cancelled) {
-          finish_locked(next, Json::object());  // no longer this replica's to run
+          finish_locked(next, "{}");  // no longer this replica's to run
         }
         wake_.notify_all();
         continue;
@@ -557,7 +558,7 @@ void RunManager::worker_loop() {
       log_error("run " + next->record.run_id + ": " + e.what());
     }
     lock.lock();
-    if (active_.count(next->record.run_id)) finish_locked(next, Json::object());
+    if (active_.count(next->record.run_id)) finish_locked(next, "{}");
     // A run of this thread that waited for this one is taken up by this worker, which looks at
     // the queue again before it waits: no other worker needs waking.
     running_threads_.erase(next->record.thread_id);

@@ -88,7 +88,7 @@ class RunManager {
   // older ones; nullptr for an unknown run.
   std::shared_ptr<EventLog> events(const std::string& run_id);
   // Recent runs are the last 512 that finished here, the oldest of them let go while their
-  // logs hold more than `bytes` of events (the newest 16 always kept). Default 64 MiB.
+  // logs and results hold more than `bytes` (the newest 16 always kept). Default 64 MiB.
   static constexpr std::size_t kDefaultFinishedBytesKept = std::size_t{64} << 20;
   void set_finished_bytes_kept(std::size_t bytes) {
     std::lock_guard lock(mutex_);
@@ -99,20 +99,20 @@ class RunManager {
     std::lock_guard lock(mutex_);
     return finished_.size();
   }
-  // The body /runs/wait and /join answer with once the run ended: the last values (plus
-  // "__interrupt__" when paused) or {"__error__": {...}}; null while the run is active. Shared,
-  // never copied: a long thread's state is large.
-  std::shared_ptr<const Json> result(const std::string& run_id);
+  // The body /runs/wait and /join answer with once the run ended, as JSON text: the last values
+  // (plus "__interrupt__" when paused) or {"__error__": {...}}; null while the run is active.
+  // Written once from the run's state, shared, never copied: a long thread's state is large.
+  std::shared_ptr<const std::string> result(const std::string& run_id);
   // What result() answers without reading the store (for an HTTP I/O thread): the result of a
   // run that ended here lately, or null while it runs here; null with `store_needed` set when
   // only the store can tell.
-  std::shared_ptr<const Json> known_result(const std::string& run_id, bool& store_needed);
+  std::shared_ptr<const std::string> known_result(const std::string& run_id, bool& store_needed);
   // result() of a run whose end is stored while it may still be finishing here (a client
   // followed it as a mirror, then this replica took it over): waits until it has left the
   // active runs, at most `patience`, then answers as result() would, from the store if it
   // is still active here by then.
-  std::shared_ptr<const Json> result_once_ended(const std::string& run_id,
-                                                std::chrono::milliseconds patience);
+  std::shared_ptr<const std::string> result_once_ended(const std::string& run_id,
+                                                       std::chrono::milliseconds patience);
 
   // Cancels a pending or running run; rollback also deletes it (and its progress). Returns
   // false if the run is not active.
@@ -237,12 +237,12 @@ class RunManager {
   void tell_after_store(std::vector<QueuedNotification>& notices);
   void worker_loop();
   void execute(const std::shared_ptr<ActiveRun>& run);
-  void finish_locked(const std::shared_ptr<ActiveRun>& run, Json result);
+  void finish_locked(const std::shared_ptr<ActiveRun>& run, std::string result);
   bool cancel_locked(const std::shared_ptr<ActiveRun>& run, bool rollback,
                      std::unique_lock<std::mutex>& lock);
   std::shared_ptr<ActiveRun> enqueue_locked(RunRecord record, RunRequest request);
   // result() as the store tells it (a run this replica does not hold in memory).
-  std::shared_ptr<const Json> stored_result(const std::string& run_id);
+  std::shared_ptr<const std::string> stored_result(const std::string& run_id);
   bool thread_active_locked(const std::string& thread_id) const;
   bool any_run_of_locked(const std::string& thread_id) const;
   // The graph a run executes: its assistant's, else the one its metadata names.
@@ -298,9 +298,9 @@ class RunManager {
   void audit_run_start(const RunRecord& record, const RunRequest& request,
                        const std::string& graph_id);
   // Settles the decision's audit entry by how its run ended ("recorded" for an approval short
-  // of approvals_required).
+  // of approvals_required), with the message of the run's error, if it failed.
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record, bool refused,
-                       const Json& result, bool approval_only);
+                       const std::string& error_message, bool approval_only);
   // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give
   // its decision (review_rules.h); the refusal is audited with that identity.
   void check_reviewers(const RunRequest& request, const ThreadRecord& thread,
@@ -373,8 +373,8 @@ class RunManager {
   std::set<std::string> running_threads_;
   struct Finished {
     std::shared_ptr<EventLog> log;
-    std::shared_ptr<const Json> result;
-    std::size_t bytes = 0;  // of its log's events
+    std::shared_ptr<const std::string> result;
+    std::size_t bytes = 0;  // of its log's events and its result
   };
   std::map<std::string, Finished> finished_;
   std::deque<std::string> finished_order_;

@@ -230,8 +230,8 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
   if (reviews_ == nullptr || outcome.checkpoint_id.empty()) return;
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   try {
-    const std::vector<ReviewRecord> records =
-        review_records_for(thread_id, outcome.checkpoint_id, interrupts, outcome.values, *clock_);
+    const std::vector<ReviewRecord> records = review_records_for(
+        thread_id, outcome.checkpoint_id, interrupts, outcome.value_of("messages"), *clock_);
     reviews_->add_pending(records);
     reviews_->supersede_others(thread_id, outcome.checkpoint_id, interrupt_ids_of(interrupts));
     const bool timed = std::any_of(records.begin(), records.end(),

@@ -156,12 +156,12 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
 }
 
 // The answer of /runs/wait and /join once the run ended with `result`.
-HttpResponse result_response(ApiContext& context, const std::string& run_id, const Json& result,
-                             const std::string& content_location) {
+HttpResponse result_response(ApiContext& context, const std::string& run_id,
+                             const std::string& result, const std::string& content_location) {
   std::shared_ptr<EventLog> log = context.runs.events(run_id);
   auto rejection = log ? log->rejection() : std::nullopt;
   HttpResponse plain = rejection ? HttpResponse::error(rejection->first, rejection->second)
-                                 : HttpResponse::json(result);
+                                 : HttpResponse::json_text(result);
   if (!content_location.empty()) plain.add_header("Content-Location", content_location);
   return plain;
 }
@@ -181,14 +181,15 @@ std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::s
   std::weak_ptr<EventLog> followed = log;
   return [ctx, run_id, content_location, followed](HttpResponse& head) {
     bool store_needed = false;
-    std::shared_ptr<const Json> result = ctx->runs.known_result(run_id, store_needed);
+    std::shared_ptr<const std::string> result = ctx->runs.known_result(run_id, store_needed);
     auto log_now = followed.lock();
     if (!store_needed && !result && log_now && log_now->closed()) {
       // The log followed was another replica's run mirrored here, closed as its end was
       // stored, while this replica, which took the run over, is still finishing it: no other
       // wake comes, so the answer waits on the handler pool for the run to be finished here.
       head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
-        std::shared_ptr<const Json> ended = ctx->runs.result_once_ended(run_id, kFinishingPatience);
+        std::shared_ptr<const std::string> ended =
+            ctx->runs.result_once_ended(run_id, kFinishingPatience);
         if (!ended) return std::nullopt;
         return result_response(*ctx, run_id, *ended, content_location);
       };
@@ -196,7 +197,7 @@ std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::s
     }
     if (store_needed) {
       head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
-        std::shared_ptr<const Json> stored = ctx->runs.result(run_id);
+        std::shared_ptr<const std::string> stored = ctx->runs.result(run_id);
         if (!stored) return std::nullopt;
         return result_response(*ctx, run_id, *stored, content_location);
       };

@@ -625,12 +625,14 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
     if (value.is_null()) return std::nullopt;
     return event_json(value);  // text that is not UTF-8 (a tool's bytes) stored replaced
   };
-  return {text(outcome.values), text(outcome.interrupts), text(outcome.error)};
+  std::optional<std::string> values =
+      outcome.state ? state_event_json(*outcome.state) : text(outcome.values);
+  return {std::move(values), text(outcome.interrupts), text(outcome.error)};
 }
 
 bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
                                          const OutcomeText& text) {
-  if (outcome.values.is_null()) {
+  if (!outcome.has_values()) {
     return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
                                      "updated_at = ? WHERE thread_id = ?"))
                .bind(1, to_string(outcome.status))

@@ -11,6 +11,7 @@
 #include "server/record_status.h"
 #include "server/state_refs.h"
 #include "server/webhook_queue.h"
+#include "tollgate/graph.h"
 #include "tollgate/json.h"
 
 namespace tollgate::server {
@@ -73,10 +74,18 @@ struct ThreadOutcome {
   // Idle, interrupted or error (busy is never stored).
   ThreadStatus status = ThreadStatus::kIdle;
   Json values;                  // the latest values; null: keep the stored values and interrupts
+  // The latest values as the graph holds them, when they were read from it: stands for
+  // `values` (left null), written out without a copy.
+  std::optional<State> state;
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
   std::int64_t updated_at = 0;
   std::string checkpoint_id;    // the checkpoint values and interrupts were read from ("": none)
+
+  // Whether it carries values (and interrupts) for the thread.
+  bool has_values() const { return state.has_value() || !values.is_null(); }
+  // The value of the values' key `key`, or null.
+  const Json& value_of(std::string_view key) const;
 };
 
 // Which threads a search sees: the rule of thread_access.h in a form a store can evaluate.

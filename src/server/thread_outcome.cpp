@@ -21,14 +21,21 @@ ThreadOutcome with_status(ThreadOutcome outcome, ThreadStatus status, const std:
 
 }  // namespace
 
+const Json& ThreadOutcome::value_of(std::string_view key) const {
+  static const Json kNull;
+  if (state) return (*state)[key];
+  if (!values.is_object()) return kNull;
+  auto it = values.find(std::string(key));
+  return it == values.end() ? kNull : *it;
+}
+
 ThreadOutcome thread_outcome(const StateSnapshot& latest, RunEnding ending,
                              const std::string& error, const Clock& clock) {
   ThreadOutcome outcome;
   outcome.updated_at = now_millis(clock);
   const bool has_checkpoint = !latest.config.checkpoint_id.empty();
   if (has_checkpoint) {
-    Json values = latest.values.to_json();
-    outcome.values = values.is_object() ? std::move(values) : Json::object();
+    outcome.state = latest.values;
     outcome.interrupts = interrupts_by_task(latest);
     outcome.checkpoint_id = latest.config.checkpoint_id;
   }

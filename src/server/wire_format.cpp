@@ -373,20 +373,47 @@ std::string array_json(const Json::array_t& items, std::string_view previous, st
   return out;
 }
 
-std::string state_event_json(const State& state) {
+namespace {
+
+// state_event_json, with the member `key` written as `*text` when `text` is given.
+std::string state_json(const State& state, std::string_view key, const std::string_view* text) {
   std::string out = "{";
-  for (const auto& [key, value] : state.values()) {
+  auto member = [&out](std::string_view name) {
     if (out.size() > 1) out += ',';
-    append_json_string(out, key);
+    append_json_string(out, name);
     out += ':';
+  };
+  bool placed = text == nullptr;
+  for (const auto& [name, value] : state.values()) {
+    if (text != nullptr && name == key) continue;
+    if (!placed && std::string_view(name) > key) {
+      member(key);
+      out += *text;
+      placed = true;
+    }
+    member(name);
     if (value) {
       JsonOut(out).value(*value);
     } else {
       out += "null";
     }
   }
+  if (!placed) {
+    member(key);
+    out += *text;
+  }
   out += '}';
   return out;
+}
+
+}  // namespace
+
+std::string state_event_json(const State& state) {
+  return state_json(state, {}, nullptr);
+}
+
+std::string state_event_json_with(const State& state, std::string_view key, std::string_view text) {
+  return state_json(state, key, &text);
 }
 
 namespace {

@@ -45,6 +45,9 @@ std::string array_json(const Json::array_t& items, std::string_view previous, st
                        std::vector<std::size_t>& ends);
 // event_json(state.to_json()) without the copy: a `values` event's data.
 std::string state_event_json(const State& state);
+// state_event_json with the member `key` written as the JSON text `text`, in its place among
+// the members (a state key of that name gives way to it).
+std::string state_event_json_with(const State& state, std::string_view key, std::string_view text);
 // event_json of `object` without its member `skip` (the object is not copied).
 std::string event_json_without(const Json& object, std::string_view skip);
 // event_json of `object` with its member `key` set to the JSON text `value` (such as a

@@ -128,7 +128,7 @@ class ReviewDeadlinesTest : public ::testing::Test {
   static Identity alice() { return Identity{"alice", "", {"reviewer"}, true}; }
   Json finish(const RunRecord& run) {
     for (;;) {
-      if (auto result = runs_->result(run.run_id)) return *result;
+      if (auto result = runs_->result(run.run_id)) return Json::parse(*result);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }

@@ -96,7 +96,7 @@ class ReviewDecisionsTest : public ::testing::Test {
   // The run's result once it ended.
   Json finish(const RunRecord& run) {
     for (;;) {
-      if (auto result = runs_->result(run.run_id)) return *result;
+      if (auto result = runs_->result(run.run_id)) return Json::parse(*result);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }

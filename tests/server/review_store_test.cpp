@@ -39,7 +39,8 @@ class ReviewStoreTest : public ::testing::Test {
   void SetUp() override {
     TOLLGATE_REQUIRE_STORE_BACKEND();
     store_ = std::make_unique<SqlReviewStore>(db_.connect());
-    store_->add_pending(review_records_for("t1", "cp-1", shown_two_actions(), values_with_calls()));
+    store_->add_pending(
+        review_records_for("t1", "cp-1", shown_two_actions(), values_with_calls()["messages"]));
   }
   void TearDown() override { store_.reset(); }
 

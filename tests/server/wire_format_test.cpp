@@ -175,5 +175,19 @@ TEST(WireFormatTest, AnObjectWithAMemberGivenAsTextReadsAsItsDumpWithIt) {
   }
 }
 
+TEST(WireFormatTest, AStateWithOneMoreMemberIsWrittenAsTheObjectWithIt) {
+  const State state = State::from_json(
+      Json{{"Upper", 1}, {"a", "x"}, {"messages", Json::array({"hi"})}, {"z", nullptr}});
+  const std::string text = R"([{"id":"i"}])";
+  // The member's place among the keys: first, between two, last; a key of that name gives way.
+  for (const std::string key : {"A", "__interrupt__", "b", "zz", "a"}) {
+    Json expected = state.to_json();
+    expected[key] = Json::parse(text);
+    EXPECT_EQ(state_event_json_with(state, key, text), event_json(expected)) << key;
+  }
+  EXPECT_EQ(state_event_json_with(State(), "k", "1"), R"({"k":1})");
+  EXPECT_EQ(state_event_json(state), event_json(state.to_json()));
+}
+
 }  // namespace
 }  // namespace tollgate::server
