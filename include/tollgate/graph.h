@@ -166,10 +166,14 @@ struct StreamEvent {
   // may reuse: `loop` tells a run's graph loops apart (a subgraph call runs a loop of its
   // own), `values_index` counts that loop's values events from 1, and `unchanged_items`
   // gives, for each list-valued key (append, add_messages), how many of its leading items
-  // are the same as in the loop's values event `values_index - 1`.
+  // are the same as in the loop's values event `values_index - 1`; for the first
+  // (`values_index` 1), as in the checkpoint the loop loaded, `values_base` ("" and counts of
+  // 0 when it loaded none). A `tasks` event with `state` before the loop's first values event
+  // has the same `values_base` and `unchanged_items` against it (when the loop loaded one).
   std::uint64_t loop = 0;
   std::uint64_t values_index = 0;
   std::vector<std::pair<std::string, std::size_t>> unchanged_items;
+  std::string values_base;
   // With `state` on a `tasks` event: the checkpoint whose state it is, the step's ("" when
   // the step's state holds writes that no checkpoint holds, such as a resuming Command's
   // update). On disk with durability "sync"; "async" may still be saving it, and "exit"

@@ -57,6 +57,9 @@ class Channel {
   // before the first, and after a restore()). nullopt: not a list channel.
   virtual std::optional<std::size_t> unchanged_since_shown() const { return std::nullopt; }
   virtual void mark_shown() {}
+  // For list channels: counts the list as shown as it was last saved or restored (its items
+  // before the first change since then are those of the saved list).
+  virtual void mark_shown_as_saved() {}
 };
 
 // Factories for the channel kinds. `key` is used in error messages.

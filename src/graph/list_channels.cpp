@@ -44,6 +44,9 @@ class ListChannel : public Channel {
     return std::min(shown_from_, items_view().size());
   }
   void mark_shown() override { shown_from_ = items_view().size(); }
+  void mark_shown_as_saved() override {
+    shown_from_ = std::min(changed_from_, items_view().size());
+  }
 
  protected:
   const Json::array_t& items_view() const { return list_.value().get_ref<const Json::array_t&>(); }

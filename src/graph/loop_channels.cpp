@@ -96,17 +96,32 @@ State LoopChannels::state_view() {
   return State(std::shared_ptr<const ValueMap>(state_values_));
 }
 
-std::vector<std::pair<std::string, std::size_t>> LoopChannels::take_unchanged_since_shown() {
+std::vector<std::pair<std::string, std::size_t>> LoopChannels::unchanged_since_shown() const {
   std::vector<std::pair<std::string, std::size_t>> out;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    Channel* channel = slots_[i].channel.get();
+    const Channel* channel = slots_[i].channel.get();
     if (channel == nullptr || !is_output(static_cast<int>(i))) continue;
     if (const std::optional<std::size_t> unchanged = channel->unchanged_since_shown()) {
       out.emplace_back(name(static_cast<int>(i)), *unchanged);
-      channel->mark_shown();
     }
   }
   return out;
+}
+
+std::vector<std::pair<std::string, std::size_t>> LoopChannels::take_unchanged_since_shown() {
+  std::vector<std::pair<std::string, std::size_t>> out = unchanged_since_shown();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Channel* channel = slots_[i].channel.get();
+    if (channel != nullptr && is_output(static_cast<int>(i))) channel->mark_shown();
+  }
+  return out;
+}
+
+void LoopChannels::mark_lists_shown_as_loaded() {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Channel* channel = slots_[i].channel.get();
+    if (channel != nullptr && is_output(static_cast<int>(i))) channel->mark_shown_as_saved();
+  }
 }
 
 void LoopChannels::release_state_values() {

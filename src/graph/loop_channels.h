@@ -80,6 +80,11 @@ class LoopChannels {
   // For each list-valued output key, how many leading items are unchanged since the last
   // call (none before the first, or after a restore); the lists count as shown from now on.
   std::vector<std::pair<std::string, std::size_t>> take_unchanged_since_shown();
+  // The same counts, the lists left as they are.
+  std::vector<std::pair<std::string, std::size_t>> unchanged_since_shown() const;
+  // The output lists count as shown as the checkpoint just loaded holds them: the next
+  // take_unchanged_since_shown() counts against that checkpoint's lists.
+  void mark_lists_shown_as_loaded();
   // The kept map lets go of its values (a list channel appends in place only while it holds
   // its list alone); state_view() sets every entry again before the map is shown.
   void release_state_values();

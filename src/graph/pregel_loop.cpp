@@ -86,6 +86,11 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
   bool replay = false;
   if (saver) {
     checkpointer_.load(context_.checkpoint_id, /*use_cache=*/true);
+    if (checkpointer_.has_checkpoint()) {
+      // The first values event tells what its lists share with the checkpoint's.
+      channels_.mark_lists_shown_as_loaded();
+      values_base_ = checkpointer_.checkpoint_id();
+    }
     if (checkpointer_.has_checkpoint() && !context_.checkpoint_id.empty()) {
       auto latest = saver->get_tuple(CheckpointConfig{thread_id, context_.checkpoint_ns, ""});
       replay = latest && latest->config.checkpoint_id != checkpointer_.checkpoint_id();
@@ -218,6 +223,7 @@ RunResult PregelLoop::run(const Json* input, const Command* command, bool contin
         event.ns = context_.ns_segments;
         event.state = &values;
         event.loop = serial_;
+        if (values_shown_ == 0) event.values_base = values_base_;
         event.values_index = ++values_shown_;
         event.unchanged_items = channels_.take_unchanged_since_shown();
         context_.emitter->emit(event);

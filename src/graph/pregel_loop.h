@@ -116,6 +116,7 @@ class PregelLoop {
   State step_state_;
   std::uint64_t serial_ = 0;        // this loop among the process's (StreamEvent::loop)
   std::uint64_t values_shown_ = 0;  // values events emitted with the state by reference
+  std::string values_base_;         // the checkpoint loaded (StreamEvent::values_base)
   // The checkpoint whose state null writes (a resuming Command's update) changed: the tasks of
   // its step do not start on the state it holds.
   std::string null_writes_on_;

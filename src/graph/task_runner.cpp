@@ -235,6 +235,11 @@ void PregelLoop::run_task(Task& task) {
         if (checkpointer_.checkpoint_id() != null_writes_on_) {
           event.checkpoint_id = checkpointer_.checkpoint_id();
         }
+        if (values_shown_ == 0 && !values_base_.empty()) {
+          // Before the loop's first values event: what the lists share with the loaded ones.
+          event.values_base = values_base_;
+          event.unchanged_items = channels_.unchanged_since_shown();
+        }
         context_.emitter->emit(event);
       }
     } else {

@@ -686,6 +686,62 @@ TEST_P(DurabilityTest, ATaskStartNamesTheCheckpointWhoseStateItStartsOn) {
   EXPECT_EQ(started_on["ask"], "");
 }
 
+TEST_P(DurabilityTest, ARunsFirstValuesEventCountsItsListsAgainstTheCheckpointItLoaded) {
+  StateSchema schema;
+  schema.add_messages("messages");
+  schema.append("log");
+  StateGraph g(schema);
+  int replies = 0;
+  g.add_node("reply", [&](const State&, Runtime&) -> NodeResult {
+    const std::string id = "r" + std::to_string(++replies);
+    return Json{{"messages", Json::array({Json{{"type", "ai"}, {"id", id}, {"content", id}}})},
+                {"log", Json::array({replies})}};
+  });
+  g.add_edge(START, "reply");
+  auto graph = g.compile(testing::options(saver_));
+  struct Shown {
+    std::string base;
+    std::uint64_t index;
+    std::map<std::string, std::size_t> unchanged;
+  };
+  std::vector<Shown> shown;
+  std::map<std::string, Shown> started;  // task name -> its start
+  RunConfig config = on_thread("t");
+  config.stream_modes = {StreamMode::kValues, StreamMode::kTasks};
+  config.state_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    Shown s{e.values_base, e.values_index, {e.unchanged_items.begin(), e.unchanged_items.end()}};
+    if (e.mode == StreamMode::kValues) shown.push_back(std::move(s));
+    if (e.mode == StreamMode::kTasks && e.state != nullptr) started[e.data.value("name", "")] = s;
+  };
+  auto human = [](const char* id) { return Json{{"type", "human"}, {"id", id}, {"content", id}}; };
+  using Counts = std::map<std::string, std::size_t>;
+  graph->invoke(Json{{"messages", Json::array({human("h1")})}}, config);
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].base, "");  // a new thread: nothing loaded
+  EXPECT_EQ(shown[0].unchanged, (Counts{{"log", 0}, {"messages", 0}}));
+  EXPECT_EQ(shown[1].base, "");  // only the first event has a base
+  const std::string loaded = saver_->get_tuple(CheckpointConfig{"t", "", ""})->config.checkpoint_id;
+  shown.clear();
+  // The next run's input appends to the loaded lists: all their items are the checkpoint's.
+  graph->invoke(Json{{"messages", Json::array({human("h2")})}}, config);
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0].base, loaded);
+  EXPECT_EQ(shown[0].index, 1u);
+  EXPECT_EQ(shown[0].unchanged, (Counts{{"log", 1}, {"messages", 2}}));
+  EXPECT_EQ(shown[1].unchanged, (Counts{{"log", 1}, {"messages", 3}}));  // against the first
+  // A task starting before the first values event tells the same against the checkpoint.
+  EXPECT_EQ(started["__start__"].base, loaded);
+  EXPECT_EQ(started["__start__"].unchanged, (Counts{{"log", 1}, {"messages", 2}}));
+  EXPECT_EQ(started["reply"].base, "");  // after it: the values event is the reference
+  EXPECT_TRUE(started["reply"].unchanged.empty());
+  // An input that replaces a list leaves none of its items as the checkpoint had them.
+  shown.clear();
+  graph->invoke(Json{{"messages", overwrite(Json::array({human("h3")}))}}, config);
+  ASSERT_FALSE(shown.empty());
+  EXPECT_EQ(shown[0].unchanged, (Counts{{"log", 2}, {"messages", 0}}));
+}
+
 TEST_P(DurabilityTest, AsyncStoresEveryCheckpointByTheEndOfTheRun) {
   auto graph = two_steps(saver_);
   RunConfig config = on_thread("t");
