@@ -144,15 +144,48 @@ void RunEvents::started() {
   v2("lifecycle", {}, Json{{"event", "running"}, {"graph_name", graph_id_}});
 }
 
+std::size_t RunEvents::CheckpointLists::bytes() const {
+  std::size_t total = checkpoint_id.size();
+  for (const auto& [key, list] : lists) {
+    total += key.size() + list.text.size() + list.ends.size() * sizeof(std::size_t);
+  }
+  return total;
+}
+
+void RunEvents::carry_lists(CheckpointLists lists) {
+  list_texts_ = std::move(lists.lists);
+  list_texts_checkpoint_ = std::move(lists.checkpoint_id);
+  list_texts_loop_ = 0;
+  list_texts_index_ = 0;
+}
+
+RunEvents::CheckpointLists RunEvents::take_lists() {
+  CheckpointLists out;
+  if (list_texts_checkpoint_.empty()) return out;
+  out.checkpoint_id = std::move(list_texts_checkpoint_);
+  out.lists = std::move(list_texts_);
+  list_texts_checkpoint_.clear();
+  list_texts_.clear();
+  return out;
+}
+
 std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
                                   std::vector<std::pair<JsonPtr, std::string>>* texts,
-                                  const StreamEvent* shown_event) {
+                                  const StreamEvent* shown_event, const StreamEvent* task_event) {
   const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
-  // The lists' texts of the loop's previous values event serve this one; then this one's
-  // are kept instead.
+  // The lists' texts of the loop's previous values event serve this one, or for the loop's
+  // first, those of the checkpoint it loaded; then this one's are kept instead.
   const bool lists = shown_event != nullptr && ns.empty() && shown_event->loop != 0;
-  const bool reuse = lists && shown_event->loop == list_texts_loop_ &&
-                     shown_event->values_index == list_texts_index_ + 1;
+  const bool reuse =
+      lists && ((shown_event->loop == list_texts_loop_ &&
+                 shown_event->values_index == list_texts_index_ + 1) ||
+                (shown_event->values_index == 1 && !shown_event->values_base.empty() &&
+                 shown_event->values_base == list_texts_checkpoint_));
+  // A task's state takes the kept lists: whole when it is their checkpoint's state, else as
+  // far as its lists are unchanged since the loop loaded that checkpoint.
+  const bool task_lists = task_event != nullptr && ns.empty() && !list_texts_checkpoint_.empty() &&
+                          (task_event->checkpoint_id == list_texts_checkpoint_ ||
+                           task_event->values_base == list_texts_checkpoint_);
   std::map<std::string, ListText, std::less<>> list_texts;
   std::string out;
   out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
@@ -164,6 +197,33 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
     if (!value) {
       out += "null";
       continue;
+    }
+    if (task_lists && value->is_array()) {
+      auto kept = list_texts_.find(key);
+      const Json::array_t& items = value->get_ref<const Json::array_t&>();
+      std::size_t unchanged = 0;
+      if (task_event->checkpoint_id == list_texts_checkpoint_) {
+        unchanged = items.size();
+      } else {
+        for (const auto& [name, count] : task_event->unchanged_items) {
+          if (name == key) unchanged = count;
+        }
+      }
+      if (kept != list_texts_.end() && unchanged > 0 && unchanged <= items.size() &&
+          unchanged <= kept->second.ends.size()) {
+        const ListText& list = kept->second;
+        if (unchanged == items.size() && list.ends.size() == items.size()) {
+          out += list.text;
+          if (texts != nullptr) texts->emplace_back(value, list.text);
+          continue;
+        }
+        std::vector<std::size_t> ends(list.ends.begin(),
+                                      list.ends.begin() + static_cast<std::ptrdiff_t>(unchanged));
+        std::string text = array_json(items, list.text, unchanged, ends);
+        out += text;
+        if (texts != nullptr) texts->emplace_back(value, std::move(text));
+        continue;
+      }
     }
     if (lists && value->is_array()) {
       auto unchanged =
@@ -206,6 +266,7 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
     list_texts_ = std::move(list_texts);
     list_texts_loop_ = shown_event->loop;
     list_texts_index_ = shown_event->values_index;
+    list_texts_checkpoint_.clear();  // on_event names it when it knows
   }
   return out;
 }
@@ -214,7 +275,7 @@ std::string RunEvents::task_start_json(const StreamEvent& event, std::size_t* in
                                        std::size_t* input_size) {
   if (event.state == nullptr) return event_json(event.data);
   // The task's input written in its place among the members, as its copy would be.
-  const std::string input = state_text(event.ns, *event.state, nullptr);
+  const std::string input = state_text(event.ns, *event.state, nullptr, nullptr, &event);
   *input_size = input.size();
   return event_json_with_text(event.data, "input", input, input_at);
 }
@@ -241,6 +302,7 @@ void RunEvents::on_event(const StreamEvent& event) {
           std::vector<std::pair<JsonPtr, std::string>> texts;
           std::string values_json = state_text(event.ns, *event.state, &texts, &event);
           shown_ = ShownState{event.ns, std::move(texts)};
+          if (root && event.loop != 0) list_texts_checkpoint_ = named_checkpoint;
           // Stored naming the checkpoint in place of the state when that is on disk already.
           std::optional<StateRef> ref;
           if (root && refer_to_checkpoints_ && !named_checkpoint.empty()) {
@@ -618,6 +680,42 @@ void RunEvents::failed(const std::string& error, const std::string& message) {
   v2_finish_messages({}, Json());
   legacy("error", Json{{"error", error}, {"message", message}});
   v2("lifecycle", {}, Json{{"event", "failed"}, {"graph_name", graph_id_}, {"error", message}});
+}
+
+RunEvents::CheckpointLists CarriedLists::take(const std::string& thread_id) {
+  std::lock_guard lock(mutex_);
+  auto it = lists_.find(thread_id);
+  if (it == lists_.end()) return {};
+  RunEvents::CheckpointLists out = std::move(it->second);
+  forget_locked(thread_id);
+  return out;
+}
+
+void CarriedLists::keep(const std::string& thread_id, RunEvents::CheckpointLists lists) {
+  std::lock_guard lock(mutex_);
+  forget_locked(thread_id);
+  const std::size_t bytes = lists.bytes();
+  if (lists.checkpoint_id.empty() || bytes > bytes_kept_ || threads_ == 0) return;
+  while (!order_.empty() && (order_.size() >= threads_ || bytes_ + bytes > bytes_kept_)) {
+    forget_locked(order_.front());
+  }
+  bytes_ += bytes;
+  lists_.emplace(thread_id, std::move(lists));
+  order_.push_back(thread_id);
+}
+
+std::size_t CarriedLists::size() {
+  std::lock_guard lock(mutex_);
+  return lists_.size();
+}
+
+void CarriedLists::forget_locked(const std::string& thread_id) {
+  auto it = lists_.find(thread_id);
+  if (it == lists_.end()) return;
+  bytes_ -= it->second.bytes();
+  lists_.erase(it);
+  auto at = std::find(order_.begin(), order_.end(), thread_id);
+  if (at != order_.end()) order_.erase(at);
 }
 
 }  // namespace tollgate::server

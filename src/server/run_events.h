@@ -4,8 +4,10 @@
 // worker calls the rest before and after invoke().
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +47,25 @@ class RunEvents {
   void failed(const std::string& error, const std::string& message);
   // True once the graph produced any event.
   bool graph_emitted() const { return graph_emitted_; }
+
+  // A list's text and where each of its items' text ends.
+  struct ListText {
+    std::string text;
+    std::vector<std::size_t> ends;
+  };
+  // The texts of the lists (append, add_messages) of one checkpoint's state, by key.
+  struct CheckpointLists {
+    std::string checkpoint_id;  // "": none
+    std::map<std::string, ListText, std::less<>> lists;
+    std::size_t bytes() const;
+  };
+  // A run of a thread hands the next its last values event's lists when that event showed a
+  // checkpoint's state: the next run's first values event (StreamEvent::values_base) and a
+  // task starting on that checkpoint's state (StreamEvent::checkpoint_id) write the lists
+  // from them, as a list is written from the previous values event's within a run.
+  // carry_lists before the run's first event; take_lists after its last.
+  void carry_lists(CheckpointLists lists);
+  CheckpointLists take_lists();
 
  private:
   void legacy(const std::string& name, const Json& data);
@@ -104,24 +125,48 @@ class RunEvents {
   // event_json(state.to_json()) without the copy, each value the shown state holds taken from
   // its text; `texts`, if given, gets each value's text.
   // For a root `values` event (`shown_event`), a list is written from the text it had in the
-  // loop's previous one where its first items did not change (StreamEvent::unchanged_items).
+  // loop's previous one (or in the checkpoint the loop loaded, for its first) where its first
+  // items did not change (StreamEvent::unchanged_items). A root task start's state
+  // (`task_event`) takes the kept lists of the checkpoint it is, or of the one its loop
+  // loaded as far as its lists are unchanged since.
   std::string state_text(const std::vector<std::string>& ns, const State& state,
                          std::vector<std::pair<JsonPtr, std::string>>* texts,
-                         const StreamEvent* shown_event = nullptr);
+                         const StreamEvent* shown_event = nullptr,
+                         const StreamEvent* task_event = nullptr);
   // A task start's data; for a task on the step's state, where its input's text is in it.
   std::string task_start_json(const StreamEvent& event, std::size_t* input_at,
                               std::size_t* input_size);
-  // The lists of the root loop's last `values` event, by key: a list's text and where each
-  // of its items' text ends; with that event's StreamEvent::loop and values_index.
-  struct ListText {
-    std::string text;
-    std::vector<std::size_t> ends;
-  };
+  // The lists of the root loop's last `values` event, by key, with that event's
+  // StreamEvent::loop and values_index, and the checkpoint whose state it showed ("" if not
+  // known); or, before the first, the lists carried from the thread's last run.
   std::map<std::string, ListText, std::less<>> list_texts_;
   std::uint64_t list_texts_loop_ = 0;
   std::uint64_t list_texts_index_ = 0;
+  std::string list_texts_checkpoint_;
   std::size_t last_state_size_ = 0;  // of the last state_text
   std::map<std::string, std::size_t, std::less<>> value_sizes_;  // each channel's last text
+};
+
+// The lists each thread's last run showed (RunEvents::take_lists), for the thread's next run
+// (RunEvents::carry_lists): kept for the threads that ran last, at most `threads` of them and
+// `bytes` of text, the oldest let go first. Thread-safe.
+class CarriedLists {
+ public:
+  CarriedLists(std::size_t threads, std::size_t bytes) : threads_(threads), bytes_kept_(bytes) {}
+  // The thread's lists, taken out (none: an empty checkpoint id).
+  RunEvents::CheckpointLists take(const std::string& thread_id);
+  void keep(const std::string& thread_id, RunEvents::CheckpointLists lists);
+  std::size_t size();
+
+ private:
+  void forget_locked(const std::string& thread_id);
+
+  std::mutex mutex_;
+  std::size_t threads_;
+  std::size_t bytes_kept_;
+  std::size_t bytes_ = 0;
+  std::map<std::string, RunEvents::CheckpointLists> lists_;
+  std::deque<std::string> order_;  // oldest first
 };
 
 }  // namespace tollgate::server

@@ -150,6 +150,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   const std::string graph_id = graph_id_of(record);
   const CompiledGraph* g = graph(graph_id);
   RunEvents events(store_, streams_, run->log, record, request, graph_id);
+  events.carry_lists(carried_lists_.take(record.thread_id));
   // The run's last v2 events (its pause, its end) reach readers once its end is stored.
   HeldThreadEvents last_events(streams_, record.thread_id);
 
@@ -363,6 +364,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     }
   }
   last_events.release();
+  if (!gone && !request.temporary) carried_lists_.keep(record.thread_id, events.take_lists());
   std::lock_guard lock(mutex_);
   finish_locked(run, std::move(result));
 }

@@ -20,6 +20,7 @@
 
 #include "server/event_log.h"
 #include "server/replica_store.h"
+#include "server/run_events.h"
 #include "server/run_request.h"
 #include "server/store.h"
 #include "server/thread_outcome.h"
@@ -381,6 +382,10 @@ class RunManager {
   std::size_t finished_bytes_ = 0;  // of the finished runs' logs kept
   std::size_t finished_bytes_kept_ = kDefaultFinishedBytesKept;
   std::map<std::string, std::string> rollback_to_;  // thread -> checkpoint the next run forks
+  // The texts of the lists each thread's last run showed, for its next run to write its
+  // state's lists from (a long conversation is most of a thread's state): the 64 threads that
+  // ran last, at most 64 MiB.
+  CarriedLists carried_lists_{64, std::size_t{64} << 20};
 
   // Several replicas (set_cluster); null when this server runs alone.
   Cluster* cluster_ = nullptr;

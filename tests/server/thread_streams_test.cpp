@@ -329,6 +329,110 @@ StreamEvent checkpoint_named(const std::string& id) {
                            {"parent_config", nullptr}});
 }
 
+// A run r<n> of thread `thread` given `events`, its RunEvents handed `carried` first; returns
+// the data of the run's live v2 `method` events, and sets `kept` to the lists it hands on.
+std::vector<Json> play_run(const std::string& path, const std::string& thread,
+                           RunEvents::CheckpointLists carried,
+                           const std::vector<StreamEvent>& events, const char* method,
+                           RunEvents::CheckpointLists* kept = nullptr) {
+  SqliteStore store(path);
+  ThreadStreams streams(store);
+  RunRecord record;
+  record.run_id = "r-" + thread;
+  record.thread_id = thread;
+  RunRequest request;
+  RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, request, "g");
+  run_events.carry_lists(std::move(carried));
+  for (const StreamEvent& event : events) run_events.on_event(event);
+  if (kept != nullptr) *kept = run_events.take_lists();
+  std::vector<std::string> live;
+  for (const auto& e : streams.log(thread)->read(0, 100, nullptr)) live.push_back(e->data);
+  return v2_events(live, method);
+}
+
+// A task start on `state`, the state of checkpoint `checkpoint_id`.
+StreamEvent task_on(const State& state, const std::string& checkpoint_id) {
+  StreamEvent event =
+      stream_event(StreamMode::kTasks, Json{{"id", "task-1"}, {"name", "model"}}, &state);
+  event.checkpoint_id = checkpoint_id;
+  return event;
+}
+
+TEST_F(ThreadStreamsTest, ARunWritesTheListsOfTheCheckpointItLoadedFromTheLastRunsText) {
+  const Json m0{{"id", "m0"}, {"content", "shown by the last run"}};
+  const Json other{{"id", "m0"}, {"content", "another text"}};
+  const Json m1{{"id", "m1"}, {"content", "new"}};
+  const State shown = list_state(Json::array({m0}));
+  RunEvents::CheckpointLists kept;
+  play_run(path_.string(), "t1", {}, {checkpoint_named("c1"), shown_values(shown, 7, 1, 0)},
+           "values", &kept);
+  EXPECT_EQ(kept.checkpoint_id, "c1");
+  ASSERT_EQ(kept.lists.count("messages"), 1u);
+  // The next run: the graph's word is taken. A task on c1's state and the first values event
+  // counting against c1 write c1's first item from its text (so they read m0, not `other`).
+  const State one = list_state(Json::array({other}));
+  const State grown = list_state(Json::array({other, m1}));
+  StreamEvent first = shown_values(grown, 8, 1, 1);
+  first.values_base = "c1";
+  const std::vector<Json> tasks =
+      play_run(path_.string(), "t2", kept, {task_on(one, "c1")}, "tasks");
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0]["input"]["messages"], Json::array({m0}));
+  const std::vector<Json> values = play_run(path_.string(), "t3", kept, {first}, "values");
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0]["messages"], Json::array({m0, m1}));
+  // Another checkpoint's state, or a list of another length, is written whole.
+  StreamEvent elsewhere = first;
+  elsewhere.values_base = "c2";
+  EXPECT_EQ(play_run(path_.string(), "t4", kept, {elsewhere}, "values")[0], grown.to_json());
+  EXPECT_EQ(play_run(path_.string(), "t5", kept, {task_on(one, "c2")}, "tasks")[0]["input"],
+            one.to_json());
+  EXPECT_EQ(play_run(path_.string(), "t6", kept, {task_on(grown, "c1")}, "tasks")[0]["input"],
+            grown.to_json());
+  // A task on another checkpoint's state, before its loop's first values event: as far as
+  // its lists are unchanged since the loop loaded c1.
+  StreamEvent after_input = task_on(grown, "c-input");
+  after_input.values_base = "c1";
+  after_input.unchanged_items = {{"messages", 1}};
+  EXPECT_EQ(play_run(path_.string(), "t8", kept, {after_input}, "tasks")[0]["input"]["messages"],
+            Json::array({m0, m1}));
+  after_input.values_base = "c2";
+  EXPECT_EQ(play_run(path_.string(), "t9", kept, {after_input}, "tasks")[0]["input"],
+            grown.to_json());
+  // A run whose last values event showed no checkpoint's state hands nothing on.
+  RunEvents::CheckpointLists none;
+  play_run(path_.string(), "t7", kept, {shown_values(shown, 9, 1, 0)}, "values", &none);
+  EXPECT_EQ(none.checkpoint_id, "");
+  EXPECT_TRUE(none.lists.empty());
+}
+
+TEST(CarriedListsTest, KeepsTheThreadsThatRanLastWithinItsBounds) {
+  auto lists = [](const std::string& checkpoint, std::size_t size) {
+    RunEvents::CheckpointLists out;
+    out.checkpoint_id = checkpoint;
+    out.lists["messages"].text = std::string(size, 'x');
+    return out;
+  };
+  CarriedLists carried(2, 1000);
+  carried.keep("a", lists("ca", 100));
+  carried.keep("b", lists("cb", 100));
+  carried.keep("c", lists("cc", 100));  // two threads at most: a goes
+  EXPECT_EQ(carried.size(), 2u);
+  EXPECT_EQ(carried.take("a").checkpoint_id, "");
+  EXPECT_EQ(carried.take("b").checkpoint_id, "cb");  // taken out
+  EXPECT_EQ(carried.take("b").checkpoint_id, "");
+  carried.keep("d", lists("cd", 950));  // over the bytes with c: c goes
+  EXPECT_EQ(carried.take("c").checkpoint_id, "");
+  EXPECT_EQ(carried.take("d").checkpoint_id, "cd");
+  carried.keep("e", lists("ce", 2000));  // larger than the bound: not kept
+  carried.keep("f", lists("", 10));      // no checkpoint: nothing to keep
+  EXPECT_EQ(carried.size(), 0u);
+  carried.keep("g", lists("c1", 10));
+  carried.keep("g", lists("c2", 10));  // the thread's newer lists replace its older
+  EXPECT_EQ(carried.size(), 1u);
+  EXPECT_EQ(carried.take("g").checkpoint_id, "c2");
+}
+
 TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsState) {
   const State named = messages_state("the state of c1, written back");
   const State unnamed = messages_state("a state after no checkpoint event, stored whole");
