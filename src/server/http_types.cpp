@@ -30,10 +30,7 @@ Json HttpRequest::json_body(const Json& empty_value) const {
 }
 
 HttpResponse HttpResponse::json(const Json& value, int status) {
-  HttpResponse response;
-  response.status = status;
-  response.body = event_json(value);  // Json::dump(-1, ' ', false, replace), faster
-  return response;
+  return json_text(event_json(value), status);  // Json::dump(-1, ' ', false, replace), faster
 }
 
 HttpResponse HttpResponse::json_text(std::string text, int status) {

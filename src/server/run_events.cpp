@@ -72,6 +72,15 @@ void accumulate(Json& message, const Json& chunk) {
   }
 }
 
+// The graph's count of `key`'s unchanged items on `event` (StreamEvent::unchanged_items), if it
+// gave one.
+std::optional<std::size_t> unchanged_items(const StreamEvent& event, std::string_view key) {
+  for (const auto& [name, count] : event.unchanged_items) {
+    if (name == key) return count;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 RunEvents::RunEvents(ServerStore& store, ThreadStreams& streams, std::shared_ptr<EventLog> log,
@@ -199,43 +208,28 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
       continue;
     }
     if (task_lists && value->is_array()) {
-      auto kept = list_texts_.find(key);
       const Json::array_t& items = value->get_ref<const Json::array_t&>();
-      std::size_t unchanged = 0;
-      if (task_event->checkpoint_id == list_texts_checkpoint_) {
-        unchanged = items.size();
-      } else {
-        for (const auto& [name, count] : task_event->unchanged_items) {
-          if (name == key) unchanged = count;
-        }
-      }
+      auto kept = list_texts_.find(key);
+      const std::size_t unchanged = task_event->checkpoint_id == list_texts_checkpoint_
+                                        ? items.size()
+                                        : unchanged_items(*task_event, key).value_or(0);
       if (kept != list_texts_.end() && unchanged > 0 && unchanged <= items.size() &&
           unchanged <= kept->second.ends.size()) {
-        const ListText& list = kept->second;
-        if (unchanged == items.size() && list.ends.size() == items.size()) {
-          out += list.text;
-          if (texts != nullptr) texts->emplace_back(value, list.text);
-          continue;
-        }
-        std::vector<std::size_t> ends(list.ends.begin(),
-                                      list.ends.begin() + static_cast<std::ptrdiff_t>(unchanged));
-        std::string text = array_json(items, list.text, unchanged, ends);
+        std::vector<std::size_t> ends = kept->second.ends;  // the kept list's stay as they are
+        std::string text = array_json(items, kept->second.text, unchanged, ends);
         out += text;
         if (texts != nullptr) texts->emplace_back(value, std::move(text));
         continue;
       }
     }
     if (lists && value->is_array()) {
-      auto unchanged =
-          std::find_if(shown_event->unchanged_items.begin(), shown_event->unchanged_items.end(),
-                       [&key = key](const auto& entry) { return entry.first == key; });
-      if (unchanged != shown_event->unchanged_items.end()) {
+      if (const std::optional<std::size_t> unchanged = unchanged_items(*shown_event, key)) {
         ListText list;
         auto previous = reuse ? list_texts_.find(key) : list_texts_.end();
         if (previous != list_texts_.end()) list.ends = std::move(previous->second.ends);
         list.text = array_json(value->get_ref<const Json::array_t&>(),
                                previous != list_texts_.end() ? previous->second.text : "",
-                               previous != list_texts_.end() ? unchanged->second : 0, list.ends);
+                               previous != list_texts_.end() ? *unchanged : 0, list.ends);
         out += list.text;
         if (texts != nullptr) texts->emplace_back(value, list.text);
         list_texts.emplace(key, std::move(list));

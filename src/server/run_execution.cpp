@@ -79,10 +79,6 @@ void quietly(const std::string& run_id, const std::function<void()>& record_even
   }
 }
 
-std::string error_result(const std::string& name, const std::string& message) {
-  return event_json(Json{{"__error__", {{"error", name}, {"message", message}}}});
-}
-
 // A run's result as /runs/wait answers it: its values, plus "__interrupt__" when it paused
 // (LangGraph's invoke shape, the interrupts in the wire form), written from the state.
 std::string run_result_json(const RunResult& outcome) {
@@ -154,7 +150,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   // The run's last v2 events (its pause, its end) reach readers once its end is stored.
   HeldThreadEvents last_events(streams_, record.thread_id);
 
-  std::string result = "{}";  // the result's JSON text (run_result_json, error_result)
+  std::string result = "{}";  // the result's JSON text (run_result_json, run_error_json)
   bool failed = false;        // the result is an error ...
   std::string error_message;  // ... with this message
   RunEnding ending = RunEnding::kCompleted;
@@ -293,7 +289,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       quietly(record.run_id, [&] { events.failed(run_error_name(e.code()), e.what()); });
       failed = true;
       error_message = e.what();
-      result = error_result(run_error_name(e.code()), error_message);
+      result = run_error_json(run_error_name(e.code()), error_message);
     }
   } catch (const std::exception& e) {
     last_events.hold();
@@ -304,7 +300,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     quietly(record.run_id, [&] { events.failed("Error", e.what()); });
     failed = true;
     error_message = e.what();
-    result = error_result("Error", error_message);
+    result = run_error_json("Error", error_message);
   }
 
   if (handed_over(run)) {
@@ -359,7 +355,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       if (!failed) {
         failed = true;
         error_message = message;
-        result = error_result("UnavailableError", message);
+        result = run_error_json("UnavailableError", message);
       }
     }
   }

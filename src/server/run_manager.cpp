@@ -289,8 +289,7 @@ std::shared_ptr<const std::string> RunManager::stored_result(const std::string& 
   if (run->status == RunStatus::kError) {
     std::string message =
         thread && thread->error.is_string() ? thread->error.get<std::string>() : "The run failed.";
-    return std::make_shared<const std::string>(
-        event_json(Json{{"__error__", {{"error", "Error"}, {"message", message}}}}));
+    return std::make_shared<const std::string>(run_error_json("Error", message));
   }
   Json values = thread && thread->values.is_object() ? thread->values : Json::object();
   if (thread && thread->status == ThreadStatus::kInterrupted && thread->interrupts.is_object()) {

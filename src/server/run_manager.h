@@ -301,7 +301,7 @@ class RunManager {
   // Settles the decision's audit entry by how its run ended ("recorded" for an approval short
   // of approvals_required), with the message of the run's error, if it failed.
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record, bool refused,
-                       const std::string& error_message, bool approval_only);
+                       const std::string& message, bool approval_only);
   // Throws Error(kPermissionDenied) naming the rule when the request's identity may not give
   // its decision (review_rules.h); the refusal is audited with that identity.
   void check_reviewers(const RunRequest& request, const ThreadRecord& thread,

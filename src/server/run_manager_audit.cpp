@@ -61,10 +61,8 @@ void RunManager::audit_run_start(const RunRecord& record, const RunRequest& requ
 }
 
 void RunManager::settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record,
-                                 bool refused, const std::string& error_message,
-                                 bool approval_only) {
+                                 bool refused, const std::string& message, bool approval_only) {
   if (!audit_id || audit_ == nullptr) return;
-  const std::string& message = error_message;
   const char* outcome = refused                                                 ? "refused"
                         : record.status == RunStatus::kSuccess && approval_only ? "recorded"
                         : record.status == RunStatus::kSuccess                  ? "applied"

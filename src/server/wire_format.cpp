@@ -457,6 +457,10 @@ std::string object_json(const Json& object, std::string_view key, const std::str
 
 }  // namespace
 
+std::string run_error_json(const std::string& name, const std::string& message) {
+  return event_json(Json{{"__error__", {{"error", name}, {"message", message}}}});
+}
+
 std::string event_json_without(const Json& object, std::string_view skip) {
   return object_json(object, skip, nullptr);
 }

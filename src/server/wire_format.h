@@ -48,6 +48,8 @@ std::string state_event_json(const State& state);
 // state_event_json with the member `key` written as the JSON text `text`, in its place among
 // the members (a state key of that name gives way to it).
 std::string state_event_json_with(const State& state, std::string_view key, std::string_view text);
+// A failed run's result: {"__error__": {"error": name, "message": message}} as text.
+std::string run_error_json(const std::string& name, const std::string& message);
 // event_json of `object` without its member `skip` (the object is not copied).
 std::string event_json_without(const Json& object, std::string_view skip);
 // event_json of `object` with its member `key` set to the JSON text `value` (such as a
