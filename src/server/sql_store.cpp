@@ -210,6 +210,16 @@ CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
     // 8: a root task's start is stored naming the checkpoint whose state it starts on, in a
     // form of its own (state_refs.h, 0x02). No table changes; as for 7.
     {"SELECT 1;", "SELECT 1;"},
+    // 9: the index on a run's replica holds the runs of replicas only: on a server alone (owner
+    // '') each write of a run's status no longer writes it too. Its readers name a replica.
+    {R"sql(
+DROP INDEX server_runs_by_owner;
+CREATE INDEX server_runs_by_owner ON server_runs(owner, status) WHERE owner <> '';
+)sql",
+     R"sql(
+DROP INDEX server_runs_by_owner;
+CREATE INDEX server_runs_by_owner ON server_runs(owner, status) WHERE owner <> '';
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -572,13 +582,19 @@ std::optional<ThreadRecord> SqlStore::merge_thread_metadata(const std::string& t
   return read_thread_locked(thread_id);
 }
 
-bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
-                                               std::int64_t updated_at) {
+SqlStore::MergedMetadata SqlStore::merged_thread_metadata_locked(const std::string& thread_id,
+                                                                 const Json& metadata) {
+  MergedMetadata out;
   Json merged;
   {
-    Statement s(prepared_locked("SELECT metadata FROM server_threads WHERE thread_id = ?"));
+    // The row is locked from here on (PostgreSQL): its UPDATE writes what this read merges.
+    Statement s(prepared_locked(connection_->dialect() == sql::Dialect::kPostgres
+                                    ? "SELECT metadata FROM server_threads WHERE thread_id = ? "
+                                      "FOR UPDATE"
+                                    : "SELECT metadata FROM server_threads WHERE thread_id = ?"));
     s.bind(1, thread_id);
-    if (!s.step()) return false;
+    if (!s.step()) return out;
+    out.found = true;
     merged = s.json(0);
   }
   bool changed = !merged.is_object();  // stored otherwise: written again as an object
@@ -591,20 +607,46 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
       changed = true;
     }
   }
-  if (!changed) {
-    // A thread's next run, as a rule: its metadata and the index on its owner stay as they are.
-    Statement(prepared_locked("UPDATE server_threads SET updated_at = ? WHERE thread_id = ?"))
-        .bind(1, updated_at)
-        .bind(2, thread_id)
-        .run();
-    return true;
-  }
-  Statement(
-      prepared_locked("UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?"))
-      .bind(1, merged.dump())
-      .bind(2, updated_at)
-      .bind(3, thread_id)
-      .run();
+  if (changed) out.text = merged.dump();
+  return out;
+}
+
+void SqlStore::update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,
+                                        std::int64_t updated_at,
+                                        std::optional<std::int64_t> active_runs) {
+  // A thread's next run, as a rule, leaves its metadata (and the index on its owner) as they are.
+  static const char* const kTexts[2][2] = {
+      {"UPDATE server_threads SET updated_at = ? WHERE thread_id = ?",
+       "UPDATE server_threads SET updated_at = ?, active_runs = ? WHERE thread_id = ?"},
+      {"UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?",
+       "UPDATE server_threads SET metadata = ?, updated_at = ?, active_runs = ? WHERE thread_id = "
+       "?"}};
+  Statement s(prepared_locked(kTexts[merged.text ? 1 : 0][active_runs ? 1 : 0]));
+  int index = 1;
+  if (merged.text) s.bind(index++, *merged.text);
+  s.bind(index++, updated_at);
+  if (active_runs) s.bind(index++, *active_runs);
+  s.bind(index, thread_id).run();
+}
+
+bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
+                                            std::int64_t updated_at) {
+  const MergedMetadata merged = merged_thread_metadata_locked(thread_id, metadata);
+  if (!merged.found) return false;
+  update_thread_row_locked(thread_id, merged, updated_at, std::nullopt);
+  return true;
+}
+
+bool SqlStore::add_run_locked(const RunRecord& run, const Json& thread_metadata) {
+  const MergedMetadata merged = merged_thread_metadata_locked(run.thread_id, thread_metadata);
+  if (!merged.found) return false;
+  write_run_row_locked(run);
+  // The thread's row was locked by the read above: the count includes every replica's runs.
+  const std::optional<ActiveRuns> active = active_runs_locked(run.thread_id);
+  update_thread_row_locked(run.thread_id, merged, run.created_at,
+                           active && active->stored != active->counted
+                               ? std::optional<std::int64_t>(active->counted)
+                               : std::nullopt);
   return true;
 }
 
@@ -631,23 +673,27 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
 }
 
 bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
-                                         const OutcomeText& text) {
-  if (!outcome.has_values()) {
-    return Statement(prepared_locked("UPDATE server_threads SET status = ?, error = ?, "
-                                     "updated_at = ? WHERE thread_id = ?"))
-               .bind(1, to_string(outcome.status))
-               .bind_optional(2, text.error)
-               .bind(3, outcome.updated_at)
-               .bind(4, thread_id)
-               .run() == 1;
-  }
-  Statement s(
-      prepared_locked("UPDATE server_threads SET status = ?, error = ?, updated_at = ?, "
-                      "state_values = ?, interrupts = ?, pending_interrupts = ? WHERE thread_id = ?"));
+                                         const OutcomeText& text,
+                                         std::optional<std::int64_t> active_runs) {
+  static const char* const kTexts[2][2] = {
+      {"UPDATE server_threads SET status = ?, error = ?, updated_at = ? WHERE thread_id = ?",
+       "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, active_runs = ? "
+       "WHERE thread_id = ?"},
+      {"UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
+       "interrupts = ?, pending_interrupts = ? WHERE thread_id = ?",
+       "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
+       "interrupts = ?, pending_interrupts = ?, active_runs = ? WHERE thread_id = ?"}};
+  const bool values = outcome.has_values();
+  Statement s(prepared_locked(kTexts[values ? 1 : 0][active_runs ? 1 : 0]));
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
-  s.bind_optional(4, text.values).bind_optional(5, text.interrupts);
-  s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
-  return s.bind(7, thread_id).run() == 1;
+  int index = 4;
+  if (values) {
+    s.bind_optional(4, text.values).bind_optional(5, text.interrupts);
+    s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
+    index = 7;
+  }
+  if (active_runs) s.bind(index++, *active_runs);
+  return s.bind(index, thread_id).run() == 1;
 }
 
 std::vector<std::string> SqlStore::thread_ids_with_stored_status(ThreadStatus status) {
@@ -729,13 +775,17 @@ void SqlStore::put_run(const RunRecord& r) {
 }
 
 void SqlStore::put_run_locked(const RunRecord& r) {
+  write_run_row_locked(r);
+  count_active_runs_locked(r.thread_id);
+}
+
+void SqlStore::write_run_row_locked(const RunRecord& r) {
   static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
   Statement s(prepared_locked(kPut));
   s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, event_json(r.metadata));
   s.bind(5, to_string(r.status)).bind(6, event_json(r.kwargs)).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
   s.bind(11, r.owner).bind(12, r.not_before).run();
-  count_active_runs_locked(r.thread_id);
 }
 
 bool SqlStore::lock_thread_locked(const std::string& thread_id) {
@@ -747,25 +797,26 @@ bool SqlStore::lock_thread_locked(const std::string& thread_id) {
   return s.step();
 }
 
+std::optional<SqlStore::ActiveRuns> SqlStore::active_runs_locked(const std::string& thread_id) {
+  // By a statement of its own, after the thread's row is locked: on PostgreSQL each statement
+  // reads what was committed when it began, so two replicas writing runs of one thread at once
+  // count each other's runs.
+  Statement s(prepared_locked(
+      "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status IN "
+      "('pending', 'running')) FROM server_threads WHERE thread_id = ?1"));
+  s.bind(1, thread_id);
+  if (!s.step()) return std::nullopt;
+  return ActiveRuns{s.integer(0), s.integer(1)};
+}
+
 void SqlStore::count_active_runs_locked(const std::string& thread_id) {
-  // Counted after the thread's row is locked, by a statement of its own: on PostgreSQL each
-  // statement reads what was committed when it began, so two replicas writing runs of one
-  // thread at once count each other's runs.
   // A count that did not change (a run starting) writes nothing: the row and the indexes on
   // the statuses it reads (read_status, awaiting_review) stay as they are.
   if (connection_->dialect() == sql::Dialect::kPostgres) lock_thread_locked(thread_id);
-  std::int64_t active = 0;
-  {
-    Statement s(
-        prepared_locked("SELECT active_runs, (SELECT count(*) FROM server_runs WHERE "
-                        "thread_id = ?1 AND status IN ('pending', 'running')) FROM "
-                        "server_threads WHERE thread_id = ?1"));
-    s.bind(1, thread_id);
-    if (!s.step() || s.integer(0) == s.integer(1)) return;
-    active = s.integer(1);
-  }
+  const std::optional<ActiveRuns> active = active_runs_locked(thread_id);
+  if (!active || active->stored == active->counted) return;
   Statement(prepared_locked("UPDATE server_threads SET active_runs = ? WHERE thread_id = ?"))
-      .bind(1, active)
+      .bind(1, active->counted)
       .bind(2, thread_id)
       .run();
 }
@@ -782,9 +833,8 @@ bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata,
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
-    found = merge_thread_metadata_locked(run.thread_id, thread_metadata, run.created_at);
+    found = add_run_locked(run, thread_metadata);
     if (!found) return;
-    put_run_locked(run);
     write_notices_locked(notices);
   });
   return found;
@@ -800,12 +850,25 @@ std::optional<int> SqlStore::begin_attempt(const std::string& run_id, RunStatus 
   std::lock_guard lock(mutex_);
   std::optional<int> attempts;
   write_locked([&] {
-    Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
-                              "updated_at = ? WHERE run_id = ?"))
-        .bind(1, to_string(status))
-        .bind(2, updated_at)
-        .bind(3, run_id)
-        .run();
+    // A run that goes from pending to running, as a rule, stays one of its thread's active
+    // runs: their count, and the thread's row, stay as they are.
+    const bool active = status == RunStatus::kPending || status == RunStatus::kRunning;
+    const bool stays_active =
+        active && Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = "
+                                            "attempts + 1, updated_at = ? WHERE run_id = ? AND "
+                                            "status IN ('pending', 'running')"))
+                          .bind(1, to_string(status))
+                          .bind(2, updated_at)
+                          .bind(3, run_id)
+                          .run() == 1;
+    if (!stays_active) {
+      Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = attempts + 1, "
+                                "updated_at = ? WHERE run_id = ?"))
+          .bind(1, to_string(status))
+          .bind(2, updated_at)
+          .bind(3, run_id)
+          .run();
+    }
     std::string thread_id;
     {
       Statement s(prepared_locked("SELECT attempts, thread_id FROM server_runs WHERE run_id = ?"));
@@ -814,7 +877,7 @@ std::optional<int> SqlStore::begin_attempt(const std::string& run_id, RunStatus 
       attempts = static_cast<int>(s.integer(0));
       thread_id = s.text(1);
     }
-    count_active_runs_locked(thread_id);
+    if (!stays_active) count_active_runs_locked(thread_id);
   });
   return attempts;
 }
@@ -839,6 +902,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       fenced = true;
       return;
     }
+    std::optional<std::int64_t> active;  // the thread's active_runs, when counted here
     if (keep_run) {
       // Only what running it changed: the row's other columns, and the indexes on them, stay
       // as its insert wrote them. A row gone meanwhile is written whole, as it ended.
@@ -850,15 +914,19 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
               .bind(3, run.updated_at)
               .bind(4, run.run_id)
               .run() == 1;
-      if (updated) {
+      if (!updated) {
+        put_run_locked(run);
+      } else if (thread == nullptr) {
         count_active_runs_locked(run.thread_id);
       } else {
-        put_run_locked(run);
+        // Written by the outcome's UPDATE below: the thread's row is written once.
+        if (connection_->dialect() == sql::Dialect::kPostgres) lock_thread_locked(run.thread_id);
+        if (auto counted = active_runs_locked(run.thread_id)) active = counted->counted;
       }
     } else {
       delete_run_locked(run.run_id);
     }
-    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread, thread_text);
+    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread, thread_text, active);
     write_notices_locked(notices);
     notify_locked(channels_.runs, run.thread_id);
     notify_locked(channels_.events, "r:" + run.run_id);
@@ -897,20 +965,45 @@ std::vector<RunRecord> SqlStore::list_runs(const std::string& thread_id) {
   return out;
 }
 
+namespace {
+
+// A row count for LIMIT and OFFSET: a count past int64 (a client's limit=18446744073709551615)
+// means every row, not -1.
+std::int64_t row_count(std::size_t n) {
+  return static_cast<std::int64_t>(
+      std::min<std::size_t>(n, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
+}
+
+// What follows the columns of a page of a thread's runs, newest first (thread id, limit, offset).
+constexpr const char* kRunsPage =
+    " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?";
+
+}  // namespace
+
 std::vector<RunRecord> SqlStore::list_runs_page(const std::string& thread_id, std::size_t limit,
                                                 std::size_t offset) {
   std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(sql("SELECT ", kRunColumns,
-                                  " FROM server_runs WHERE thread_id = ? ORDER BY created_at DESC, "
-                                  "run_id DESC LIMIT ? OFFSET ?")));
-  // A count past int64 (a client's limit=18446744073709551615) means every row, not -1.
-  auto count = [](std::size_t n) {
-    return static_cast<std::int64_t>(std::min<std::size_t>(
-        n, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())));
-  };
-  s.bind(1, thread_id).bind(2, count(limit)).bind(3, count(offset));
+  Statement s(prepared_locked(sql("SELECT ", kRunColumns, kRunsPage)));
+  s.bind(1, thread_id).bind(2, row_count(limit)).bind(3, row_count(offset));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+std::vector<Json> SqlStore::run_starters_page(const std::string& thread_id, std::size_t limit,
+                                              std::size_t offset) {
+  // The member is taken out by the database: the rest of each run's kwargs (its input, its
+  // config) is not parsed here.
+  const char* starter = connection_->dialect() == sql::Dialect::kPostgres
+                            ? "CASE WHEN jsonb_typeof(kwargs::jsonb -> 'started_by') = 'object' "
+                              "THEN (kwargs::jsonb -> 'started_by')::text END"
+                            : "CASE WHEN json_type(kwargs, '$.started_by') = 'object' "
+                              "THEN json_extract(kwargs, '$.started_by') END";
+  std::lock_guard lock(mutex_);
+  Statement s(prepared_locked(sql("SELECT ", starter, kRunsPage)));
+  s.bind(1, thread_id).bind(2, row_count(limit)).bind(3, row_count(offset));
+  std::vector<Json> out;
+  while (s.step()) out.push_back(s.json(0));
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,7 +46,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 8;
+inline constexpr int kServerSchemaVersion = 9;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.
@@ -115,6 +116,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::vector<RunRecord> list_runs(const std::string& thread_id) override;
   std::vector<RunRecord> list_runs_page(const std::string& thread_id, std::size_t limit,
                                         std::size_t offset) override;
+  std::vector<Json> run_starters_page(const std::string& thread_id, std::size_t limit,
+                                      std::size_t offset) override;
   std::vector<RunRecord> list_runs_with_status(RunStatus status) override;
   void delete_run(const std::string& run_id) override;
 
@@ -175,18 +178,33 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::optional<AssistantRecord> read_assistant_locked(const std::string& assistant_id);
   std::optional<ThreadRecord> read_thread_locked(const std::string& thread_id);
   std::optional<RunRecord> read_run_locked(const std::string& run_id);
+  // Writes the run's row and the thread's active_runs.
   void put_run_locked(const RunRecord& run);
+  // Writes the run's row (an upsert) and nothing else.
+  void write_run_row_locked(const RunRecord& run);
+  // Inserts `run` into its thread: the thread's metadata merged with `thread_metadata`, its
+  // updated_at (the run's created_at) and its active_runs are written by one UPDATE of its row.
+  // False when the thread is gone (nothing is written).
+  bool add_run_locked(const RunRecord& run, const Json& thread_metadata);
   void delete_run_locked(const std::string& run_id);
   // Locks the thread's row until the transaction ends (PostgreSQL; SQLite's write transaction
   // already excludes every other writer). False when the thread is gone.
   bool lock_thread_locked(const std::string& thread_id);
+  // The thread's active_runs as stored, and as its runs count now (pending or running); nullopt
+  // when the thread is gone. Read after the thread's row is locked (see lock_thread_locked).
+  struct ActiveRuns {
+    std::int64_t stored = 0;
+    std::int64_t counted = 0;
+  };
+  std::optional<ActiveRuns> active_runs_locked(const std::string& thread_id);
   // Writes the thread's active_runs (its runs pending or running), in the transaction of each
   // write of its runs: the thread's busy status is never out of step with them.
   void count_active_runs_locked(const std::string& thread_id);
   // Whether no run of the thread is pending or running, read with the thread's row locked.
   bool idle_thread_locked(const std::string& thread_id);
-  // The pending and running runs whose `column` is `value`, oldest first.
-  std::vector<RunRecord> active_runs_where_locked(const char* column, const std::string& value);
+  // The pending and running runs that meet `condition` (SQL with one parameter, bound to
+  // `value`), oldest first.
+  std::vector<RunRecord> active_runs_where_locked(const char* condition, const std::string& value);
   // Whether `run`'s stored owner is still its owner (or the run is not stored), with its
   // thread's row locked: an end written by a replica that was taken for dead is dropped.
   bool owned_locked(const RunRecord& run);
@@ -208,9 +226,22 @@ class SqlStore : public ServerStore, public ReplicaStore {
     std::optional<std::string> values, interrupts, error;  // nullopt: NULL
   };
   static OutcomeText outcome_text(const ThreadOutcome& outcome);
-  // False when the thread is gone.
+  // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
-                                 const OutcomeText& text);
+                                 const OutcomeText& text,
+                                 std::optional<std::int64_t> active_runs = std::nullopt);
+  // A thread's stored metadata merged with new keys: found false when the thread is gone; text
+  // the merged object's JSON, nullopt when the merge changes nothing. Locks the thread's row
+  // (PostgreSQL).
+  struct MergedMetadata {
+    bool found = false;
+    std::optional<std::string> text;
+  };
+  MergedMetadata merged_thread_metadata_locked(const std::string& thread_id, const Json& metadata);
+  // One UPDATE of the thread's row: its updated_at, its metadata when the merge changed it, its
+  // active_runs when given.
+  void update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,
+                                std::int64_t updated_at, std::optional<std::int64_t> active_runs);
   bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
                                     std::int64_t updated_at);
   // The statement for `sql`, prepared once and kept for the connection's life.

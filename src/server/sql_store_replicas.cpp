@@ -171,18 +171,19 @@ std::vector<RunRecord> SqlStore::adopt_orphaned_runs(const std::string& replica_
 
 std::vector<RunRecord> SqlStore::owned_runs(const std::string& replica_id) {
   std::lock_guard lock(mutex_);
-  return active_runs_where_locked("owner", replica_id);
+  // The second term lets the partial index server_runs_by_owner serve the search.
+  return active_runs_where_locked("owner = ? AND owner <> ''", replica_id);
 }
 
 std::vector<RunRecord> SqlStore::active_runs(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  return active_runs_where_locked("thread_id", thread_id);
+  return active_runs_where_locked("thread_id = ?", thread_id);
 }
 
-std::vector<RunRecord> SqlStore::active_runs_where_locked(const char* column,
+std::vector<RunRecord> SqlStore::active_runs_where_locked(const char* condition,
                                                           const std::string& value) {
-  Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE ") + column +
-                              " = ? AND " + kActive + " ORDER BY created_at, run_id"));
+  Statement s(prepared_locked(sql("SELECT ", kRunColumns, " FROM server_runs WHERE ") + condition +
+                              " AND " + kActive + " ORDER BY created_at, run_id"));
   s.bind(1, value);
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
@@ -208,8 +209,8 @@ std::optional<RunRecord> SqlStore::request_cancel(const std::string& run_id, boo
 std::vector<CancelRequest> SqlStore::cancel_requests(const std::string& replica_id) {
   std::lock_guard lock(mutex_);
   Statement s(prepared_locked(
-      std::string("SELECT run_id, cancel_request FROM server_runs WHERE owner = ? AND "
-                  "cancel_request <> '' AND ") +
+      std::string("SELECT run_id, cancel_request FROM server_runs WHERE owner = ? AND owner "
+                  "<> '' AND cancel_request <> '' AND ") +
       kActive + " ORDER BY created_at, run_id"));
   s.bind(1, replica_id);
   std::vector<CancelRequest> out;
@@ -266,8 +267,7 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
       outcome = Insert::kThreadBusy;
       return;
     }
-    if (!merge_thread_metadata_locked(run.thread_id, thread_metadata, run.created_at)) return;
-    put_run_locked(run);
+    if (!add_run_locked(run, thread_metadata)) return;
     write_notices_locked(notices);
     outcome = Insert::kInserted;
   });

@@ -192,6 +192,10 @@ class ServerStore {
   // At most `limit` of them, newest first, after skipping `offset`.
   virtual std::vector<RunRecord> list_runs_page(const std::string& thread_id, std::size_t limit,
                                                 std::size_t offset) = 0;
+  // The same page of runs, each as the object its kwargs name "started_by" (null where it is
+  // not an object). This default reads the runs whole; a store may read just that member.
+  virtual std::vector<Json> run_starters_page(const std::string& thread_id, std::size_t limit,
+                                              std::size_t offset);
   virtual std::vector<RunRecord> list_runs_with_status(RunStatus status) = 0;
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 
@@ -228,5 +232,15 @@ class ServerStore {
   // (LogEntry::stored, state_refs.h). Set once, before the store is shared.
   virtual void set_state_texts(StateTexts texts) { (void)texts; }
 };
+
+inline std::vector<Json> ServerStore::run_starters_page(const std::string& thread_id,
+                                                        std::size_t limit, std::size_t offset) {
+  std::vector<Json> out;
+  for (const RunRecord& run : list_runs_page(thread_id, limit, offset)) {
+    auto it = run.kwargs.find("started_by");
+    out.push_back(it != run.kwargs.end() && it->is_object() ? *it : Json());
+  }
+  return out;
+}
 
 }  // namespace tollgate::server

@@ -173,6 +173,30 @@ TEST_F(SqliteStoreTest, TheLatestRunStarterIsFoundPastAPageOfRunsThatNameNone) {
   EXPECT_TRUE(latest_run_starter(*store_, "t2").empty());
 }
 
+TEST_F(SqliteStoreTest, ARunStartersPageIsEachRunsStartedByObjectNewestFirst) {
+  const Json alice = {{"id", "alice"},
+                      {"name", "Alice \u00e9"},
+                      {"roles", {"user", "reviewer"}},
+                      {"authenticated", true}};
+  const std::vector<Json> started_by = {
+      alice, Json(), "bob", Json::array({"x"}), {{"id", "carol"}}};
+  for (std::size_t i = 0; i < started_by.size(); ++i) {
+    RunRecord run = run_of("r" + std::to_string(i), "t1", RunStatus::kSuccess);
+    run.created_at = static_cast<std::int64_t>(i);
+    if (!started_by[i].is_null()) run.kwargs["started_by"] = started_by[i];
+    store_->put_run(run);
+  }
+  // Only objects are taken; the page is as list_runs_page's.
+  EXPECT_EQ(store_->run_starters_page("t1", 10, 0),
+            (std::vector<Json>{{{"id", "carol"}}, Json(), Json(), Json(), alice}));
+  EXPECT_EQ(store_->run_starters_page("t1", 2, 3), (std::vector<Json>{Json(), alice}));
+  EXPECT_TRUE(store_->run_starters_page("t1", 2, 5).empty());
+  EXPECT_TRUE(store_->run_starters_page("t2", 2, 0).empty());
+  // The same as the default, which reads the runs whole.
+  EXPECT_EQ(store_->run_starters_page("t1", SIZE_MAX, 0),
+            store_->ServerStore::run_starters_page("t1", SIZE_MAX, 0));
+}
+
 TEST_F(SqliteStoreTest, AThreadsHeadIsTheThreadWithoutItsValues) {
   ThreadRecord t = thread("t1");
   t.status = ThreadStatus::kInterrupted;
