@@ -164,11 +164,16 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   // Where this run starts from: the checkpoint a rollback returns to, and how a refusal is told
   // from a failure (a refused run leaves the thread exactly there).
   Progress base;
+  bool base_read = false;  // base was read for the audit of the run's start
   std::optional<std::int64_t> audit_id;
   // Before the run shows as running, so that it does not widen the window between that and
-  // the graph's first step.
+  // the graph's first step. No other run of the thread executes meanwhile (running_threads_).
   try {
-    audit_run_start(record, request, graph_id);
+    if (audits_run_start(request) && g != nullptr) {
+      base = progress_of(*g, record.thread_id);
+      base_read = true;
+    }
+    audit_run_start(record, request, graph_id, base.checkpoint_id);
   } catch (const std::exception& e) {
     log_error("the start of run " + record.run_id + " could not be audited: " + e.what());
   }
@@ -207,7 +212,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         rollback_to_.erase(rollback);
       }
     }
-    base = progress_of(*g, record.thread_id);
+    if (!base_read) base = progress_of(*g, record.thread_id);
     if (request.continues_cut_off_step) {
       audit_id = run->audit_id;  // the decision was bound and audited when it was accepted
     } else {

@@ -119,11 +119,17 @@ bool RunManager::thread_active(const std::string& thread_id) {
   return thread_active_locked(thread_id);
 }
 
-RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotification> notices) {
+RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotification> notices,
+                             const ThreadRecord* head) {
   auto assistant = store_.get_assistant(request.assistant_id);
   if (!assistant) throw Error::NotFound("Assistant not found");
-  auto thread = store_.get_thread_head(request.thread_id);
-  if (!thread) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
+  std::optional<ThreadRecord> read;
+  if (head == nullptr) {
+    read = store_.get_thread_head(request.thread_id);
+    if (read) head = &*read;
+  }
+  if (head == nullptr) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
+  const ThreadRecord* thread = head;
   RunRequest stored = request;
   stored.assistant_id = assistant->assistant_id;
   // A decision answers what is pending now (see review_binding.h); a run that would find its

@@ -83,7 +83,10 @@ class RunManager {
   // Creates the run (pending) after applying the multitask strategy against the thread's
   // active runs. Throws Error(kConflict) for "reject" on a busy thread. `notices` (what the new
   // run's acceptance tells, e.g. review.expired) are stored with the run and told once it is.
-  RunRecord submit(const RunRequest& request, std::vector<QueuedNotification> notices = {});
+  // `head`: the thread's head as the caller has just read it (get_thread_head), or null to read
+  // it here; the run's insert finds a thread deleted since either way.
+  RunRecord submit(const RunRequest& request, std::vector<QueuedNotification> notices = {},
+                   const ThreadRecord* head = nullptr);
 
   // The run's event log: live for active and recent runs, rebuilt (closed) from the store for
   // older ones; nullptr for an unknown run.
@@ -295,9 +298,13 @@ class RunManager {
   std::optional<std::int64_t> audit_decision(const RunRecord& record, const RunRequest& request,
                                              const std::string& graph_id,
                                              const std::string& checkpoint_id);
-  // Records who started a run that carries no decision, and from which checkpoint.
+  // Whether audit_run_start records `request`: a run that carries no decision, and does not
+  // continue a step that was cut off, with a log to record it in.
+  bool audits_run_start(const RunRequest& request) const;
+  // Records who started a run that carries no decision, and from which checkpoint (the
+  // thread's latest when the run starts, "" when it has none).
   void audit_run_start(const RunRecord& record, const RunRequest& request,
-                       const std::string& graph_id);
+                       const std::string& graph_id, const std::string& checkpoint_id);
   // Settles the decision's audit entry by how its run ended ("recorded" for an approval short
   // of approvals_required), with the message of the run's error, if it failed.
   void settle_decision(std::optional<std::int64_t> audit_id, const RunRecord& record, bool refused,

@@ -39,9 +39,13 @@ std::optional<std::int64_t> RunManager::audit_decision(const RunRecord& record,
   return audit_->append(entry);
 }
 
+bool RunManager::audits_run_start(const RunRequest& request) const {
+  return audit_ != nullptr && !carries_decision(request) && !request.continues_cut_off_step;
+}
+
 void RunManager::audit_run_start(const RunRecord& record, const RunRequest& request,
-                                 const std::string& graph_id) {
-  if (audit_ == nullptr || carries_decision(request) || request.continues_cut_off_step) return;
+                                 const std::string& graph_id, const std::string& checkpoint_id) {
+  if (!audits_run_start(request)) return;
   AuditEntry entry;
   entry.kind = "run_start";
   entry.reviewer = audit_identity(request.started_by);
@@ -49,11 +53,7 @@ void RunManager::audit_run_start(const RunRecord& record, const RunRequest& requ
   entry.run_id = record.run_id;
   entry.assistant_id = record.assistant_id;
   entry.graph_id = graph_id;
-  if (const CompiledGraph* g = graph(graph_id); g != nullptr) {
-    RunConfig latest;
-    latest.thread_id = record.thread_id;
-    entry.checkpoint_id = g->get_state(latest).config.checkpoint_id;
-  }
+  entry.checkpoint_id = checkpoint_id;
   entry.decided = request.command ? *request.command : request.input;
   entry.outcome = "started";
   // Throws when the entry cannot be stored: the run then fails before it starts.

@@ -22,15 +22,20 @@ Json identity_json(const Identity& who) {
 }
 
 // An identity kept in kwargs (empty when absent).
-Identity identity_from(const Json& kwargs, const char* key) {
+// The identity an object of kwargs (started_by, decided_by) names; empty for anything else.
+Identity identity_of(const Json& actor) {
   Identity who;
-  auto it = kwargs.find(key);
-  if (it == kwargs.end() || !it->is_object()) return who;
-  who.id = it->value("id", std::string());
-  who.name = it->value("name", std::string());
-  who.roles = string_list(it->value("roles", Json::array()));
-  who.authenticated = it->value("authenticated", false);
+  if (!actor.is_object()) return who;
+  who.id = actor.value("id", std::string());
+  who.name = actor.value("name", std::string());
+  who.roles = string_list(actor.value("roles", Json::array()));
+  who.authenticated = actor.value("authenticated", false);
   return who;
+}
+
+Identity identity_from(const Json& kwargs, const char* key) {
+  auto it = kwargs.find(key);
+  return it == kwargs.end() ? Identity{} : identity_of(*it);
 }
 
 }  // namespace
@@ -55,12 +60,12 @@ Identity latest_run_starter(ServerStore& store, const std::string& thread_id) {
   constexpr std::size_t kPage = 8;
   std::size_t page = 1;
   for (std::size_t offset = 0;; offset += page, page = kPage) {
-    const std::vector<RunRecord> runs = store.list_runs_page(thread_id, page, offset);
-    for (const RunRecord& run : runs) {
-      Identity starter = run_started_by(run);
+    const std::vector<Json> starters = store.run_starters_page(thread_id, page, offset);
+    for (const Json& actor : starters) {
+      Identity starter = identity_of(actor);
       if (!starter.empty()) return starter;
     }
-    if (runs.size() < page) return Identity{};
+    if (starters.size() < page) return Identity{};
   }
 }
 

@@ -101,19 +101,22 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
 }
 
 // Makes sure the run's thread exists and `who` may run on it (a resume is a decision):
-// creates it, owned by `who`, for if_not_exists=create, else 404.
-void ensure_thread(ApiContext& context, const std::string& thread_id,
-                   const std::string& if_not_exists, const Identity& who, bool resumes) {
+// creates it, owned by `who`, for if_not_exists=create, else 404. Returns the thread's head as
+// read, or nullopt when it was created here.
+std::optional<ThreadRecord> ensure_thread(ApiContext& context, const std::string& thread_id,
+                                          const std::string& if_not_exists, const Identity& who,
+                                          bool resumes) {
   require_uuid(thread_id, "thread_id");
   if (auto thread = context.store.get_thread_head(thread_id)) {
     require_thread_use(who, *thread, resumes ? ThreadUse::kDecide : ThreadUse::kChange);
-    return;
+    return thread;
   }
   if (if_not_exists != "create")
     throw Error::NotFound("Thread with ID " + thread_id + " not found");
   Json metadata = Json::object();
   stamp_owner(metadata, who);
   context.store.create_thread(new_thread_record(thread_id, metadata, *context.clock));
+  return std::nullopt;
 }
 
 // The run of a thread `who` may see (404 otherwise), for `use`.
@@ -135,6 +138,7 @@ std::string run_path(const RunRecord& run, bool stateless) {
 // Starts a run for a thread route (thread_id given) or a stateless route (empty).
 RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& parsed,
                     const std::string& thread_id) {
+  std::optional<ThreadRecord> head;
   if (thread_id.empty()) {
     std::string temporary_id = new_uuid7(*context.clock);
     Json metadata = Json::object();
@@ -143,12 +147,13 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
     parsed.request.thread_id = temporary_id;
     parsed.request.temporary = parsed.on_completion == "delete";
   } else {
-    ensure_thread(context, thread_id, parsed.if_not_exists, requester, parsed.request.resumes());
+    head = ensure_thread(context, thread_id, parsed.if_not_exists, requester,
+                         parsed.request.resumes());
     parsed.request.thread_id = thread_id;
   }
   set_run_actors(context, requester, parsed.request);
   try {
-    return context.runs.submit(parsed.request);
+    return context.runs.submit(parsed.request, {}, head ? &*head : nullptr);
   } catch (...) {
     if (thread_id.empty()) context.store.delete_thread(parsed.request.thread_id);
     throw;
