@@ -800,10 +800,12 @@ bool SqlStore::lock_thread_locked(const std::string& thread_id) {
 std::optional<SqlStore::ActiveRuns> SqlStore::active_runs_locked(const std::string& thread_id) {
   // By a statement of its own, after the thread's row is locked: on PostgreSQL each statement
   // reads what was committed when it began, so two replicas writing runs of one thread at once
-  // count each other's runs.
+  // count each other's runs. Two counts, not status IN (...): SQLite seeks the index for an IN
+  // list through a temporary table it builds each time.
   Statement s(prepared_locked(
-      "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status IN "
-      "('pending', 'running')) FROM server_threads WHERE thread_id = ?1"));
+      "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = "
+      "'pending') + (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = "
+      "'running') FROM server_threads WHERE thread_id = ?1"));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return ActiveRuns{s.integer(0), s.integer(1)};
