@@ -139,7 +139,7 @@ struct PostgresSaver::Impl {
   CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
                        DecodedValues& decoded) {
     return read_tuple(row, options, decoded, statements->select_value_range,
-                      statements->select_writes);
+                      statements->select_writes, metadata_memo);
   }
   void add_delete_thread(PostgresPipeline& pipeline, std::deque<PostgresStatement>& statements,
                          const std::string& thread_id);
@@ -148,6 +148,7 @@ struct PostgresSaver::Impl {
   std::unique_ptr<Statements> statements;
   LastPut last_put;
   SaverStats stats;
+  MetadataMemo metadata_memo;
 };
 
 std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointConfig& config,
@@ -165,7 +166,7 @@ std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointCo
     if (reuses_values(row, options)) {
       DecodedValues decoded;  // stays empty: no value is read
       CheckpointTuple tuple =
-          read_tuple_values(row, options, decoded, statements->select_value_range);
+          read_tuple_values(row, options, decoded, statements->select_value_range, metadata_memo);
       read_pending_writes(*query, 7, tuple);
       return tuple;
     }

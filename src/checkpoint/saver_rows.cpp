@@ -96,18 +96,31 @@ JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, con
       &decoded.rebuilt, memo_prefix);
 }
 
+Json MetadataMemo::parse(const std::string& text, const std::string& checkpoint_id) {
+  for (const auto& [known, metadata] : entries_) {
+    if (!known.empty() && known == text) return metadata;
+  }
+  Json metadata;
+  try {
+    metadata = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error::Internal("stored metadata of checkpoint " + checkpoint_id +
+                          " is malformed: " + e.what());
+  }
+  entries_[next_] = {text, metadata};
+  next_ = (next_ + 1) % kEntries;
+  return metadata;
+}
+
 CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
-                                  DecodedValues& decoded, sql::Statement& select_value_range) {
+                                  DecodedValues& decoded, sql::Statement& select_value_range,
+                                  MetadataMemo& metadata) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
   tuple.checkpoint.id = row.id;
   ValueRefs refs;
   decode_header(row.header.data(), row.header.size(), tuple.checkpoint, refs);
-  try {
-    tuple.metadata = Json::parse(row.metadata);
-  } catch (const Json::exception& e) {
-    throw Error::Internal("stored metadata of checkpoint " + row.id + " is malformed: " + e.what());
-  }
+  tuple.metadata = metadata.parse(row.metadata, row.id);
   if (!row.parent_id.empty())
     tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
   if (reuses_values(row, options)) {
@@ -132,8 +145,8 @@ void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple
 
 CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
                            DecodedValues& decoded, sql::Statement& select_value_range,
-                           sql::Statement& select_writes) {
-  CheckpointTuple tuple = read_tuple_values(row, options, decoded, select_value_range);
+                           sql::Statement& select_writes, MetadataMemo& metadata) {
+  CheckpointTuple tuple = read_tuple_values(row, options, decoded, select_value_range, metadata);
   sql::StatementUse writes(select_writes);
   writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
   read_pending_writes(*writes, 0, tuple);

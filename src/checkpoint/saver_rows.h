@@ -5,9 +5,12 @@
 // Thread-safety: plain functions and values; the savers guard their connections.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/value_store.h"
@@ -32,6 +35,22 @@ CheckpointRow read_checkpoint_row(const sql::Statement& statement);
 
 // The metadata as stored; Error(kInvalidArgument) when it cannot be serialised.
 std::string metadata_text(const Json& metadata);
+
+// The metadata of the checkpoints read last, parsed, by their stored text: the checkpoint a
+// run paused on is read back several times on its way to a decision (the thread's state as
+// served, the decision's binding, the run's start and load), its metadata parsed once. Texts
+// are compared whole, so an entry never answers for another text. Not thread-safe: a saver's
+// lock guards its memo.
+class MetadataMemo {
+ public:
+  // `text` parsed; Error(kInternal) naming checkpoint `checkpoint_id` when it is malformed.
+  Json parse(const std::string& text, const std::string& checkpoint_id);
+
+ private:
+  static constexpr std::size_t kEntries = 8;
+  std::array<std::pair<std::string, Json>, kEntries> entries_;
+  std::size_t next_ = 0;  // the entry the next new text replaces
+};
 
 // Decoded stored values by (thread, namespace, channel, writer id), shared by the tuples of
 // one call so that a history listing decodes each stored value once.
@@ -58,7 +77,8 @@ inline bool reuses_values(const CheckpointRow& row, const GetOptions& options) {
 // The tuple of `row` without its pending writes: its channel values (unless reuses_values)
 // through load_row_value.
 CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
-                                  DecodedValues& decoded, sql::Statement& select_value_range);
+                                  DecodedValues& decoded, sql::Statement& select_value_range,
+                                  MetadataMemo& metadata);
 // Appends the pending writes of the rows `rows` steps to (its columns first_column,
 // first_column + 1 and first_column + 2: task_id, channel, value), in their order, to `tuple`.
 void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple);
@@ -68,7 +88,7 @@ void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple
 // order.
 CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
                            DecodedValues& decoded, sql::Statement& select_value_range,
-                           sql::Statement& select_writes);
+                           sql::Statement& select_writes, MetadataMemo& metadata);
 
 // Binds one channel_values row: (thread_id, checkpoint_ns, channel, checkpoint_id,
 // base_checkpoint_id, keep, value) as parameters 1 to 7. `value` must stay alive until the

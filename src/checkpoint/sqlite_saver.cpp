@@ -130,7 +130,7 @@ struct SqliteSaver::Impl {
   CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
                        DecodedValues& decoded) {
     return read_tuple(row, options, decoded, statements->select_value_range,
-                      statements->select_writes);
+                      statements->select_writes, metadata_memo);
   }
   void delete_thread(const std::string& thread_id);
 
@@ -145,6 +145,7 @@ struct SqliteSaver::Impl {
   std::unique_ptr<Statements> statements;
   LastPut last_put;
   SaverStats stats;
+  MetadataMemo metadata_memo;
 };
 
 void SqliteSaver::Impl::store_values(const std::string& thread_id, const std::string& ns,
