@@ -210,15 +210,23 @@ CREATE INDEX server_runs_ended_by_update ON server_runs(updated_at)
     // 8: a root task's start is stored naming the checkpoint whose state it starts on, in a
     // form of its own (state_refs.h, 0x02). No table changes; as for 7.
     {"SELECT 1;", "SELECT 1;"},
-    // 9: the index on a run's replica holds the runs of replicas only: on a server alone (owner
-    // '') each write of a run's status no longer writes it too. Its readers name a replica.
+    // 9: the indexes on a run's replica and on a thread's owner hold the rows that have one: on
+    // a server alone (owner '') and without auth (no owner) each write of a run's status or a
+    // thread's updated_at no longer writes them too. Their readers name a replica or an owner
+    // (a comparison implies IS NOT NULL).
     {R"sql(
 DROP INDEX server_runs_by_owner;
 CREATE INDEX server_runs_by_owner ON server_runs(owner, status) WHERE owner <> '';
+DROP INDEX server_threads_by_owner;
+CREATE INDEX server_threads_by_owner ON server_threads(json_extract(metadata, '$.owner'), updated_at)
+  WHERE json_extract(metadata, '$.owner') IS NOT NULL;
 )sql",
      R"sql(
 DROP INDEX server_runs_by_owner;
 CREATE INDEX server_runs_by_owner ON server_runs(owner, status) WHERE owner <> '';
+DROP INDEX server_threads_by_owner;
+CREATE INDEX server_threads_by_owner ON server_threads(((metadata::jsonb ->> 'owner')), updated_at)
+  WHERE (metadata::jsonb ->> 'owner') IS NOT NULL;
 )sql"},
 }};
 
