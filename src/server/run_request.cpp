@@ -21,7 +21,6 @@ Json identity_json(const Identity& who) {
               {"authenticated", who.authenticated}};
 }
 
-// An identity kept in kwargs (empty when absent).
 // The identity an object of kwargs (started_by, decided_by) names; empty for anything else.
 Identity identity_of(const Json& actor) {
   Identity who;
@@ -33,6 +32,7 @@ Identity identity_of(const Json& actor) {
   return who;
 }
 
+// An identity kept in kwargs (empty when absent).
 Identity identity_from(const Json& kwargs, const char* key) {
   auto it = kwargs.find(key);
   return it == kwargs.end() ? Identity{} : identity_of(*it);
@@ -67,10 +67,6 @@ Identity latest_run_starter(ServerStore& store, const std::string& thread_id) {
     }
     if (starters.size() < page) return Identity{};
   }
-}
-
-Identity run_started_by(const RunRecord& run) {
-  return identity_from(run.kwargs, "started_by");
 }
 
 Json RunRequest::to_kwargs() const {

@@ -59,8 +59,6 @@ struct RunRequest {
                                 const std::string& assistant_id);
 };
 
-// Who started a stored run (its kwargs' started_by); empty for a run that names nobody.
-Identity run_started_by(const RunRecord& run);
 // Who started the thread's latest run that names a starter; empty if none does.
 Identity latest_run_starter(ServerStore& store, const std::string& thread_id);
 
