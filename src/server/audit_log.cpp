@@ -131,26 +131,51 @@ std::string audit_identity(const Identity& identity) {
 }
 
 std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) {
-  Json canonical{{"audit_id", e.id},
-                 {"kind", e.kind},
-                 {"refers_to", e.refers_to},
-                 {"received_at", e.received_at},
-                 {"thread_id", e.thread_id},
-                 {"run_id", e.run_id},
-                 {"assistant_id", e.assistant_id},
-                 {"graph_id", e.graph_id},
-                 {"reviewer", e.reviewer},
-                 {"checkpoint_id", e.checkpoint_id},
-                 {"shown", e.shown},
-                 {"decided", e.decided}};
-  if (!settled_later(e.kind)) {
-    canonical["outcome"] = e.outcome;
-    canonical["message"] = e.message;
-    canonical["settled_at"] = e.settled_at;
+  // The canonical JSON is the event_json text of an object of the hashed fields, whose members
+  // come in key order. It is written here member by member in that order, without copying
+  // `shown` and `decided` into such an object. event_json is dump()'s text for the valid UTF-8
+  // every entry holds (dump() throws on other bytes), so chains hashed by either verify alike.
+  const bool own_outcome = !settled_later(e.kind);
+  std::string text = prev_hash;
+  text.reserve(prev_hash.size() + 512);
+  text += "\n{";
+  auto key = [&text](const char* name) {
+    if (text.back() != '{') text += ',';
+    text += '"';
+    text += name;
+    text += "\":";
+  };
+  auto string = [&](const char* name, const std::string& value) {
+    key(name);
+    append_json_string(text, value);
+  };
+  auto number = [&](const char* name, std::int64_t value) {
+    key(name);
+    text += std::to_string(value);
+  };
+  auto value = [&](const char* name, const Json& json) {
+    key(name);
+    text += event_json(json);
+  };
+  string("assistant_id", e.assistant_id);
+  number("audit_id", e.id);
+  string("checkpoint_id", e.checkpoint_id);
+  value("decided", e.decided);
+  string("graph_id", e.graph_id);
+  string("kind", e.kind);
+  if (own_outcome) {
+    string("message", e.message);
+    string("outcome", e.outcome);
   }
-  // event_json is dump()'s text for the valid UTF-8 every entry holds (dump() throws on other
-  // bytes), so chains hashed by either verify alike.
-  return core::sha256_hex(prev_hash + "\n" + event_json(canonical));
+  number("received_at", e.received_at);
+  number("refers_to", e.refers_to);
+  string("reviewer", e.reviewer);
+  string("run_id", e.run_id);
+  if (own_outcome) number("settled_at", e.settled_at);
+  value("shown", e.shown);
+  string("thread_id", e.thread_id);
+  text += '}';
+  return core::sha256_hex(text);
 }
 
 Json AuditEntry::to_json() const {

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/sha256.h"
 #include "server/audit_export.h"
 #include "server/store_backend.h"
+#include "server/wire_format.h"
 
 namespace tollgate::server {
 namespace {
@@ -125,6 +127,63 @@ TEST_F(AuditLogTest, JsonNamesEveryFieldWithIsoTimesAndNullsForEmptyText) {
 
 // Runs `sql` on the log's database behind its back, as someone editing the database would.
 void tamper(const testing::StoreBackend& db, const std::string& sql) { db.exec(sql); }
+
+// The canonical text as the log first defined it: event_json of an object of the hashed fields.
+std::string reference_hash(const AuditEntry& e, const std::string& prev_hash) {
+  Json canonical{{"audit_id", e.id},
+                 {"kind", e.kind},
+                 {"refers_to", e.refers_to},
+                 {"received_at", e.received_at},
+                 {"thread_id", e.thread_id},
+                 {"run_id", e.run_id},
+                 {"assistant_id", e.assistant_id},
+                 {"graph_id", e.graph_id},
+                 {"reviewer", e.reviewer},
+                 {"checkpoint_id", e.checkpoint_id},
+                 {"shown", e.shown},
+                 {"decided", e.decided}};
+  if (e.kind != "decision" && e.kind != "state_write") {
+    canonical["outcome"] = e.outcome;
+    canonical["message"] = e.message;
+    canonical["settled_at"] = e.settled_at;
+  }
+  return core::sha256_hex(prev_hash + "\n" + event_json(canonical));
+}
+
+TEST(AuditEntryHashTest, IsTheHashOfTheCanonicalObjectOfItsFields) {
+  AuditEntry e;
+  e.id = 42;
+  e.refers_to = 0;
+  e.received_at = 1796429700838;
+  e.thread_id = "t-\"quoted\"\\slash\n";
+  e.run_id = "r\u00e9\u4e2d";
+  e.assistant_id = std::string("bad\xff\xfe bytes");
+  e.graph_id = "agent";
+  e.reviewer = "ada";
+  e.checkpoint_id = "";
+  e.shown = {
+      {"task-1",
+       Json::array({{{"id", "i1"},
+                     {"value",
+                      {{"action_requests",
+                        Json::array({{{"args", {{"to", "b@x"}, {"n", -3}, {"f", 1.5}}}}})}}}}})}};
+  e.decided = {
+      {"decisions", Json::array({{{"type", "edit"},
+                                  {"edited_action", {{"name", "x"}, {"args", Json::object()}}}}})}};
+  e.outcome = "applied";
+  e.message = "a \x01 control";
+  e.settled_at = 1796429700900;
+  for (const char* kind : {"decision", "state_write", "run_start", "refusal", "outcome"}) {
+    e.kind = kind;
+    EXPECT_EQ(audit_entry_hash(e, ""), reference_hash(e, "")) << kind;
+    EXPECT_EQ(audit_entry_hash(e, "abc"), reference_hash(e, "abc")) << kind;
+  }
+  e.kind = "run_start";
+  e.shown = Json::object();
+  e.decided = nullptr;
+  e.id = -1;
+  EXPECT_EQ(audit_entry_hash(e, "p"), reference_hash(e, "p"));
+}
 
 TEST_F(AuditLogTest, EachEntryCarriesTheHashOfThePreviousOne) {
   append("t1");
