@@ -123,13 +123,10 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
                              const ThreadRecord* head) {
   auto assistant = store_.get_assistant(request.assistant_id);
   if (!assistant) throw Error::NotFound("Assistant not found");
-  std::optional<ThreadRecord> read;
-  if (head == nullptr) {
-    read = store_.get_thread_head(request.thread_id);
-    if (read) head = &*read;
-  }
-  if (head == nullptr) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
-  const ThreadRecord* thread = head;
+  std::optional<ThreadRecord> read;  // the head, when the caller did not read it
+  if (head == nullptr) read = store_.get_thread_head(request.thread_id);
+  const ThreadRecord* thread = head != nullptr ? head : read ? &*read : nullptr;
+  if (thread == nullptr) throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
   RunRequest stored = request;
   stored.assistant_id = assistant->assistant_id;
   // A decision answers what is pending now (see review_binding.h); a run that would find its
