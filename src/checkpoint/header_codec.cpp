@@ -41,12 +41,12 @@ constexpr std::size_t kFormat2Fields = 9;
 // The names or ids a header lists once: index of each, in order of first use.
 class Table {
  public:
-  std::uint64_t operator()(std::string_view item) {
+  std::uint32_t operator()(std::string_view item) {
     for (std::size_t i = 0; i < items_.size(); ++i) {
-      if (items_[i] == item) return i;
+      if (items_[i] == item) return static_cast<std::uint32_t>(i);
     }
     items_.push_back(item);
-    return items_.size() - 1;
+    return static_cast<std::uint32_t>(items_.size() - 1);
   }
   const std::vector<std::string_view>& items() const { return items_; }
 
@@ -94,61 +94,86 @@ struct Measure {
   void array_header(std::size_t count) { size += mp::container_header_size(count); }
 };
 
-// Writes (or measures) a format-2 header, its tables filled as the fields name their items.
+// A header's tables, and the index of each name and id its fields write, in the order they
+// write them: found once, then written by both passes (measure, write) without a search.
+struct Indexed {
+  Table names;
+  Table ids;
+  std::vector<std::optional<std::array<std::uint8_t, 16>>> packed;  // of each id
+  std::vector<std::uint32_t> order;
+  std::size_t next = 0;  // the next index a pass writes
+  std::uint32_t take() { return order[next++]; }
+};
+
+Indexed index_fields(const Checkpoint& checkpoint, const ValueRefs& refs) {
+  Indexed indexed;
+  indexed.order.reserve(checkpoint.channel_versions.size() + 3 * refs.size() +
+                        checkpoint.updated_channels.size() + 4 * checkpoint.versions_seen.size());
+  // The tables are filled in the order the fields name their items (channel versions first),
+  // then the indices are kept in the order the fields are written.
+  for (const auto& [channel, version] : checkpoint.channel_versions) {
+    indexed.order.push_back(indexed.names(channel));
+  }
+  for (const auto& [channel, ref] : refs) {
+    indexed.order.push_back(indexed.names(channel));
+    indexed.order.push_back(indexed.ids(ref.writer_id.str()));
+    indexed.order.push_back(indexed.ids(ref.full_id.str()));
+  }
+  for (const std::string& channel : checkpoint.updated_channels) {
+    indexed.order.push_back(indexed.names(channel));
+  }
+  for (const auto& [node, seen] : checkpoint.versions_seen) {
+    indexed.order.push_back(indexed.names(node));
+    for (const auto& [channel, version] : seen) indexed.order.push_back(indexed.names(channel));
+  }
+  indexed.packed.reserve(indexed.ids.items().size());
+  for (std::string_view id : indexed.ids.items()) indexed.packed.push_back(pack_uuid(id));
+  return indexed;
+}
+
+// Writes (or measures) a format-2 header from its indexed fields.
 template <class Out>
-void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Table& names,
-             Table& ids) {
-  auto versions = [&out, &names](const ChannelVersions& list) {
+void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Indexed& indexed) {
+  indexed.next = 0;
+  auto versions = [&out, &indexed](const ChannelVersions& list) {
     out.array_header(2 * list.size());
     for (const auto& [channel, version] : list) {
-      out.unsigned_integer(names(channel));
+      out.unsigned_integer(indexed.take());
       out.integer(version);
     }
   };
-  // The tables come first but are filled by the fields: the fields are indexed into them
-  // before they are written.
-  for (const auto& [channel, version] : checkpoint.channel_versions) names(channel);
-  for (const auto& [channel, ref] : refs) {
-    names(channel);
-    ids(ref.writer_id.str());
-    ids(ref.full_id.str());
-  }
-  for (const std::string& channel : checkpoint.updated_channels) names(channel);
-  for (const auto& [node, seen] : checkpoint.versions_seen) {
-    names(node);
-    for (const auto& [channel, version] : seen) names(channel);
-  }
   out.array_header(kFormat2Fields);
   out.integer(kHeaderFormat);
   out.integer(checkpoint.v);
   out.string(checkpoint.ts);
-  out.array_header(names.items().size());
-  for (std::string_view name : names.items()) out.string(name);
-  out.array_header(ids.items().size());
-  for (std::string_view id : ids.items()) {
-    if (auto packed = pack_uuid(id)) {
+  out.array_header(indexed.names.items().size());
+  for (std::string_view name : indexed.names.items()) out.string(name);
+  const std::vector<std::string_view>& ids = indexed.ids.items();
+  out.array_header(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (const auto& packed = indexed.packed[i]) {
       out.binary(packed->data(), packed->size());
     } else {
-      out.string(id);
+      out.string(ids[i]);
     }
   }
   versions(checkpoint.channel_versions);
   out.array_header(6 * refs.size());
   for (const auto& [channel, ref] : refs) {
-    out.unsigned_integer(names(channel));
-    out.unsigned_integer(ids(ref.writer_id.str()));
-    out.unsigned_integer(ids(ref.full_id.str()));
+    out.unsigned_integer(indexed.take());
+    out.unsigned_integer(indexed.take());
+    out.unsigned_integer(indexed.take());
     out.unsigned_integer(ref.length);
     out.unsigned_integer(ref.chain_bytes);
     out.unsigned_integer(ref.full_bytes);
   }
   out.array_header(checkpoint.updated_channels.size());
-  for (const std::string& channel : checkpoint.updated_channels) {
-    out.unsigned_integer(names(channel));
+  for (std::size_t n = checkpoint.updated_channels.size(); n > 0; --n) {
+    out.unsigned_integer(indexed.take());
   }
   out.array_header(2 * checkpoint.versions_seen.size());
   for (const auto& [node, seen] : checkpoint.versions_seen) {
-    out.unsigned_integer(names(node));
+    out.unsigned_integer(indexed.take());
     versions(seen);
   }
 }
@@ -334,13 +359,12 @@ void decode_header_document(const std::uint8_t* data, std::size_t size, Checkpoi
 }  // namespace
 
 std::vector<std::uint8_t> encode_header(const Checkpoint& checkpoint, const ValueRefs& refs) {
-  Table names;
-  Table ids;
+  Indexed indexed = index_fields(checkpoint, refs);
   Measure measure;
-  format2(measure, checkpoint, refs, names, ids);
+  format2(measure, checkpoint, refs, indexed);
   std::vector<std::uint8_t> encoded(measure.size);
   mp::Writer out(encoded.data());
-  format2(out, checkpoint, refs, names, ids);
+  format2(out, checkpoint, refs, indexed);
   return encoded;
 }
 

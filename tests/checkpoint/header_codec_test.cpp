@@ -102,6 +102,31 @@ TEST(HeaderCodecTest, WritesEachNameAndEachIdOnce) {
   EXPECT_LT(header.size() * 2, document_header(sample_checkpoint(), sample_refs()).size());
 }
 
+// The bytes of format 2 are fixed: rows written by earlier builds and by later ones read alike.
+// A name or id is listed at its first use (channel versions, refs, updated channels, versions
+// seen) and each field names it by that index.
+TEST(HeaderCodecTest, TheBytesOfFormat2AreFixed) {
+  Checkpoint checkpoint = sample_checkpoint();
+  checkpoint.versions_seen["tools"] = {{"branch:to:tools", 2}, {"messages", 12}};
+  checkpoint.updated_channels.push_back("branch:to:tools");
+  ValueRefs refs = sample_refs();
+  refs.emplace("todos", ValueRef{"checkpoint-7", "1f1ee1fa-0000-6da1-bfff-fcd5c9ce4257", 1, 2, 3});
+  const std::vector<std::uint8_t> header = encode_header(checkpoint, refs);
+  std::string hex;
+  for (std::uint8_t byte : header) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 0xF];
+  }
+  EXPECT_EQ(hex,
+            "990201d920323032362d31322d30325430383a30303a30302e3030303030302b30303a303098af6272"
+            "616e63683a746f3a6d6f64656ca76a756d705f746fa86d65737361676573a5746f646f73af6272616e"
+            "63683a746f3a746f6f6c73a95f5f696e7075745f5fa56d6f64656ca5746f6f6c7393c4101f1ee1faea"
+            "2c6da1bffffcd5c9ce4257c4101f1ee1fa00006da1bffffcd5c9ce4257ac636865636b706f696e742d"
+            "3796000701d0d802cd012cdc001201000000000102000104ce000111700903020101020393020104960"
+            "590069202cd012b07940402020c");
+}
+
 TEST(HeaderCodecTest, IdsThatAreNotCanonicalUuidsReadBackAsWritten) {
   ValueRefs written;
   written.emplace("a", ValueRef{"1F1EE1FA-EA2C-6DA1-BFFF-FCD5C9CE4257", "", 0, 0, 1});
