@@ -49,7 +49,7 @@ std::vector<StateSnapshot> CompiledGraph::get_state_history(const RunConfig& con
   RunConfig quiet;
   quiet.thread_id = config.thread_id;
   StreamEmitter emitter(quiet);
-  for (const auto& tuple : impl_->checkpointer->list(q)) {
+  for (auto& tuple : impl_->checkpointer->list(q)) {
     LoopContext context;
     context.config = &quiet;
     context.emitter = &emitter;
@@ -57,7 +57,7 @@ std::vector<StateSnapshot> CompiledGraph::get_state_history(const RunConfig& con
     context.clock = impl_->clock;
     context.checkpoint_ns = tuple.config.checkpoint_ns;
     PregelLoop loop(*impl_, std::move(context));
-    history.push_back(loop.snapshot(tuple, false, false));
+    history.push_back(loop.snapshot(std::move(tuple), false, false));
   }
   return history;
 }

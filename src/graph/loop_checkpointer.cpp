@@ -59,9 +59,9 @@ bool LoopCheckpointer::load(const std::string& checkpoint_id, bool use_cache) {
   return true;
 }
 
-void LoopCheckpointer::load(const CheckpointTuple& tuple) {
+void LoopCheckpointer::load(CheckpointTuple tuple) {
   channels_.create_missing();
-  restore(tuple, nullptr, false);
+  restore(std::move(tuple), nullptr, false);
 }
 
 void LoopCheckpointer::restore(CheckpointTuple tuple, const LoopChannels::ValueMap* values,

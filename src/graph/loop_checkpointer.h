@@ -66,8 +66,9 @@ class LoopCheckpointer {
   // channels or values the thread's previous run left in the values cache) and makes every
   // channel. False when there is none; a named checkpoint that is missing throws kNotFound.
   bool load(const std::string& checkpoint_id, bool use_cache);
-  // Restores the channels, versions and saved task writes from `tuple` (get_state).
-  void load(const CheckpointTuple& tuple);
+  // Restores the channels, versions and saved task writes from `tuple` (get_state), which it
+  // takes apart.
+  void load(CheckpointTuple tuple);
 
   // ---- what a previous attempt of this step saved, by task id (kNullTaskId: the writes of
   // the Command that resumed it)

@@ -42,8 +42,8 @@ class PregelLoop {
   // resumed parent task continues its own checkpoint instead of taking `input`.
   RunResult run(const Json* input, const Command* command, bool continue_if_exists = false);
 
-  // The state at a checkpoint (get_state / get_state_history).
-  StateSnapshot snapshot(const CheckpointTuple& tuple, bool apply_pending_writes, bool subgraphs);
+  // The state at a checkpoint (get_state / get_state_history); takes the tuple apart.
+  StateSnapshot snapshot(CheckpointTuple tuple, bool apply_pending_writes, bool subgraphs);
 
   // update_state: applies `values` as if `as_node` wrote them and saves a new checkpoint.
   CheckpointConfig update(const Json& values, const std::string& as_node);

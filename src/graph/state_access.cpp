@@ -9,12 +9,16 @@
 
 namespace tollgate::graph_internal {
 
-StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pending_writes,
+StateSnapshot PregelLoop::snapshot(CheckpointTuple tuple, bool apply_pending_writes,
                                    bool subgraphs) {
-  checkpointer_.load(tuple);
+  StateSnapshot snapshot;
+  snapshot.config = tuple.config;
+  snapshot.metadata = tuple.metadata;  // the loop keeps the tuple's own
+  snapshot.created_at = tuple.checkpoint.ts;
+  snapshot.parent_config = tuple.parent_config;
+  checkpointer_.load(std::move(tuple));
   prepare_tasks();
   const auto& saved_tasks = checkpointer_.saved_tasks();
-  StateSnapshot snapshot;
   for (auto& task : tasks_) {
     const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
     TaskInfo info;
@@ -62,10 +66,6 @@ StateSnapshot PregelLoop::snapshot(const CheckpointTuple& tuple, bool apply_pend
   snapshot.task_input = channels_.view(false);
   if (apply_pending_writes) apply_for_output(tasks_);
   snapshot.values = output_view();
-  snapshot.config = tuple.config;
-  snapshot.metadata = tuple.metadata;
-  snapshot.created_at = tuple.checkpoint.ts;
-  snapshot.parent_config = tuple.parent_config;
   tasks_.clear();
   return snapshot;
 }
@@ -95,7 +95,7 @@ StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr
   context.clock = graph.clock;
   context.checkpoint_ns = config.checkpoint_ns;
   PregelLoop loop(graph, std::move(context));
-  return loop.snapshot(*tuple, config.checkpoint_id.empty(), subgraphs);
+  return loop.snapshot(std::move(*tuple), config.checkpoint_id.empty(), subgraphs);
 }
 
 // ------------------------------------------------------------------------------- updates
