@@ -228,6 +228,24 @@ DROP INDEX server_threads_by_owner;
 CREATE INDEX server_threads_by_owner ON server_threads(((metadata::jsonb ->> 'owner')), updated_at)
   WHERE (metadata::jsonb ->> 'owner') IS NOT NULL;
 )sql"},
+    // 10: the index on a run's status holds the active runs (what a restart recovers and other
+    // replicas adopt), the one on a thread awaiting review the threads that await one: a run's
+    // end deletes its entry instead of moving it among every ended run, and a thread's other
+    // writes no longer write the second. Their readers name the same condition.
+    {R"sql(
+DROP INDEX server_runs_by_status;
+CREATE INDEX server_runs_by_status ON server_runs(status) WHERE status IN ('pending', 'running');
+DROP INDEX server_threads_awaiting_review;
+CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at)
+  WHERE awaiting_review = 1;
+)sql",
+     R"sql(
+DROP INDEX server_runs_by_status;
+CREATE INDEX server_runs_by_status ON server_runs(status) WHERE status IN ('pending', 'running');
+DROP INDEX server_threads_awaiting_review;
+CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at)
+  WHERE awaiting_review = 1;
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -1018,10 +1036,15 @@ std::vector<Json> SqlStore::run_starters_page(const std::string& thread_id, std:
 }
 
 std::vector<RunRecord> SqlStore::list_runs_with_status(RunStatus status) {
+  if (status != RunStatus::kPending && status != RunStatus::kRunning) {
+    throw Error::Internal("list_runs_with_status lists pending or running runs, not " +
+                          to_string(status));
+  }
   std::lock_guard lock(mutex_);
+  // The second term is the condition of index server_runs_by_status, which holds active runs.
   Statement s(prepared_locked(sql("SELECT ", kRunColumns,
-                                  " FROM server_runs WHERE status = ? ORDER BY created_at, "
-                                  "run_id")));
+                                  " FROM server_runs WHERE status = ? AND status IN ('pending', "
+                                  "'running') ORDER BY created_at, run_id")));
   s.bind(1, to_string(status));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));

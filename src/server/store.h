@@ -196,6 +196,7 @@ class ServerStore {
   // not an object). This default reads the runs whole; a store may read just that member.
   virtual std::vector<Json> run_starters_page(const std::string& thread_id, std::size_t limit,
                                               std::size_t offset);
+  // The runs of status `status`, pending or running (the runs a restart recovers), oldest first.
   virtual std::vector<RunRecord> list_runs_with_status(RunStatus status) = 0;
   virtual void delete_run(const std::string& run_id) = 0;  // with its events
 

@@ -109,6 +109,7 @@ FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
                                                           : "json_extract(metadata, '$.owner') = ?",
                        {visible.owner}});
   }
+  // The condition of index server_threads_awaiting_review (schema 10), which holds no other row.
   if (visible.reviewer) out.any.push_back({"awaiting_review = 1", {}});
   out.nothing_visible = out.any.empty();
   return out;

@@ -142,6 +142,28 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
   EXPECT_EQ(running[0].run_id, "r1");
 }
 
+TEST_F(SqliteStoreTest, ActiveRunsAreListedThroughTheIndexThatHoldsOnlyThem) {
+  // Schema 10: server_runs_by_status holds pending and running runs; a restart's listing and
+  // the replicas' queries name its condition, so they are served by it in each dialect.
+  const RunStatus statuses[] = {RunStatus::kPending, RunStatus::kRunning, RunStatus::kSuccess,
+                                RunStatus::kError,   RunStatus::kRunning, RunStatus::kInterrupted};
+  for (int i = 0; i < 6; ++i) {
+    RunRecord run = run_of("r" + std::to_string(i), "t1", statuses[i]);
+    run.created_at = 10 - i;
+    store_->put_run(run);
+  }
+  std::vector<std::string> running;
+  for (const RunRecord& run : store_->list_runs_with_status(RunStatus::kRunning)) {
+    running.push_back(run.run_id);
+  }
+  EXPECT_EQ(running, (std::vector<std::string>{"r4", "r1"}));  // oldest first
+  ASSERT_EQ(store_->list_runs_with_status(RunStatus::kPending).size(), 1u);
+  EXPECT_THROW(store_->list_runs_with_status(RunStatus::kSuccess), Error);
+  const std::string plan =
+      db_.plan("SELECT run_id FROM server_runs WHERE status IN ('pending', 'running')");
+  EXPECT_NE(plan.find("server_runs_by_status"), std::string::npos) << plan;
+}
+
 TEST_F(SqliteStoreTest, ARunsPageIsNewestFirstFromItsOffset) {
   for (int i = 0; i < 5; ++i) {
     RunRecord run = run_of("r" + std::to_string(i), "t1", RunStatus::kPending);

@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "sql/connection.h"
 #include "sql/postgres_connection.h"
@@ -60,6 +62,26 @@ class StoreBackend {
     auto connection = connect();
     auto count = connection->prepare("SELECT count(*) FROM " + table);
     return count->step() ? count->integer(0) : -1;
+  }
+  // The plan of `select` with `args` bound in order (SQLite's EXPLAIN QUERY PLAN details, or
+  // PostgreSQL's EXPLAIN lines with sequential scans off: it reads a small table whole
+  // otherwise), one line each.
+  template <typename Values>
+  std::string plan(const std::string& select, const Values& args) const {
+    auto connection = connect();
+    if (postgres()) connection->exec("SET enable_seqscan = off");
+    auto explain =
+        connection->prepare(std::string(postgres() ? "EXPLAIN " : "EXPLAIN QUERY PLAN ") + select);
+    int index = 1;
+    for (const auto& value : args) {
+      std::visit([&](const auto& v) { explain->bind(index++, v); }, value);
+    }
+    std::string out;
+    while (explain->step()) out += explain->text(postgres() ? 0 : 3) + "\n";
+    return out;
+  }
+  std::string plan(const std::string& select) const {
+    return plan(select, std::vector<std::variant<std::string>>{});
   }
   // The SQLite file (SQLite only).
   std::string path() const { return (folder_.path() / "store.db").string(); }
