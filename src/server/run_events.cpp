@@ -168,6 +168,18 @@ void RunEvents::carry_lists(CheckpointLists lists) {
   list_texts_index_ = 0;
 }
 
+ValueTexts RunEvents::list_texts_of(const State& state, const std::string& checkpoint_id) const {
+  ValueTexts out;
+  if (checkpoint_id.empty() || checkpoint_id != list_texts_checkpoint_) return out;
+  for (const auto& [key, list] : list_texts_) {
+    JsonPtr value = state.value_ptr(key);
+    if (value && value->is_array()) {
+      out.try_emplace(key, std::move(value), std::string_view(list.text));
+    }
+  }
+  return out;
+}
+
 RunEvents::CheckpointLists RunEvents::take_lists() {
   CheckpointLists out;
   if (list_texts_checkpoint_.empty()) return out;

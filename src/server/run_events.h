@@ -19,6 +19,7 @@
 #include "server/state_refs.h"
 #include "server/store.h"
 #include "server/thread_streams.h"
+#include "server/wire_format.h"
 #include "tollgate/graph.h"
 
 namespace tollgate::server {
@@ -47,6 +48,12 @@ class RunEvents {
   void failed(const std::string& error, const std::string& message);
   // True once the graph produced any event.
   bool graph_emitted() const { return graph_emitted_; }
+  // The texts of the lists of `state`, the state of checkpoint `checkpoint_id`, when the root
+  // loop's last values event (or, before any, the thread's last run) showed that checkpoint:
+  // each with the state's value, for state_event_json. A run's result and its thread's stored
+  // values then copy a long conversation's text instead of writing it out again. Views of
+  // texts this RunEvents keeps until take_lists().
+  ValueTexts list_texts_of(const State& state, const std::string& checkpoint_id) const;
 
   // A list's text and where each of its items' text ends.
   struct ListText {

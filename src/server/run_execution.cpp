@@ -80,11 +80,14 @@ void quietly(const std::string& run_id, const std::function<void()>& record_even
 }
 
 // A run's result as /runs/wait answers it: its values, plus "__interrupt__" when it paused
-// (LangGraph's invoke shape, the interrupts in the wire form), written from the state.
-std::string run_result_json(const RunResult& outcome) {
-  if (outcome.interrupts.empty() && !outcome.paused) return state_event_json(outcome.values);
+// (LangGraph's invoke shape, the interrupts in the wire form), written from the state, the
+// text of a value `known` holds copied.
+std::string run_result_json(const RunResult& outcome, const ValueTexts* known) {
+  if (outcome.interrupts.empty() && !outcome.paused) {
+    return state_event_json(outcome.values, known);
+  }
   return state_event_json_with(outcome.values, "__interrupt__",
-                               event_json(interrupts_to_json(outcome.interrupts)));
+                               event_json(interrupts_to_json(outcome.interrupts)), known);
 }
 
 RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEvents& events,
@@ -151,6 +154,13 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
   HeldThreadEvents last_events(streams_, record.thread_id);
 
   std::string result = "{}";  // the result's JSON text (run_result_json, run_error_json)
+  // The graph's result of a run that succeeded, written into `result` once the thread's state
+  // is read: its lists' texts are then known (RunEvents::list_texts_of).
+  std::optional<RunResult> succeeded;
+  auto write_result = [&](const ValueTexts* known) {
+    if (succeeded) result = run_result_json(*succeeded, known);
+    succeeded.reset();
+  };
   bool failed = false;        // the result is an error ...
   std::string error_message;  // ... with this message
   RunEnding ending = RunEnding::kCompleted;
@@ -251,7 +261,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       throw Error(ErrorCode::kCancelled, "Run cancelled");
     }
     events.finished(outcome);
-    result = run_result_json(outcome);
+    succeeded = std::move(outcome);
     record.status = RunStatus::kSuccess;
   } catch (const Error& e) {
     last_events.hold();
@@ -312,6 +322,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     // Its record stays running and this replica's; once this replica's row is gone another
     // adopts it (run_manager_replicas.cpp), settles its decision and continues or fails it.
     log_info("run " + record.run_id + " is handed over to another replica (this one stops)");
+    write_result(nullptr);
     last_events.release();
     std::lock_guard lock(mutex_);
     finish_locked(run, std::move(result));
@@ -341,6 +352,11 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     if (changed || !storage_failed) {
       try {
         outcome = read_thread_outcome(g, record.thread_id, ending, failure, *clock_);
+        if (outcome->state) {
+          const ValueTexts lists = events.list_texts_of(*outcome->state, outcome->checkpoint_id);
+          outcome->state_text = state_event_json(*outcome->state, &lists);
+          write_result(&lists);
+        }
       } catch (const std::exception& e) {
         outcome = ThreadOutcome{};
         outcome->status = ThreadStatus::kError;
@@ -348,6 +364,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
         outcome->updated_at = now_millis(*clock_);
       }
     }
+    write_result(nullptr);  // when the state was not read
     // Storage failed before the graph took the run's decision: its review is open again.
     EndNotices notices{decision_notices(record, request), run_end_notice(record, outcome, failure)};
     const bool stored =
@@ -364,6 +381,7 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
       }
     }
   }
+  write_result(nullptr);  // a run gone, or on a temporary thread
   last_events.release();
   if (!gone && !request.temporary) carried_lists_.keep(record.thread_id, events.take_lists());
   std::lock_guard lock(mutex_);

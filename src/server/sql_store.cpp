@@ -693,8 +693,9 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
     if (value.is_null()) return std::nullopt;
     return event_json(value);  // text that is not UTF-8 (a tool's bytes) stored replaced
   };
-  std::optional<std::string> values =
-      outcome.state ? state_event_json(*outcome.state) : text(outcome.values);
+  std::optional<std::string> values = outcome.state_text ? outcome.state_text
+                                      : outcome.state    ? state_event_json(*outcome.state)
+                                                         : text(outcome.values);
   return {std::move(values), text(outcome.interrupts), text(outcome.error)};
 }
 

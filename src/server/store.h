@@ -77,6 +77,9 @@ struct ThreadOutcome {
   // The latest values as the graph holds them, when they were read from it: stands for
   // `values` (left null), written out without a copy.
   std::optional<State> state;
+  // The text of `state` (state_event_json's bytes) when the run has it written already; else
+  // the store writes it.
+  std::optional<std::string> state_text;
   Json interrupts;              // task id -> [Interrupt]
   Json error;                   // message of the failure, or null
   std::int64_t updated_at = 0;

@@ -376,7 +376,8 @@ std::string array_json(const Json::array_t& items, std::string_view previous, st
 namespace {
 
 // state_event_json, with the member `key` written as `*text` when `text` is given.
-std::string state_json(const State& state, std::string_view key, const std::string_view* text) {
+std::string state_json(const State& state, std::string_view key, const std::string_view* text,
+                       const ValueTexts* known) {
   std::string out = "{";
   auto member = [&out](std::string_view name) {
     if (out.size() > 1) out += ',';
@@ -392,11 +393,18 @@ std::string state_json(const State& state, std::string_view key, const std::stri
       placed = true;
     }
     member(name);
-    if (value) {
-      JsonOut(out).value(*value);
-    } else {
+    if (!value) {
       out += "null";
+      continue;
     }
+    if (known != nullptr) {
+      auto it = known->find(name);
+      if (it != known->end() && it->second.first == value) {
+        out += it->second.second;
+        continue;
+      }
+    }
+    JsonOut(out).value(*value);
   }
   if (!placed) {
     member(key);
@@ -408,12 +416,13 @@ std::string state_json(const State& state, std::string_view key, const std::stri
 
 }  // namespace
 
-std::string state_event_json(const State& state) {
-  return state_json(state, {}, nullptr);
+std::string state_event_json(const State& state, const ValueTexts* known) {
+  return state_json(state, {}, nullptr, known);
 }
 
-std::string state_event_json_with(const State& state, std::string_view key, std::string_view text) {
-  return state_json(state, key, &text);
+std::string state_event_json_with(const State& state, std::string_view key, std::string_view text,
+                                  const ValueTexts* known) {
+  return state_json(state, key, &text, known);
 }
 
 namespace {

@@ -2,8 +2,10 @@
 // (AGENT_SERVER_API.md §2).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/store.h"
@@ -43,11 +45,18 @@ std::string event_json(const Json& value, std::size_t expected_size = 0);
 // and the new items, not the whole list.)
 std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
                        std::vector<std::size_t>& ends);
-// event_json(state.to_json()) without the copy: a `values` event's data.
-std::string state_event_json(const State& state);
+// Texts already written of some values, by state key, each with the value it was written
+// from (views of texts the caller keeps). A value's text is copied only for that very value,
+// which cannot change while it is held here: a channel changes in place only a value nobody
+// else holds.
+using ValueTexts = std::map<std::string, std::pair<JsonPtr, std::string_view>, std::less<>>;
+// event_json(state.to_json()) without the copy: a `values` event's data. The text of a value
+// `known` holds is copied.
+std::string state_event_json(const State& state, const ValueTexts* known = nullptr);
 // state_event_json with the member `key` written as the JSON text `text`, in its place among
 // the members (a state key of that name gives way to it).
-std::string state_event_json_with(const State& state, std::string_view key, std::string_view text);
+std::string state_event_json_with(const State& state, std::string_view key, std::string_view text,
+                                  const ValueTexts* known = nullptr);
 // A failed run's result: {"__error__": {"error": name, "message": message}} as text.
 std::string run_error_json(const std::string& name, const std::string& message);
 // event_json of `object` without its member `skip` (the object is not copied).

@@ -464,6 +464,33 @@ TEST_F(ThreadStreamsTest, AValuesEventRightAfterItsCheckpointIsStoredWithoutItsS
   for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
 }
 
+TEST_F(ThreadStreamsTest, TheListsOfTheCheckpointTheLastValuesEventShowedServeThatStatesText) {
+  const Json m0{{"id", "m0"}, {"content", "caf\xC3\xA9 \"quoted\"\n"}};
+  const State first = list_state(Json::array({m0}));
+  const State last = list_state(Json::array({m0, Json{{"id", "m1"}, {"content", "more"}}}));
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  RunRecord record;
+  record.run_id = "r1";
+  record.thread_id = "t";
+  RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, RunRequest(), "g");
+  run_events.refer_to_checkpoints(true);
+  for (const StreamEvent& event :
+       {checkpoint_named("c1"), shown_values(first, 7, 1, 0), checkpoint_named("c2"),
+        shown_values(last, 7, 2, 1), stream_event(StreamMode::kCustom, Json("a chunk"))}) {
+    run_events.on_event(event);
+  }
+  // The lists of c2's state (not the other values), each with the state's own value.
+  const ValueTexts texts = run_events.list_texts_of(last, "c2");
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_EQ(texts.at("messages").first, last.value_ptr("messages"));
+  EXPECT_EQ(texts.at("messages").second, event_json(*last.value_ptr("messages")));
+  EXPECT_EQ(state_event_json(last, &texts), event_json(last.to_json()));
+  // Another checkpoint's state, or a state of none, writes its lists itself.
+  EXPECT_TRUE(run_events.list_texts_of(last, "c1").empty());
+  EXPECT_TRUE(run_events.list_texts_of(last, "").empty());
+}
+
 // A task's start on the state of checkpoint `checkpoint` ("": on state no checkpoint holds).
 StreamEvent task_started(const Json& task, const State& input, std::string checkpoint) {
   StreamEvent event = stream_event(StreamMode::kTasks, task, &input);

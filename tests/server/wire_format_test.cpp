@@ -189,5 +189,21 @@ TEST(WireFormatTest, AStateWithOneMoreMemberIsWrittenAsTheObjectWithIt) {
   EXPECT_EQ(state_event_json(state), event_json(state.to_json()));
 }
 
+TEST(WireFormatTest, AStatesKnownTextIsCopiedForThatVeryValueOnly) {
+  const State state = State::from_json(
+      Json{{"a", "x"}, {"messages", Json::array({"hi", "there"})}, {"n", 1}, {"z", nullptr}});
+  // Known texts that differ from what the writer would write, to tell a copy from a write:
+  // the very value's text is copied; an equal value held elsewhere is written out; a null
+  // stays null.
+  ValueTexts known;
+  known.try_emplace("messages", state.value_ptr("messages"), R"(["K"])");
+  known.try_emplace("n", std::make_shared<const Json>(1), "7");
+  known.try_emplace("z", std::make_shared<const Json>(2), "2");
+  EXPECT_EQ(state_event_json(state, &known), R"({"a":"x","messages":["K"],"n":1,"z":null})");
+  EXPECT_EQ(state_event_json_with(state, "__interrupt__", "[]", &known),
+            R"({"__interrupt__":[],"a":"x","messages":["K"],"n":1,"z":null})");
+  EXPECT_EQ(state_event_json(state, nullptr), event_json(state.to_json()));
+}
+
 }  // namespace
 }  // namespace tollgate::server
