@@ -164,7 +164,12 @@ class AddMessagesChannel final : public ListChannel {
       fresh.merge(messages, std::move(coerced.front()));
       replace(std::move(messages));
       index_ = std::move(fresh);
+      indexed_ = true;
       return true;
+    }
+    if (!indexed_) {
+      index_.index(items_view());
+      indexed_ = true;
     }
     // Everything that can fail happens before the list is touched.
     std::vector<Json::array_t> coerced;
@@ -182,20 +187,25 @@ class AddMessagesChannel final : public ListChannel {
     if (!value) {
       replace({});
       index_ = MessageIndex();
+      indexed_ = true;
     } else if (value->is_array() &&
-               index_.index_if_canonical(value->get_ref<const Json::array_t&>())) {
+               MessageIndex::all_canonical(value->get_ref<const Json::array_t&>())) {
+      // Indexed at the first update: a state that is only read (get_state) needs no index.
       adopt(std::move(value));
+      indexed_ = false;
     } else {
       // Not in canonical form (e.g. missing ids): normalise a copy once.
       Json::array_t messages =
           value->is_array() ? value->get_ref<const Json::array_t&>() : coerce_messages(*value);
       const std::size_t first_changed = index_.rebuild(messages);
       replace(std::move(messages), value->is_array() ? first_changed : 0);
+      indexed_ = true;
     }
   }
 
  private:
   MessageIndex index_;
+  bool indexed_ = true;  // index_ holds the list's ids (else update() makes it first)
 };
 
 }  // namespace

@@ -185,16 +185,18 @@ std::size_t MessageIndex::rebuild(Json::array_t& messages) {
   return first_changed;
 }
 
-bool MessageIndex::index_if_canonical(const Json::array_t& messages) {
+bool MessageIndex::all_canonical(const Json::array_t& messages) {
+  return std::all_of(messages.begin(), messages.end(), is_canonical);
+}
+
+void MessageIndex::index(const Json::array_t& messages) {
   positions_.clear();
   positions_.reserve(messages.size());
   has_duplicates_ = false;
   for (std::size_t i = 0; i < messages.size(); ++i) {
-    if (!is_canonical(messages[i])) return false;
     auto [it, inserted] = positions_.insert_or_assign(id_of(messages[i]), i);
     has_duplicates_ = has_duplicates_ || !inserted;
   }
-  return true;
 }
 
 void MessageIndex::check_removals(const std::vector<Json::array_t>& writes) const {

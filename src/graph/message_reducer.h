@@ -41,9 +41,10 @@ class MessageIndex {
   // checkpoint without ids). Returns the position of the first item it had to change, or
   // messages.size() when none.
   std::size_t rebuild(Json::array_t& messages);
-  // Indexes `messages` without changing them. False when some item is not canonical: the
-  // index is then incomplete and rebuild() must be used on a mutable copy.
-  bool index_if_canonical(const Json::array_t& messages);
+  // Whether every item of `messages` is canonical: index() may take them as they are.
+  static bool all_canonical(const Json::array_t& messages);
+  // Indexes `messages`, every item canonical (all_canonical), without changing them.
+  void index(const Json::array_t& messages);
 
   // Throws Error(kInvalidArgument) with the reference text "Attempting to delete a message
   // with an ID that doesn't exist ('<id>')" if merging `writes` one after the other would

@@ -640,6 +640,35 @@ TEST(AddMessagesRandomStepsTest, ChannelAgreesWithThePureReducer) {
   EXPECT_GT(rejected, 0);  // the generator did exercise rejected steps
 }
 
+TEST(AddMessagesRandomStepsTest, ARestoredChannelAgreesWithThePureReducer) {
+  // A restored list is indexed at its first update: ids merge, replace and remove as in a
+  // channel that never left memory.
+  RandomMessageSteps steps(20261205);
+  auto channel = make_add_messages_channel("messages");
+  Json current = Json::array();
+  int restored = 0;
+  for (int step = 0; step < 400; ++step) {
+    if (steps.chance(25)) {
+      auto fresh = channel->clone_empty();
+      fresh->restore(channel->checkpoint());
+      channel = std::move(fresh);
+      ++restored;
+    }
+    std::vector<Json> writes = steps.next_step(current);
+    std::optional<Json> expected = expected_after(current, writes);
+    bool threw = false;
+    try {
+      channel->update(std::vector<Json>(writes));
+    } catch (const Error&) {
+      threw = true;
+    }
+    ASSERT_EQ(threw, !expected) << "step " << step;
+    if (expected) current = std::move(*expected);
+    ASSERT_EQ(*channel->get(), current) << "step " << step;
+  }
+  EXPECT_GT(restored, 0);
+}
+
 TEST(AddMessagesRandomStepsTest, DeltaTurnsTheSavedListIntoTheCurrentOne) {
   RandomMessageSteps steps(7);
   auto channel = make_add_messages_channel("messages");
