@@ -617,25 +617,32 @@ std::optional<Json> expected_after(const Json& current, const std::vector<Json>&
   return value;
 }
 
+// Plays the generator's next step on `channel`, whose list should read as `current` after it
+// (the pure reducer's result; unchanged when the step is rejected, `threw`).
+void play_step(RandomMessageSteps& steps, Channel& channel, Json& current, int step, bool& threw) {
+  std::vector<Json> writes = steps.next_step(current);
+  std::optional<Json> expected = expected_after(current, writes);
+  threw = false;
+  try {
+    channel.update(std::vector<Json>(writes));
+  } catch (const Error&) {
+    threw = true;
+  }
+  ASSERT_EQ(threw, !expected) << "step " << step;
+  if (expected) current = std::move(*expected);
+  ASSERT_EQ(*channel.get(), current) << "step " << step;
+}
+
 TEST(AddMessagesRandomStepsTest, ChannelAgreesWithThePureReducer) {
   RandomMessageSteps steps(20261130);
   auto channel = make_add_messages_channel("messages");
   Json current = Json::array();
   int rejected = 0;
   for (int step = 0; step < 400; ++step) {
-    std::vector<Json> writes = steps.next_step(current);
-    std::optional<Json> expected = expected_after(current, writes);
     JsonPtr held = steps.chance(20) ? channel->get() : nullptr;  // forces the copy path
     bool threw = false;
-    try {
-      channel->update(std::vector<Json>(writes));
-    } catch (const Error&) {
-      threw = true;
-    }
-    ASSERT_EQ(threw, !expected) << "step " << step;
-    if (expected) current = std::move(*expected);
+    ASSERT_NO_FATAL_FAILURE(play_step(steps, *channel, current, step, threw));
     if (threw) ++rejected;
-    ASSERT_EQ(*channel->get(), current) << "step " << step;
   }
   EXPECT_GT(rejected, 0);  // the generator did exercise rejected steps
 }
@@ -654,17 +661,8 @@ TEST(AddMessagesRandomStepsTest, ARestoredChannelAgreesWithThePureReducer) {
       channel = std::move(fresh);
       ++restored;
     }
-    std::vector<Json> writes = steps.next_step(current);
-    std::optional<Json> expected = expected_after(current, writes);
     bool threw = false;
-    try {
-      channel->update(std::vector<Json>(writes));
-    } catch (const Error&) {
-      threw = true;
-    }
-    ASSERT_EQ(threw, !expected) << "step " << step;
-    if (expected) current = std::move(*expected);
-    ASSERT_EQ(*channel->get(), current) << "step " << step;
+    ASSERT_NO_FATAL_FAILURE(play_step(steps, *channel, current, step, threw));
   }
   EXPECT_GT(restored, 0);
 }
