@@ -473,7 +473,8 @@ TEST_F(ThreadStreamsTest, TheListsOfTheCheckpointTheLastValuesEventShowedServeTh
   RunRecord record;
   record.run_id = "r1";
   record.thread_id = "t";
-  RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, RunRequest(), "g");
+  const RunRequest request;  // held by reference, as a run's own
+  RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, request, "g");
   run_events.refer_to_checkpoints(true);
   for (const StreamEvent& event :
        {checkpoint_named("c1"), shown_values(first, 7, 1, 0), checkpoint_named("c2"),
