@@ -26,8 +26,13 @@ namespace tollgate::server {
 
 class RunEvents {
  public:
+  // Holds `record` and `request` by reference: the run's own, which outlive it.
   RunEvents(ServerStore& store, ThreadStreams& streams, std::shared_ptr<EventLog> log,
             const RunRecord& record, const RunRequest& request, std::string graph_id);
+  RunEvents(ServerStore&, ThreadStreams&, std::shared_ptr<EventLog>, RunRecord&&, const RunRequest&,
+            std::string) = delete;
+  RunEvents(ServerStore&, ThreadStreams&, std::shared_ptr<EventLog>, const RunRecord&, RunRequest&&,
+            std::string) = delete;
 
   // The graph stream modes this run needs, and whether subgraph events are wanted.
   std::vector<StreamMode> graph_modes() const;
