@@ -19,6 +19,7 @@
 #include "sql/connection.h"
 #include "sql/postgres_connection.h"
 #include "sql/sqlite_connection.h"
+#include "sql/statement_cache.h"
 #include "support/postgres_test_server.h"
 #include "support/test_folder.h"
 
@@ -63,15 +64,16 @@ class StoreBackend {
     auto count = connection->prepare("SELECT count(*) FROM " + table);
     return count->step() ? count->integer(0) : -1;
   }
-  // The plan of `select` with `args` bound in order (SQLite's EXPLAIN QUERY PLAN details, or
+  // The plan of `select` (portable text, `?` placeholders) with `args` bound in order
+  // (SQLite's EXPLAIN QUERY PLAN details, or
   // PostgreSQL's EXPLAIN lines with sequential scans off: it reads a small table whole
   // otherwise), one line each.
   template <typename Values>
   std::string plan(const std::string& select, const Values& args) const {
     auto connection = connect();
     if (postgres()) connection->exec("SET enable_seqscan = off");
-    auto explain =
-        connection->prepare(std::string(postgres() ? "EXPLAIN " : "EXPLAIN QUERY PLAN ") + select);
+    auto explain = sql::prepare_once(
+        *connection, std::string(postgres() ? "EXPLAIN " : "EXPLAIN QUERY PLAN ") + select);
     int index = 1;
     for (const auto& value : args) {
       std::visit([&](const auto& v) { explain->bind(index++, v); }, value);
