@@ -45,10 +45,9 @@ std::string event_json(const Json& value, std::size_t expected_size = 0);
 // and the new items, not the whole list.)
 std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
                        std::vector<std::size_t>& ends);
-// Texts already written of some values, by state key, each with the value it was written
-// from (views of texts the caller keeps). A value's text is copied only for that very value,
-// which cannot change while it is held here: a channel changes in place only a value nobody
-// else holds.
+// Texts already written of some values, by state key, each with the value whose text it is
+// (views of texts the caller keeps). A text is copied only for that very value, which cannot
+// change while it is held here: a channel changes in place only a value nobody else holds.
 using ValueTexts = std::map<std::string, std::pair<JsonPtr, std::string_view>, std::less<>>;
 // event_json(state.to_json()) without the copy: a `values` event's data. The text of a value
 // `known` holds is copied.
