@@ -42,6 +42,9 @@ class Channel {
   // The value to persist in a checkpoint (nullptr: nothing to store), and its inverse.
   virtual JsonPtr checkpoint() const { return get(); }
   virtual void restore(JsonPtr value) = 0;
+  // restore() of a value a channel of this kind and key gave as its checkpoint() (the values
+  // cache hands them back): what restore() checks of a stored value holds already.
+  virtual void restore_own(JsonPtr value) { restore(std::move(value)); }
 
   // Called after a node triggered by this channel ran (barriers reset). True if changed.
   virtual bool consume() { return false; }

@@ -203,6 +203,14 @@ class AddMessagesChannel final : public ListChannel {
     }
   }
 
+  void restore_own(JsonPtr value) override {
+    // A list this kind of channel held is canonical: taken as it is, indexed when updated.
+    if (!value || !value->is_array()) return restore(std::move(value));
+    forget_shown();
+    adopt(std::move(value));
+    indexed_ = false;
+  }
+
  private:
   MessageIndex index_;
   bool indexed_ = true;  // index_ holds the list's ids (else update() makes it first)

@@ -55,23 +55,29 @@ bool LoopCheckpointer::load(const std::string& checkpoint_id, bool use_cache) {
   }
   channels_.create_missing();
   const bool reuse = tuple->values_reused && cached;
-  restore(std::move(*tuple), reuse ? &cached->values : nullptr, adopted);
+  restore(std::move(*tuple), reuse ? &cached->values : nullptr, adopted, reuse);
   return true;
 }
 
-void LoopCheckpointer::load(CheckpointTuple tuple) {
+void LoopCheckpointer::load(CheckpointTuple tuple, bool values_own) {
   channels_.create_missing();
-  restore(std::move(tuple), nullptr, false);
+  restore(std::move(tuple), nullptr, false, values_own);
 }
 
 void LoopCheckpointer::restore(CheckpointTuple tuple, const LoopChannels::ValueMap* values,
-                               bool channels_adopted) {
+                               bool channels_adopted, bool values_own) {
   Checkpoint& checkpoint = tuple.checkpoint;
   if (!channels_adopted) {
     auto restore_values = [&](auto& restored) {
       for (auto& [name, value] : restored) {
         const int index = channels_.for_saved_name(name);
-        if (index >= 0 && value) channels_.slot(index).channel->restore(value);
+        if (index < 0 || !value) continue;
+        Channel& channel = *channels_.slot(index).channel;
+        if (values_own) {
+          channel.restore_own(value);
+        } else {
+          channel.restore(value);
+        }
       }
     };
     if (values) {

@@ -67,8 +67,8 @@ class LoopCheckpointer {
   // channel. False when there is none; a named checkpoint that is missing throws kNotFound.
   bool load(const std::string& checkpoint_id, bool use_cache);
   // Restores the channels, versions and saved task writes from `tuple` (get_state), which it
-  // takes apart.
-  void load(CheckpointTuple tuple);
+  // takes apart. `values_own`: its channel values are the values cache's (Channel::restore_own).
+  void load(CheckpointTuple tuple, bool values_own = false);
 
   // ---- what a previous attempt of this step saved, by task id (kNullTaskId: the writes of
   // the Command that resumed it)
@@ -131,8 +131,9 @@ class LoopCheckpointer {
   void stash_values(bool move_channels);
 
  private:
-  void restore(CheckpointTuple tuple, const LoopChannels::ValueMap* values,
-               bool channels_adopted);
+  // `values` (else the tuple's) restored as channels' own values when `values_own`.
+  void restore(CheckpointTuple tuple, const LoopChannels::ValueMap* values, bool channels_adopted,
+               bool values_own);
   // The checkpoint of the current state, kept in `header_` and updated in place: a save only
   // rewrites the entries that changed instead of rebuilding every map.
   const Checkpoint& make_checkpoint();

@@ -43,7 +43,9 @@ class PregelLoop {
   RunResult run(const Json* input, const Command* command, bool continue_if_exists = false);
 
   // The state at a checkpoint (get_state / get_state_history); takes the tuple apart.
-  StateSnapshot snapshot(CheckpointTuple tuple, bool apply_pending_writes, bool subgraphs);
+  // `values_own`: the tuple's channel values are the values cache's (Channel::restore_own).
+  StateSnapshot snapshot(CheckpointTuple tuple, bool apply_pending_writes, bool subgraphs,
+                         bool values_own = false);
 
   // update_state: applies `values` as if `as_node` wrote them and saves a new checkpoint.
   CheckpointConfig update(const Json& values, const std::string& as_node);

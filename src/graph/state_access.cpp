@@ -9,14 +9,14 @@
 
 namespace tollgate::graph_internal {
 
-StateSnapshot PregelLoop::snapshot(CheckpointTuple tuple, bool apply_pending_writes,
-                                   bool subgraphs) {
+StateSnapshot PregelLoop::snapshot(CheckpointTuple tuple, bool apply_pending_writes, bool subgraphs,
+                                   bool values_own) {
   StateSnapshot snapshot;
   snapshot.config = tuple.config;
   snapshot.metadata = tuple.metadata;  // the loop keeps the tuple's own
   snapshot.created_at = tuple.checkpoint.ts;
   snapshot.parent_config = tuple.parent_config;
-  checkpointer_.load(std::move(tuple));
+  checkpointer_.load(std::move(tuple), values_own);
   prepare_tasks();
   const auto& saved_tasks = checkpointer_.saved_tasks();
   for (auto& task : tasks_) {
@@ -84,7 +84,8 @@ StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr
   auto tuple = saver->get_tuple(
       CheckpointConfig{config.thread_id, config.checkpoint_ns, config.checkpoint_id}, options);
   if (!tuple) return empty;
-  if (tuple->values_reused && cached) tuple->checkpoint.channel_values = std::move(cached->values);
+  const bool values_own = tuple->values_reused && cached;
+  if (values_own) tuple->checkpoint.channel_values = std::move(cached->values);
   RunConfig quiet;
   quiet.thread_id = config.thread_id;
   StreamEmitter emitter(quiet);
@@ -95,7 +96,7 @@ StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr
   context.clock = graph.clock;
   context.checkpoint_ns = config.checkpoint_ns;
   PregelLoop loop(graph, std::move(context));
-  return loop.snapshot(std::move(*tuple), config.checkpoint_id.empty(), subgraphs);
+  return loop.snapshot(std::move(*tuple), config.checkpoint_id.empty(), subgraphs, values_own);
 }
 
 // ------------------------------------------------------------------------------- updates

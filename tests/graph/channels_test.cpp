@@ -649,15 +649,20 @@ TEST(AddMessagesRandomStepsTest, ChannelAgreesWithThePureReducer) {
 
 TEST(AddMessagesRandomStepsTest, ARestoredChannelAgreesWithThePureReducer) {
   // A restored list is indexed at its first update: ids merge, replace and remove as in a
-  // channel that never left memory.
+  // channel that never left memory, whichever way it was restored.
   RandomMessageSteps steps(20261205);
   auto channel = make_add_messages_channel("messages");
   Json current = Json::array();
   int restored = 0;
   for (int step = 0; step < 400; ++step) {
     if (steps.chance(25)) {
+      // From storage, or handed back by the values cache as the channel's own value.
       auto fresh = channel->clone_empty();
-      fresh->restore(channel->checkpoint());
+      if (steps.chance(50)) {
+        fresh->restore(channel->checkpoint());
+      } else {
+        fresh->restore_own(channel->checkpoint());
+      }
       channel = std::move(fresh);
       ++restored;
     }
@@ -665,6 +670,19 @@ TEST(AddMessagesRandomStepsTest, ARestoredChannelAgreesWithThePureReducer) {
     ASSERT_NO_FATAL_FAILURE(play_step(steps, *channel, current, step, threw));
   }
   EXPECT_GT(restored, 0);
+}
+
+TEST(AddMessagesOwnershipTest, ItsOwnValueHandedBackIsSharedAsItIs) {
+  auto channel = make_add_messages_channel("messages");
+  channel->update({Json::array({human("a", "1"), human("b", "2")})});
+  const JsonPtr own = channel->checkpoint();
+  auto restored = channel->clone_empty();
+  restored->restore_own(own);
+  EXPECT_EQ(restored->get(), own);  // not checked, not copied
+  restored->update({Json::array({human("a", "one")})});
+  EXPECT_EQ(ids_of(*restored->get()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ((*restored->get())[0]["content"], "one");
+  EXPECT_EQ((*own)[0]["content"], "1");  // the value handed back stays as it was
 }
 
 TEST(AddMessagesRandomStepsTest, DeltaTurnsTheSavedListIntoTheCurrentOne) {
