@@ -155,8 +155,14 @@ void RunEvents::started() {
 
 std::size_t RunEvents::CheckpointLists::bytes() const {
   std::size_t total = checkpoint_id.size();
+  std::vector<const std::string*> buffers;  // the lists of one state share its text
   for (const auto& [key, list] : lists) {
-    total += key.size() + list.text.size() + list.ends.size() * sizeof(std::size_t);
+    total += key.size() + list.ends.size() * sizeof(std::size_t);
+    const std::string* buffer = list.text.buffer.get();
+    if (buffer != nullptr && std::find(buffers.begin(), buffers.end(), buffer) == buffers.end()) {
+      buffers.push_back(buffer);
+      total += buffer->size();
+    }
   }
   return total;
 }
@@ -174,7 +180,7 @@ ValueTexts RunEvents::list_texts_of(const State& state, const std::string& check
   for (const auto& [key, list] : list_texts_) {
     JsonPtr value = state.value_ptr(key);
     if (value && value->is_array()) {
-      out.try_emplace(key, std::move(value), std::string_view(list.text));
+      out.try_emplace(key, std::move(value), list.text.view());
     }
   }
   return out;
@@ -190,35 +196,37 @@ RunEvents::CheckpointLists RunEvents::take_lists() {
   return out;
 }
 
-std::string RunEvents::state_text(const std::vector<std::string>& ns, const State& state,
-                                  std::vector<std::pair<JsonPtr, std::string>>* texts,
-                                  const StreamEvent* shown_event, const StreamEvent* task_event) {
+void RunEvents::write_state(std::string& out, const std::vector<std::string>& ns,
+                            const State& state, std::vector<ValueSpan>* spans,
+                            std::map<std::string, ListText, std::less<>>* lists,
+                            const StreamEvent* shown_event, const StreamEvent* task_event) {
   const ShownState* shown = shown_ && shown_->ns == ns ? &*shown_ : nullptr;
   // The lists' texts of the loop's previous values event serve this one, or for the loop's
-  // first, those of the checkpoint it loaded; then this one's are kept instead.
-  const bool lists = shown_event != nullptr && ns.empty() && shown_event->loop != 0;
-  const bool reuse =
-      lists && ((shown_event->loop == list_texts_loop_ &&
-                 shown_event->values_index == list_texts_index_ + 1) ||
-                (shown_event->values_index == 1 && !shown_event->values_base.empty() &&
-                 shown_event->values_base == list_texts_checkpoint_));
+  // first, those of the checkpoint it loaded.
+  const bool reuse = lists != nullptr && shown_event != nullptr &&
+                     ((shown_event->loop == list_texts_loop_ &&
+                       shown_event->values_index == list_texts_index_ + 1) ||
+                      (shown_event->values_index == 1 && !shown_event->values_base.empty() &&
+                       shown_event->values_base == list_texts_checkpoint_));
   // A task's state takes the kept lists: whole when it is their checkpoint's state, else as
   // far as its lists are unchanged since the loop loaded that checkpoint.
   const bool task_lists = task_event != nullptr && ns.empty() && !list_texts_checkpoint_.empty() &&
                           (task_event->checkpoint_id == list_texts_checkpoint_ ||
                            task_event->values_base == list_texts_checkpoint_);
-  std::map<std::string, ListText, std::less<>> list_texts;
-  std::string out;
-  out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
+  const std::size_t start = out.size();
   out += '{';
   for (const auto& [key, value] : state.values()) {
-    if (out.size() > 1) out += ',';
+    if (out.size() > start + 1) out += ',';
     append_json_string(out, key);
     out += ':';
     if (!value) {
       out += "null";
       continue;
     }
+    const std::size_t at = out.size();
+    const auto written = [&, &value = value] {
+      if (spans != nullptr) spans->push_back(ValueSpan{value, at, out.size() - at});
+    };
     if (task_lists && value->is_array()) {
       const Json::array_t& items = value->get_ref<const Json::array_t&>();
       auto kept = list_texts_.find(key);
@@ -228,62 +236,75 @@ std::string RunEvents::state_text(const std::vector<std::string>& ns, const Stat
       if (kept != list_texts_.end() && unchanged > 0 && unchanged <= items.size() &&
           unchanged <= kept->second.ends.size()) {
         std::vector<std::size_t> ends = kept->second.ends;  // the kept list's stay as they are
-        std::string text = array_json(items, kept->second.text, unchanged, ends);
-        out += text;
-        if (texts != nullptr) texts->emplace_back(value, std::move(text));
+        append_array_json(out, items, kept->second.text.view(), unchanged, ends);
+        written();
         continue;
       }
     }
-    if (lists && value->is_array()) {
+    if (lists != nullptr && value->is_array()) {
       if (const std::optional<std::size_t> unchanged = unchanged_items(*shown_event, key)) {
         ListText list;
         auto previous = reuse ? list_texts_.find(key) : list_texts_.end();
         if (previous != list_texts_.end()) list.ends = std::move(previous->second.ends);
-        list.text = array_json(value->get_ref<const Json::array_t&>(),
-                               previous != list_texts_.end() ? previous->second.text : "",
-                               previous != list_texts_.end() ? *unchanged : 0, list.ends);
-        out += list.text;
-        if (texts != nullptr) texts->emplace_back(value, list.text);
-        list_texts.emplace(key, std::move(list));
+        append_array_json(out, value->get_ref<const Json::array_t&>(),
+                          previous != list_texts_.end() ? previous->second.text.view() : "",
+                          previous != list_texts_.end() ? *unchanged : 0, list.ends);
+        list.text = SharedText(nullptr, at, out.size() - at);
+        lists->emplace(key, std::move(list));
+        written();
         continue;
       }
     }
-    const std::string* known = nullptr;
+    const ValueSpan* known = nullptr;
     if (shown != nullptr) {
-      for (const auto& [held, text] : shown->texts) {
-        if (held == value) known = &text;
+      for (const ValueSpan& held : shown->values) {
+        if (held.value == value) known = &held;
       }
     }
     if (known != nullptr) {
-      out += *known;
-      if (texts != nullptr) texts->emplace_back(value, *known);
-      continue;
+      out.append(*shown->text, known->at, known->size);
+    } else {
+      append_event_json(out, *value);
     }
-    // Written about the size it was last time (a channel's value grows a little a step).
-    std::size_t& size = value_sizes_[key];
-    std::string text = event_json(*value, size);
-    size = text.size();
-    out += text;
-    if (texts != nullptr) texts->emplace_back(value, std::move(text));
+    written();
   }
   out += '}';
-  last_state_size_ = out.size();
-  if (lists) {
-    list_texts_ = std::move(list_texts);
-    list_texts_loop_ = shown_event->loop;
-    list_texts_index_ = shown_event->values_index;
+  last_state_size_ = out.size() - start;
+}
+
+std::shared_ptr<const std::string> RunEvents::values_text(const StreamEvent& event) {
+  const bool root_loop = event.ns.empty() && event.loop != 0;
+  std::string out;
+  out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
+  std::vector<ValueSpan> spans;
+  std::map<std::string, ListText, std::less<>> lists;
+  write_state(out, event.ns, *event.state, &spans, root_loop ? &lists : nullptr, &event, nullptr);
+  auto text = std::make_shared<const std::string>(std::move(out));
+  shown_ = ShownState{event.ns, text, std::move(spans)};
+  if (root_loop) {
+    for (auto& [key, list] : lists) list.text.buffer = text;
+    list_texts_ = std::move(lists);
+    list_texts_loop_ = event.loop;
+    list_texts_index_ = event.values_index;
     list_texts_checkpoint_.clear();  // on_event names it when it knows
   }
-  return out;
+  return text;
 }
 
 std::string RunEvents::task_start_json(const StreamEvent& event, std::size_t* input_at,
                                        std::size_t* input_size) {
-  if (event.state == nullptr) return event_json(event.data);
+  if (event.state == nullptr || !event.data.is_object()) return event_json(event.data);
   // The task's input written in its place among the members, as its copy would be.
-  const std::string input = state_text(event.ns, *event.state, nullptr, nullptr, &event);
-  *input_size = input.size();
-  return event_json_with_text(event.data, "input", input, input_at);
+  std::size_t at = 0;
+  const std::string frame = event_json_with_text(event.data, "input", "", &at);
+  std::string out;
+  out.reserve(frame.size() + last_state_size_ + 256);
+  out.append(frame, 0, at);
+  write_state(out, event.ns, *event.state, nullptr, nullptr, nullptr, &event);
+  *input_at = at;
+  *input_size = out.size() - at;
+  out.append(frame, at);
+  return out;
 }
 
 void RunEvents::on_event(const StreamEvent& event) {
@@ -305,9 +326,7 @@ void RunEvents::on_event(const StreamEvent& event) {
         // copied; it has no "__interrupt__".
         const bool legacy_values = legacy_wants("values") && legacy_visible;
         if (legacy_values || v2_enabled_) {
-          std::vector<std::pair<JsonPtr, std::string>> texts;
-          std::string values_json = state_text(event.ns, *event.state, &texts, &event);
-          shown_ = ShownState{event.ns, std::move(texts)};
+          const std::shared_ptr<const std::string> values_json = values_text(event);
           if (root && event.loop != 0) list_texts_checkpoint_ = named_checkpoint;
           // Stored naming the checkpoint in place of the state when that is on disk already.
           std::optional<StateRef> ref;
@@ -317,11 +336,8 @@ void RunEvents::on_event(const StreamEvent& event) {
             ref->checkpoint_id = std::move(named_checkpoint);
           }
           const StateRef* state = ref ? &*ref : nullptr;
-          if (legacy_values) {
-            legacy_json("values" + suffix, v2_enabled_ ? values_json : std::move(values_json),
-                        state);
-          }
-          if (v2_enabled_) v2_json("values", event.ns, values_json, "", state);
+          if (legacy_values) legacy_json("values" + suffix, *values_json, state);
+          if (v2_enabled_) v2_json("values", event.ns, *values_json, "", state);
         }
         if (root && legacy_wants("messages")) {
           const auto& values = event.state->values();

@@ -60,16 +60,30 @@ class RunEvents {
   // texts this RunEvents keeps until take_lists().
   ValueTexts list_texts_of(const State& state, const std::string& checkpoint_id) const;
 
-  // A list's text and where each of its items' text ends.
+  // `size` bytes from `at` of a text others may hold too (the data of a values event).
+  struct SharedText {
+    std::shared_ptr<const std::string> buffer;
+    std::size_t at = 0;
+    std::size_t size = 0;
+    SharedText() = default;
+    explicit SharedText(std::string text)
+        : buffer(std::make_shared<const std::string>(std::move(text))), size(buffer->size()) {}
+    SharedText(std::shared_ptr<const std::string> of, std::size_t from, std::size_t length)
+        : buffer(std::move(of)), at(from), size(length) {}
+    std::string_view view() const {
+      return buffer ? std::string_view(*buffer).substr(at, size) : std::string_view();
+    }
+  };
+  // A list's text and where each of its items' text ends (from the list's first byte).
   struct ListText {
-    std::string text;
+    SharedText text;
     std::vector<std::size_t> ends;
   };
   // The texts of the lists (append, add_messages) of one checkpoint's state, by key.
   struct CheckpointLists {
     std::string checkpoint_id;  // "": none
     std::map<std::string, ListText, std::less<>> lists;
-    std::size_t bytes() const;
+    std::size_t bytes() const;  // what the lists hold: each text's whole buffer, once
   };
   // A run of a thread hands the next its last values event's lists when that event showed a
   // checkpoint's state: the next run's first values event (StreamEvent::values_base) and a
@@ -124,27 +138,37 @@ class RunEvents {
   };
   std::map<std::string, OpenMessage> open_messages_;
 
-  // The values the last `values` event showed, each with its text, held until an event that
-  // carries no state: the tasks of the next step start on those values (their inputs are the
-  // state, with a few private channels more), and a value held here is written from its text.
-  // While a value is held, the graph cannot change it in place (a channel changes in place
-  // only a value nobody else holds) nor free it, so the same value means the same text.
+  // The values the last `values` event showed, with that event's data, held until an event
+  // that carries no state: the tasks of the next step start on those values (their inputs are
+  // the state, with a few private channels more), and a value held here is written from its
+  // text. While a value is held, the graph cannot change it in place (a channel changes in
+  // place only a value nobody else holds) nor free it, so the same value means the same text.
+  struct ValueSpan {
+    JsonPtr value;
+    std::size_t at = 0;  // where its text is in the event's data
+    std::size_t size = 0;
+  };
   struct ShownState {
     std::vector<std::string> ns;
-    std::vector<std::pair<JsonPtr, std::string>> texts;
+    std::shared_ptr<const std::string> text;  // the event's data
+    std::vector<ValueSpan> values;
   };
   std::optional<ShownState> shown_;
-  // event_json(state.to_json()) without the copy, each value the shown state holds taken from
-  // its text; `texts`, if given, gets each value's text.
-  // For a root `values` event (`shown_event`), a list is written from the text it had in the
-  // loop's previous one (or in the checkpoint the loop loaded, for its first) where its first
-  // items did not change (StreamEvent::unchanged_items). A root task start's state
-  // (`task_event`) takes the kept lists of the checkpoint it is, or of the one its loop
-  // loaded as far as its lists are unchanged since.
-  std::string state_text(const std::vector<std::string>& ns, const State& state,
-                         std::vector<std::pair<JsonPtr, std::string>>* texts,
-                         const StreamEvent* shown_event = nullptr,
-                         const StreamEvent* task_event = nullptr);
+  // Appends event_json(state.to_json()) to `out` without the copy, each value the shown state
+  // holds copied from its text; `spans`, if given, gets where each value's text is in `out`.
+  // With `lists` (a root `values` event, `shown_event`), a list is written from the text it
+  // had in the loop's previous one (or in the checkpoint the loop loaded, for its first) where
+  // its first items did not change (StreamEvent::unchanged_items), and `lists` gets each list
+  // written, its text's place in `out` (SharedText::at, size) without a buffer. A root task
+  // start's state (`task_event`) takes the kept lists of the checkpoint it is, or of the one its
+  // loop loaded as far as its lists are unchanged since.
+  void write_state(std::string& out, const std::vector<std::string>& ns, const State& state,
+                   std::vector<ValueSpan>* spans,
+                   std::map<std::string, ListText, std::less<>>* lists,
+                   const StreamEvent* shown_event, const StreamEvent* task_event);
+  // A `values` event's data (its event's state), written once: the event shows it and keeps it
+  // as shown_, and a root loop's lists keep their texts in it.
+  std::shared_ptr<const std::string> values_text(const StreamEvent& event);
   // A task start's data; for a task on the step's state, where its input's text is in it.
   std::string task_start_json(const StreamEvent& event, std::size_t* input_at,
                               std::size_t* input_size);
@@ -155,8 +179,7 @@ class RunEvents {
   std::uint64_t list_texts_loop_ = 0;
   std::uint64_t list_texts_index_ = 0;
   std::string list_texts_checkpoint_;
-  std::size_t last_state_size_ = 0;  // of the last state_text
-  std::map<std::string, std::size_t, std::less<>> value_sizes_;  // each channel's last text
+  std::size_t last_state_size_ = 0;  // of the last state written
 };
 
 // The lists each thread's last run showed (RunEvents::take_lists), for the thread's next run

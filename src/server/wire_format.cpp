@@ -350,27 +350,28 @@ std::string event_json(const Json& value, std::size_t expected_size) {
   return out;
 }
 
-std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
-                       std::vector<std::size_t>& ends) {
+void append_event_json(std::string& out, const Json& value) {
+  JsonOut(out).value(value);
+}
+
+void append_array_json(std::string& out, const Json::array_t& items, std::string_view previous,
+                       std::size_t keep, std::vector<std::size_t>& ends) {
   keep = std::min({keep, items.size(), ends.size()});
-  std::string out;
-  out.reserve(previous.size() + 256);  // a list grows a little between two texts
+  if (keep > 0 && ends[keep - 1] > previous.size()) keep = 0;  // not that array's text
+  const std::size_t start = out.size();
   if (keep > 0) {
-    out.assign(previous.data(), ends[keep - 1]);
+    out.append(previous.data(), ends[keep - 1]);
   } else {
-    out = '[';
+    out += '[';
   }
   ends.resize(keep);
-  {
-    JsonOut json(out);
-    for (std::size_t i = keep; i < items.size(); ++i) {
-      if (i > 0) json.put(',');
-      json.value(items[i]);
-      ends.push_back(json.length());
-    }
-    json.put(']');
+  JsonOut json(out);
+  for (std::size_t i = keep; i < items.size(); ++i) {
+    if (i > 0) json.put(',');
+    json.value(items[i]);
+    ends.push_back(json.length() - start);
   }
-  return out;
+  json.put(']');
 }
 
 namespace {
@@ -378,7 +379,14 @@ namespace {
 // state_event_json, with the member `key` written as `*text` when `text` is given.
 std::string state_json(const State& state, std::string_view key, const std::string_view* text,
                        const ValueTexts* known) {
-  std::string out = "{";
+  std::string out;
+  // Room for the texts copied, so that a long conversation's is not copied again as it grows.
+  std::size_t size = 256 + (text != nullptr ? text->size() : 0);
+  if (known != nullptr) {
+    for (const auto& [name, held] : *known) size += held.second.size();
+  }
+  out.reserve(size);
+  out += '{';
   auto member = [&out](std::string_view name) {
     if (out.size() > 1) out += ',';
     append_json_string(out, name);

@@ -39,12 +39,14 @@ Json normalize_input(const Json& input);
 // `expected_size`: room reserved first (the size of a like value's text), so that a large
 // text is written without growing the string as it goes.
 std::string event_json(const Json& value, std::size_t expected_size = 0);
-// event_json of the array `items`, its first `keep` items' text taken from `previous`, the
-// text of an array whose first `keep` items are the same, where item i's text ends at
-// `ends[i]`. `ends` is then made this text's. (A list that grew by a few items costs a copy
-// and the new items, not the whole list.)
-std::string array_json(const Json::array_t& items, std::string_view previous, std::size_t keep,
-                       std::vector<std::size_t>& ends);
+// Appends event_json(value) to `out`.
+void append_event_json(std::string& out, const Json& value);
+// Appends event_json of the array `items` to `out`, its first `keep` items' text taken from
+// `previous`, the text of an array whose first `keep` items are the same, where item i's text
+// ends at `ends[i]`. `ends` is then made the appended text's (counted from its first byte).
+// (A list that grew by a few items costs a copy and the new items, not the whole list.)
+void append_array_json(std::string& out, const Json::array_t& items, std::string_view previous,
+                       std::size_t keep, std::vector<std::size_t>& ends);
 // Texts already written of some values, by state key, each with the value whose text it is
 // (views of texts the caller keeps). A text is copied only for that very value, which cannot
 // change while it is held here: a channel changes in place only a value nobody else holds.

@@ -410,7 +410,7 @@ TEST(CarriedListsTest, KeepsTheThreadsThatRanLastWithinItsBounds) {
   auto lists = [](const std::string& checkpoint, std::size_t size) {
     RunEvents::CheckpointLists out;
     out.checkpoint_id = checkpoint;
-    out.lists["messages"].text = std::string(size, 'x');
+    out.lists["messages"].text = RunEvents::SharedText(std::string(size, 'x'));
     return out;
   };
   CarriedLists carried(2, 1000);

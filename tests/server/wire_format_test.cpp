@@ -205,5 +205,32 @@ TEST(WireFormatTest, AStatesKnownTextIsCopiedForThatVeryValueOnly) {
   EXPECT_EQ(state_event_json(state, nullptr), event_json(state.to_json()));
 }
 
+TEST(WireFormatTest, AnArrayIsAppendedWithItsKeptItemsCopiedFromThePreviousText) {
+  const Json::array_t items = {Json{{"id", "m0"}}, "b", 3};
+  // A previous text that differs from what the writer would write, to tell a copy from a
+  // write; its ends are counted from its first byte, and so are the appended text's.
+  const std::string previous = R"(["K0","K1","K2"])";
+  std::vector<std::size_t> ends = {5, 10, 15};
+  std::string out = "prefix:";
+  append_array_json(out, items, previous, 2, ends);
+  EXPECT_EQ(out, R"(prefix:["K0","K1",3])");
+  EXPECT_EQ(ends, (std::vector<std::size_t>{5, 10, 12}));
+  // Nothing kept: the whole array is written, the ends made its own.
+  ends.clear();
+  out.clear();
+  append_array_json(out, items, previous, 2, ends);
+  EXPECT_EQ(out, event_json(Json(items)));
+  EXPECT_EQ(ends, (std::vector<std::size_t>{12, 16, 18}));
+  // Ends that run past the previous text are not that text's: written whole.
+  std::vector<std::size_t> beyond = {5, 40};
+  out.clear();
+  append_array_json(out, items, previous, 2, beyond);
+  EXPECT_EQ(out, event_json(Json(items)));
+  out.clear();
+  append_array_json(out, {}, "", 0, beyond);
+  EXPECT_EQ(out, "[]");
+  EXPECT_TRUE(beyond.empty());
+}
+
 }  // namespace
 }  // namespace tollgate::server
