@@ -693,9 +693,11 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
     if (value.is_null()) return std::nullopt;
     return event_json(value);  // text that is not UTF-8 (a tool's bytes) stored replaced
   };
-  std::optional<std::string> values = outcome.state_text ? outcome.state_text
-                                      : outcome.state    ? state_event_json(*outcome.state)
-                                                         : text(outcome.values);
+  if (outcome.state_text) {
+    return {std::nullopt, text(outcome.interrupts), text(outcome.error), &*outcome.state_text};
+  }
+  std::optional<std::string> values =
+      outcome.state ? state_event_json(*outcome.state) : text(outcome.values);
   return {std::move(values), text(outcome.interrupts), text(outcome.error)};
 }
 
@@ -715,7 +717,12 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
   int index = 4;
   if (values) {
-    s.bind_optional(4, text.values).bind_optional(5, text.interrupts);
+    if (text.state_text != nullptr) {
+      s.bind(4, *text.state_text);
+    } else {
+      s.bind_optional(4, text.values);
+    }
+    s.bind_optional(5, text.interrupts);
     s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
     index = 7;
   }

@@ -224,6 +224,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // thread's whole state, which on a long thread takes long to write.
   struct OutcomeText {
     std::optional<std::string> values, interrupts, error;  // nullopt: NULL
+    // The outcome's state_text, in place of `values` (not copied: the outcome outlives this).
+    const std::string* state_text = nullptr;
   };
   static OutcomeText outcome_text(const ThreadOutcome& outcome);
   // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
