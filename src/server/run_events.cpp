@@ -272,39 +272,53 @@ void RunEvents::write_state(std::string& out, const std::vector<std::string>& ns
   last_state_size_ = out.size() - start;
 }
 
-std::shared_ptr<const std::string> RunEvents::values_text(const StreamEvent& event) {
+RunEvents::SharedText RunEvents::show_values(const StreamEvent& event, const StateRef* state) {
   const bool root_loop = event.ns.empty() && event.loop != 0;
-  std::string out;
-  out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
   std::vector<ValueSpan> spans;
   std::map<std::string, ListText, std::less<>> lists;
-  write_state(out, event.ns, *event.state, &spans, root_loop ? &lists : nullptr, &event, nullptr);
-  auto text = std::make_shared<const std::string>(std::move(out));
-  shown_ = ShownState{event.ns, text, std::move(spans)};
+  const auto write = [&](std::string& out) {
+    write_state(out, event.ns, *event.state, &spans, root_loop ? &lists : nullptr, &event, nullptr);
+  };
+  SharedText data;
+  if (v2_enabled_) {
+    ThreadStreams::Emitted emitted =
+        streams_.emit_written(record_.thread_id, "values", event.ns, write, last_state_size_ + 256,
+                              "", record_.run_id, state);
+    const std::string* text = &emitted.entry->data;
+    data = SharedText(std::shared_ptr<const std::string>(std::move(emitted.entry), text),
+                      emitted.data_at, emitted.data_size);
+  } else {
+    std::string out;
+    out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
+    write(out);
+    data = SharedText(std::move(out));
+  }
+  shown_ = ShownState{event.ns, data.buffer, std::move(spans)};
   if (root_loop) {
-    for (auto& [key, list] : lists) list.text.buffer = text;
+    for (auto& [key, list] : lists) list.text.buffer = data.buffer;
     list_texts_ = std::move(lists);
     list_texts_loop_ = event.loop;
     list_texts_index_ = event.values_index;
     list_texts_checkpoint_.clear();  // on_event names it when it knows
   }
-  return text;
+  return data;
 }
 
-std::string RunEvents::task_start_json(const StreamEvent& event, std::size_t* input_at,
-                                       std::size_t* input_size) {
-  if (event.state == nullptr || !event.data.is_object()) return event_json(event.data);
+void RunEvents::write_task_start(std::string& out, const StreamEvent& event, std::size_t* input_at,
+                                 std::size_t* input_size) {
+  if (event.state == nullptr || !event.data.is_object()) {
+    append_event_json(out, event.data);
+    return;
+  }
   // The task's input written in its place among the members, as its copy would be.
+  const std::size_t start = out.size();
   std::size_t at = 0;
   const std::string frame = event_json_with_text(event.data, "input", "", &at);
-  std::string out;
-  out.reserve(frame.size() + last_state_size_ + 256);
   out.append(frame, 0, at);
   write_state(out, event.ns, *event.state, nullptr, nullptr, nullptr, &event);
   *input_at = at;
-  *input_size = out.size() - at;
+  *input_size = out.size() - start - at;
   out.append(frame, at);
-  return out;
 }
 
 void RunEvents::on_event(const StreamEvent& event) {
@@ -326,18 +340,17 @@ void RunEvents::on_event(const StreamEvent& event) {
         // copied; it has no "__interrupt__".
         const bool legacy_values = legacy_wants("values") && legacy_visible;
         if (legacy_values || v2_enabled_) {
-          const std::shared_ptr<const std::string> values_json = values_text(event);
-          if (root && event.loop != 0) list_texts_checkpoint_ = named_checkpoint;
           // Stored naming the checkpoint in place of the state when that is on disk already.
           std::optional<StateRef> ref;
           if (root && refer_to_checkpoints_ && !named_checkpoint.empty()) {
             ref.emplace();
             ref->graph_id = graph_id_;
-            ref->checkpoint_id = std::move(named_checkpoint);
+            ref->checkpoint_id = named_checkpoint;
           }
           const StateRef* state = ref ? &*ref : nullptr;
-          if (legacy_values) legacy_json("values" + suffix, *values_json, state);
-          if (v2_enabled_) v2_json("values", event.ns, *values_json, "", state);
+          const SharedText values = show_values(event, state);
+          if (root && event.loop != 0) list_texts_checkpoint_ = std::move(named_checkpoint);
+          if (legacy_values) legacy_json("values" + suffix, std::string(values.view()), state);
         }
         if (root && legacy_wants("messages")) {
           const auto& values = event.state->values();
@@ -422,20 +435,36 @@ void RunEvents::on_event(const StreamEvent& event) {
     case StreamMode::kTasks: {
       const bool legacy_tasks = legacy_wants("tasks") && legacy_visible;
       if (!legacy_tasks && !v2_enabled_) break;
-      std::size_t input_at = 0;
-      std::size_t input_size = 0;
-      std::string tasks_json = task_start_json(event, &input_at, &input_size);
-      // A root task starting on the state of a checkpoint on disk is stored naming it.
+      // A root task starting on the state of a checkpoint on disk is stored naming it; where
+      // its input is in the data is known once the data is written.
       std::optional<StateRef> ref;
       if (root && event.state != nullptr && event.data.is_object() && refer_to_checkpoints_ &&
           !event.checkpoint_id.empty()) {
-        ref = StateRef{graph_id_, event.checkpoint_id, StateView::kTaskInput, input_at, input_size};
+        ref = StateRef{graph_id_, event.checkpoint_id, StateView::kTaskInput, 0, 0};
       }
       const StateRef* state = ref ? &*ref : nullptr;
-      if (legacy_tasks) {
-        legacy_json("tasks" + suffix, v2_enabled_ ? tasks_json : std::move(tasks_json), state);
+      const auto write = [&](std::string& out) {
+        std::size_t input_at = 0;
+        std::size_t input_size = 0;
+        write_task_start(out, event, &input_at, &input_size);
+        if (ref) {
+          ref->at = input_at;
+          ref->size = input_size;
+        }
+      };
+      if (v2_enabled_) {
+        const ThreadStreams::Emitted emitted =
+            streams_.emit_written(record_.thread_id, "tasks", event.ns, write,
+                                  last_state_size_ + 256, "", record_.run_id, state);
+        if (legacy_tasks) {
+          legacy_json("tasks" + suffix,
+                      emitted.entry->data.substr(emitted.data_at, emitted.data_size), state);
+        }
+      } else {
+        std::string tasks_json;
+        write(tasks_json);
+        legacy_json("tasks" + suffix, std::move(tasks_json), state);
       }
-      v2_json("tasks", event.ns, tasks_json, "", state);
       break;
     }
     case StreamMode::kCheckpoints: {

@@ -166,12 +166,14 @@ class RunEvents {
                    std::vector<ValueSpan>* spans,
                    std::map<std::string, ListText, std::less<>>* lists,
                    const StreamEvent* shown_event, const StreamEvent* task_event);
-  // A `values` event's data (its event's state), written once: the event shows it and keeps it
-  // as shown_, and a root loop's lists keep their texts in it.
-  std::shared_ptr<const std::string> values_text(const StreamEvent& event);
-  // A task start's data; for a task on the step's state, where its input's text is in it.
-  std::string task_start_json(const StreamEvent& event, std::size_t* input_at,
-                              std::size_t* input_size);
+  // Emits a `values` event of its event's state on the v2 stream (when on) and returns its
+  // data: written once, into the v2 event's text (or a text of its own), which shown_ and a
+  // root loop's kept lists then view.
+  SharedText show_values(const StreamEvent& event, const StateRef* state);
+  // Appends a task start's data to `out`; for a task on the step's state, sets where its
+  // input's text is in that data.
+  void write_task_start(std::string& out, const StreamEvent& event, std::size_t* input_at,
+                        std::size_t* input_size);
   // The lists of the root loop's last `values` event, by key, with that event's
   // StreamEvent::loop and values_index, and the checkpoint whose state it showed ("" if not
   // known); or, before the first, the lists carried from the thread's last run.

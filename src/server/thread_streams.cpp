@@ -76,14 +76,17 @@ std::string channel_of(const std::string& method) {
   return method;
 }
 
-// The event's envelope (§8.3) around its data, with the members in the order Json::dump
-// writes them (sorted), so that it reads as it did when the envelope was a Json object.
+// The event's envelope (§8.3) around its data, which `write` appends, with the members in the
+// order Json::dump writes them (sorted), so that it reads as it did when the envelope was a
+// Json object.
 std::string envelope_json(const std::string& event_id, std::int64_t seq, const std::string& method,
-                          const std::vector<std::string>& ns, std::string_view data_json,
-                          const std::string& node, std::size_t* data_at) {
+                          const std::vector<std::string>& ns,
+                          const std::function<void(std::string&)>& write,
+                          std::size_t data_size_hint, const std::string& node, std::size_t* data_at,
+                          std::size_t* data_size) {
   std::string out;
   // The data and the names, escaped, with the fixed text and the room a name's writer takes.
-  std::size_t size = data_json.size() + 2 * (event_id.size() + method.size() + node.size()) + 384;
+  std::size_t size = data_size_hint + 2 * (event_id.size() + method.size() + node.size()) + 384;
   for (const std::string& segment : ns) size += 2 * segment.size() + 4;
   out.reserve(size);
   out += "{\"event_id\":";
@@ -91,8 +94,9 @@ std::string envelope_json(const std::string& event_id, std::int64_t seq, const s
   out += ",\"method\":";
   append_json_string(out, method);
   out += ",\"params\":{\"data\":";
-  if (data_at != nullptr) *data_at = out.size();
-  out.append(data_json);
+  *data_at = out.size();
+  write(out);
+  *data_size = out.size() - *data_at;
   out += ",\"namespace\":[";
   for (std::size_t i = 0; i < ns.size(); ++i) {
     if (i > 0) out += ',';
@@ -120,20 +124,37 @@ std::int64_t ThreadStreams::emit(const std::string& thread_id, const std::string
   if (method == "custom" && data.is_object() && data.contains("name") && data["name"].is_string()) {
     channel = "custom:" + data["name"].get<std::string>();
   }
-  return append(thread_id, method, std::move(channel), ns, event_json(data), node, run_id);
+  const std::string data_json = event_json(data);
+  return append(
+             thread_id, method, std::move(channel), ns, [&](std::string& out) { out += data_json; },
+             data_json.size(), node, run_id)
+      .entry->seq;
 }
 
 std::int64_t ThreadStreams::emit_json(const std::string& thread_id, const std::string& method,
                                       const std::vector<std::string>& ns,
                                       std::string_view data_json, const std::string& node,
                                       const std::string& run_id, const StateRef* state) {
-  return append(thread_id, method, channel_of(method), ns, data_json, node, run_id, state);
+  return append(
+             thread_id, method, channel_of(method), ns, [&](std::string& out) { out += data_json; },
+             data_json.size(), node, run_id, state)
+      .entry->seq;
 }
 
-std::int64_t ThreadStreams::append(const std::string& thread_id, const std::string& method,
-                                   std::string channel, const std::vector<std::string>& ns,
-                                   std::string_view data_json, const std::string& node,
-                                   const std::string& run_id, const StateRef* state) {
+ThreadStreams::Emitted ThreadStreams::emit_written(
+    const std::string& thread_id, const std::string& method, const std::vector<std::string>& ns,
+    const std::function<void(std::string&)>& write, std::size_t data_size_hint,
+    const std::string& node, const std::string& run_id, const StateRef* state) {
+  return append(thread_id, method, channel_of(method), ns, write, data_size_hint, node, run_id,
+                state);
+}
+
+ThreadStreams::Emitted ThreadStreams::append(const std::string& thread_id,
+                                             const std::string& method, std::string channel,
+                                             const std::vector<std::string>& ns,
+                                             const std::function<void(std::string&)>& write,
+                                             std::size_t data_size_hint, const std::string& node,
+                                             const std::string& run_id, const StateRef* state) {
   std::lock_guard lock(mutex_);
   Stream& stream = stream_locked(thread_id);
   const std::int64_t seq = ++stream.last_seq;
@@ -145,21 +166,22 @@ std::int64_t ThreadStreams::append(const std::string& thread_id, const std::stri
   entry.id = (method == "lifecycle" && ns.empty() && !run_id.empty())
                  ? "synth:" + run_id + ":" + std::to_string(seq)
                  : std::to_string(seq);
-  std::size_t data_at = 0;
-  entry.data = envelope_json(entry.id, seq, method, ns, data_json, node, &data_at);
+  Emitted emitted;
+  entry.data = envelope_json(entry.id, seq, method, ns, write, data_size_hint, node,
+                             &emitted.data_at, &emitted.data_size);
   if (state != nullptr) {
-    entry.stored =
-        stored_with_state_ref(entry.data, data_at + state->at,
-                              std::min(state->size, data_json.size() - state->at), *state);
+    const std::size_t at = std::min(state->at, emitted.data_size);
+    entry.stored = stored_with_state_ref(entry.data, emitted.data_at + at,
+                                         std::min(state->size, emitted.data_size - at), *state);
   }
-  auto shared = std::make_shared<const LogEntry>(std::move(entry));
-  store_.append_thread_event(thread_id, shared);
+  emitted.entry = std::make_shared<const LogEntry>(std::move(entry));
+  store_.append_thread_event(thread_id, emitted.entry);
   if (stream.held) {
-    stream.held_back.push_back(std::move(shared));
+    stream.held_back.push_back(emitted.entry);
   } else {
-    stream.log->append(std::move(shared));
+    stream.log->append(emitted.entry);
   }
-  return seq;
+  return emitted;
 }
 
 std::int64_t ThreadStreams::current_seq(const std::string& thread_id) {

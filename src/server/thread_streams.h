@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,20 @@ class ThreadStreams {
                          const std::vector<std::string>& ns, std::string_view data_json,
                          const std::string& node = "", const std::string& run_id = "",
                          const StateRef* state = nullptr);
+  // emit_json of the data `write` appends to the string it is given: the event's text, so a
+  // large data (a state) is written where it is kept, not copied into it. `state`, when given,
+  // may be completed by `write` (its size). Returns the event and where its data is in it.
+  struct Emitted {
+    LogEntryPtr entry;
+    std::size_t data_at = 0;
+    std::size_t data_size = 0;
+  };
+  // `data_size_hint`: about how long the data will be (room reserved first).
+  Emitted emit_written(const std::string& thread_id, const std::string& method,
+                       const std::vector<std::string>& ns,
+                       const std::function<void(std::string&)>& write, std::size_t data_size_hint,
+                       const std::string& node = "", const std::string& run_id = "",
+                       const StateRef* state = nullptr);
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
@@ -77,10 +92,10 @@ class ThreadStreams {
     std::vector<LogEntryPtr> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
-  std::int64_t append(const std::string& thread_id, const std::string& method, std::string channel,
-                      const std::vector<std::string>& ns, std::string_view data_json,
-                      const std::string& node, const std::string& run_id,
-                      const StateRef* state = nullptr);
+  Emitted append(const std::string& thread_id, const std::string& method, std::string channel,
+                 const std::vector<std::string>& ns, const std::function<void(std::string&)>& write,
+                 std::size_t data_size_hint, const std::string& node, const std::string& run_id,
+                 const StateRef* state = nullptr);
   void drop_idle_locked();
 
   ServerStore& store_;

@@ -161,6 +161,31 @@ std::vector<Json> v2_events(const std::vector<std::string>& events, const char* 
   return out;
 }
 
+TEST_F(ThreadStreamsTest, DataWrittenIntoTheEventIsWhereTheEventSaysAndItsStateRefIsCompleted) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  const std::string state = R"({"messages":[]})";
+  StateRef ref{"g", "c1", StateView::kTaskInput, 0, 0};
+  const ThreadStreams::Emitted emitted = streams.emit_written(
+      "t", "tasks", {},
+      [&](std::string& out) {
+        out += R"({"id":"t1","input":)";
+        ref.at = 20;  // known once written
+        ref.size = state.size();
+        out += state;
+        out += '}';
+      },
+      0, "", "r1", &ref);
+  ASSERT_NE(emitted.entry, nullptr);
+  const std::string data = emitted.entry->data.substr(emitted.data_at, emitted.data_size);
+  EXPECT_EQ(data, R"({"id":"t1","input":{"messages":[]}})");
+  EXPECT_EQ(Json::parse(emitted.entry->data)["params"]["data"], Json::parse(data));
+  // Stored naming the checkpoint in place of the input the writer said it wrote.
+  ASSERT_TRUE(has_state_ref(emitted.entry->stored));
+  EXPECT_EQ(emitted.entry->stored.find(state), std::string::npos);
+  EXPECT_EQ(streams.log("t")->read(0, 10, nullptr).front(), emitted.entry);
+}
+
 TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnotherAsItself) {
   auto state_of = [](Json messages) {
     std::map<std::string, JsonPtr, std::less<>> values;
