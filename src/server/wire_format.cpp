@@ -359,6 +359,7 @@ void append_array_json(std::string& out, const Json::array_t& items, std::string
   keep = std::min({keep, items.size(), ends.size()});
   if (keep > 0 && ends[keep - 1] > previous.size()) keep = 0;  // not that array's text
   const std::size_t start = out.size();
+  out.reserve(start + previous.size() + 256);  // a list grows a little between two texts
   if (keep > 0) {
     out.append(previous.data(), ends[keep - 1]);
   } else {
