@@ -21,9 +21,15 @@ std::string string_field(const Json& obj, const char* key) {
 }
 
 bool is_lc_constructor(const Json& message) {
-  return message.is_object() && string_field(message, "type") == "constructor" &&
-         message.contains("kwargs") && message.contains("id") && message["id"].is_array() &&
-         !message["id"].empty() && message["id"].back().is_string();
+  if (!message.is_object()) return false;
+  const auto type = message.find("type");  // read in place: every message is asked
+  if (type == message.end() || !type->is_string() ||
+      type->get_ref<const std::string&>() != "constructor") {
+    return false;
+  }
+  const auto id = message.find("id");
+  return message.contains("kwargs") && id != message.end() && id->is_array() && !id->empty() &&
+         id->back().is_string();
 }
 
 // Arguments as a JSON object, or nothing: an object as is, a JSON text holding an object

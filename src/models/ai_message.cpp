@@ -6,13 +6,14 @@
 namespace tollgate::models {
 
 std::string message_type(const Json& message, size_t index) {
-  const std::string where = "messages[" + std::to_string(index) + "]";
-  if (!message.is_object()) throw Error::InvalidArgument(where + " must be an object");
+  // Named only when refused: a request asks this of every message of the conversation.
+  const auto where = [index] { return "messages[" + std::to_string(index) + "]"; };
+  if (!message.is_object()) throw Error::InvalidArgument(where() + " must be an object");
   const std::string type = tollgate::message_type(message);
-  if (type.empty()) throw Error::InvalidArgument(where + ".type is missing");
+  if (type.empty()) throw Error::InvalidArgument(where() + ".type is missing");
   if (type == "human" || type == "ai" || type == "system" || type == "tool") return type;
   if (type == "developer") return "system";
-  throw Error::InvalidArgument(where + ".type '" + type +
+  throw Error::InvalidArgument(where() + ".type '" + type +
                                "' is not one of human, ai, system, tool");
 }
 
