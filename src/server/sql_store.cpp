@@ -717,8 +717,11 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
   int index = 4;
   if (values) {
+    // The values (long on a long thread) outlive the statement: not copied.
     if (text.state_text != nullptr) {
-      s.bind(4, *text.state_text);
+      s.bind_unowned(4, *text.state_text);
+    } else if (text.values) {
+      s.bind_unowned(4, *text.values);
     } else {
       s.bind_optional(4, text.values);
     }

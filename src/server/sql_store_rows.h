@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "server/store.h"
 #include "server/thread_query.h"
@@ -19,6 +20,11 @@ class Statement {
 
   Statement& bind(int index, const std::string& text) {
     statement_.bind(index, text);
+    return *this;
+  }
+  // `text` outlives this Statement (which resets at its end): bound without a copy.
+  Statement& bind_unowned(int index, std::string_view text) {
+    statement_.bind_unowned(index, text);
     return *this;
   }
   Statement& bind(int index, std::int64_t value) {

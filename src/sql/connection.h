@@ -33,6 +33,9 @@ class Statement {
   virtual Statement& bind(int index, double value) = 0;
   // The bytes must stay valid until the statement is stepped to its end or reset.
   virtual Statement& bind_blob(int index, std::span<const std::uint8_t> blob) = 0;
+  // bind() of text that stays valid until the statement is stepped to its end or reset, which
+  // a backend that can need not copy (a long text: a conversation's values).
+  virtual Statement& bind_unowned(int index, std::string_view text) { return bind(index, text); }
   virtual Statement& bind_null(int index) = 0;
 
   // Steps once: true when a row is available.

@@ -180,6 +180,13 @@ SqliteStatement& SqliteStatement::bind(int index, std::string_view text) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_unowned(int index, std::string_view text) {
+  const int rc = sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
+                                   SQLITE_STATIC);
+  if (rc != SQLITE_OK) connection_->fail(rc, "bind");
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind(int index, std::int64_t value) {
   const int rc = sqlite3_bind_int64(statement_, index, value);
   if (rc != SQLITE_OK) connection_->fail(rc, "bind");

@@ -87,6 +87,7 @@ class SqliteStatement final : public Statement {
   SqliteStatement& bind(int index, std::int64_t value) override;
   SqliteStatement& bind(int index, double value) override;
   SqliteStatement& bind_blob(int index, std::span<const std::uint8_t> blob) override;
+  SqliteStatement& bind_unowned(int index, std::string_view text) override;
   SqliteStatement& bind_null(int index) override;
 
   // A write outside a transaction (SQLite's autocommit) takes the write gate's turn for its

@@ -42,6 +42,21 @@ TEST_F(SqliteConnectionTest, StatementsBindAndReadEveryColumnType) {
   EXPECT_FALSE(select.step());
 }
 
+TEST_F(SqliteConnectionTest, ATextBoundUnownedIsStoredAsItWasWhenTheStatementRan) {
+  SqliteConnection connection(path());
+  connection.exec("CREATE TABLE t (s TEXT)");
+  SqliteStatement insert(connection, "INSERT INTO t VALUES (?)");
+  std::string text(100000, 'v');  // long, as a conversation's values are
+  text.back() = 'z';
+  EXPECT_EQ(insert.bind_unowned(1, text).run(), 1);
+  insert.reset();
+  text.assign("changed afterwards");  // read at the step, not after
+  SqliteStatement select(connection, "SELECT length(s), substr(s, -1) FROM t");
+  ASSERT_TRUE(select.step());
+  EXPECT_EQ(select.integer(0), 100000);
+  EXPECT_EQ(select.text(1), "z");
+}
+
 TEST_F(SqliteConnectionTest, ATransactionLeftUncommittedIsRolledBack) {
   SqliteConnection connection(path());
   connection.exec("CREATE TABLE t (x INTEGER)");
