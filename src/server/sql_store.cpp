@@ -409,7 +409,7 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
       .bind(1, batch.front()->owner_id)
       .bind(2, last_seq)
       .bind(3, appended_at)
-      .bind(4, text)
+      .bind_unowned(4, text)
       .run();
 }
 
@@ -455,7 +455,7 @@ void SqlStore::insert_run_event_rows_locked(const std::vector<const PendingEvent
       s.bind(at + 1, pending.owner_id)
           .bind(at + 2, e.seq)
           .bind(at + 3, e.event)
-          .bind(at + 4, e.stored.empty() ? e.data : e.stored)
+          .bind_unowned(at + 4, e.stored.empty() ? e.data : e.stored)  // `rows` holds them
           .bind(at + 5, e.id);
     }
     s.run();
