@@ -13,9 +13,8 @@
 namespace tollgate {
 
 void to_json(Json& j, const CheckpointConfig& config) {
-  j = Json{{"thread_id", config.thread_id},
-           {"checkpoint_ns", config.checkpoint_ns},
-           {"checkpoint_id", config.checkpoint_id}};
+  j = json_object("thread_id", config.thread_id, "checkpoint_ns", config.checkpoint_ns,
+                  "checkpoint_id", config.checkpoint_id);
 }
 
 bool Checkpoint::operator==(const Checkpoint& other) const {

@@ -107,8 +107,11 @@ class TaskRuntime final : public Runtime {
     loop_.ensure_task_id(task_);
     metadata["langgraph_task_id"] = task_.id;
     metadata["langgraph_checkpoint_ns"] = task_.ns;
-    loop_.emitter().emit(StreamMode::kMessages, loop_.context().ns_segments,
-                         Json::array({std::move(message_chunk), std::move(metadata)}));
+    Json pair(Json::value_t::array);
+    pair.get_ref<Json::array_t&>().reserve(2);
+    pair.push_back(std::move(message_chunk));
+    pair.push_back(std::move(metadata));
+    loop_.emitter().emit(StreamMode::kMessages, loop_.context().ns_segments, std::move(pair));
   }
 
   const std::string& node_name() const override {
@@ -211,7 +214,7 @@ void PregelLoop::run_task(Task& task) {
     ensure_task_id(task);
     Json triggers = Json::array();
     for (int fired : task.fired) triggers.push_back(channels_.name(fired));
-    Json payload{{"id", task.id}, {"name", node.name}, {"triggers", std::move(triggers)}};
+    Json payload = json_object("id", task.id, "name", node.name, "triggers", std::move(triggers));
     // A Send's task starts on its own argument, not on the step's state: it keeps its input.
     const bool by_reference =
         context_.emitter->state_by_reference() && task.kind != TaskKind::kPush;
@@ -447,13 +450,17 @@ void PregelLoop::emit_task_result(Task& task) {
       }
     }
     context_.emitter->emit(StreamMode::kUpdates, ns,
-                           Json{{name, update.empty() ? Json() : std::move(update)}});
+                           json_object(name, update.empty() ? Json() : std::move(update)));
   }
   const bool debug = context_.emitter->wants(StreamMode::kDebug, ns);
   if (!debug && !context_.emitter->wants(StreamMode::kTasks, ns)) return;
   Json result = Json::array();
   for (const auto& write : task.writes) {
-    result.push_back(Json::array({channels_.name(write), write.value}));
+    Json pair(Json::value_t::array);
+    pair.get_ref<Json::array_t&>().reserve(2);
+    pair.push_back(channels_.name(write));
+    pair.push_back(write.value);
+    result.push_back(std::move(pair));
   }
   Json error;
   if (task.error) {
@@ -466,11 +473,8 @@ void PregelLoop::emit_task_result(Task& task) {
     }
   }
   ensure_task_id(task);
-  Json payload{{"id", task.id},
-               {"name", name},
-               {"error", error},
-               {"result", result},
-               {"interrupts", task.interrupts}};
+  Json payload = json_object("id", task.id, "name", name, "error", std::move(error), "result",
+                             std::move(result), "interrupts", task.interrupts);
   if (debug) {
     context_.emitter->emit(StreamMode::kDebug, ns,
                            Json{{"type", "task_result"},

@@ -80,16 +80,12 @@ std::string Notifications::console_url(const std::string& thread_id) const {
 
 Json Notifications::review_data(const ReviewFacts& review) const {
   const Json* configs = find_either(review.value, "review_configs", "reviewConfigs");
-  return Json{{"thread_id", review.thread_id},
-              {"assistant_id", review.assistant_id},
-              {"interrupt_id", review.interrupt_id},
-              {"action_requests",
-               member_or_null(find_either(review.value, "action_requests", "actionRequests"))},
-              {"review_configs", member_or_null(configs)},
-              {"expires_at", expires_at_of(configs)},
-              {"decided_by", nullptr},
-              {"outcome", nullptr},
-              {"console_url", console_url(review.thread_id)}};
+  return json_object("thread_id", review.thread_id, "assistant_id", review.assistant_id,
+                     "interrupt_id", review.interrupt_id, "action_requests",
+                     member_or_null(find_either(review.value, "action_requests", "actionRequests")),
+                     "review_configs", member_or_null(configs), "expires_at",
+                     expires_at_of(configs), "decided_by", nullptr, "outcome", nullptr,
+                     "console_url", console_url(review.thread_id));
 }
 
 std::vector<QueuedNotification> Notifications::review_requested_notices(
@@ -188,16 +184,10 @@ std::optional<QueuedNotification> Notifications::run_ended_notice(
                         : status == RunStatus::kInterrupted           ? "cancelled"
                         : thread_status == ThreadStatus::kInterrupted ? "paused"
                                                                       : "completed";
-  Json data{{"thread_id", thread_id},
-            {"assistant_id", assistant_id},
-            {"run_id", run_id},
-            {"interrupt_id", nullptr},
-            {"action_requests", nullptr},
-            {"review_configs", nullptr},
-            {"expires_at", nullptr},
-            {"decided_by", nullptr},
-            {"outcome", outcome},
-            {"console_url", console_url(thread_id)}};
+  Json data = json_object("thread_id", thread_id, "assistant_id", assistant_id, "run_id", run_id,
+                          "interrupt_id", nullptr, "action_requests", nullptr, "review_configs",
+                          nullptr, "expires_at", nullptr, "decided_by", nullptr, "outcome", outcome,
+                          "console_url", console_url(thread_id));
   if (failed) data["error"] = error;
   return notice(failed ? "run.failed" : "run.finished", run_id, std::move(data));
 }

@@ -149,8 +149,9 @@ void RunEvents::v2_json(const std::string& method, const std::vector<std::string
 }
 
 void RunEvents::started() {
-  legacy("metadata", Json{{"run_id", record_.run_id}, {"attempt", std::max(1, record_.attempts)}});
-  v2("lifecycle", {}, Json{{"event", "running"}, {"graph_name", graph_id_}});
+  legacy("metadata",
+         json_object("run_id", record_.run_id, "attempt", std::max(1, record_.attempts)));
+  v2("lifecycle", {}, json_object("event", "running", "graph_name", graph_id_));
 }
 
 std::size_t RunEvents::CheckpointLists::bytes() const {
@@ -552,7 +553,7 @@ void RunEvents::v2_interrupts(const std::vector<std::string>& ns, const Json& in
     std::string id = interrupt.value("id", std::string());
     if (!v2_interrupts_sent_.insert(id).second) continue;
     v2("input.requested", ns,
-       Json{{"interrupt_id", id}, {"payload", interrupt.value("value", Json())}});
+       json_object("interrupt_id", id, "payload", interrupt.value("value", Json())));
   }
 }
 
@@ -596,27 +597,21 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
   auto chunks = chunk.find("tool_call_chunks");
   for (const Json& part : chunks != chunk.end() && chunks->is_array() ? *chunks : empty_array()) {
     int index = part.value("index", 0) + 1;  // text owns block 0
-    auto [call, fresh] = message.tool_calls.try_emplace(
-        index,
-        Json{{"id", part.value("id", Json())}, {"name", part.value("name", Json())}, {"args", ""}});
+    auto [call, fresh] =
+        message.tool_calls.try_emplace(index, json_object("id", part.value("id", Json()), "name",
+                                                          part.value("name", Json()), "args", ""));
     if (fresh) {
       v2("messages", ns,
-         Json{{"event", "content-block-start"},
-              {"index", index},
-              {"content",
-               {{"type", "tool_call_chunk"},
-                {"id", call->second["id"]},
-                {"name", call->second["name"]},
-                {"args", ""},
-                {"index", index}}}});
+         json_object("event", "content-block-start", "index", index, "content",
+                     json_object("type", "tool_call_chunk", "id", call->second["id"], "name",
+                                 call->second["name"], "args", "", "index", index)));
     }
     std::string args = part.value("args", std::string());
     if (!args.empty()) {
-      call->second["args"] = call->second["args"].get<std::string>() + args;
+      call->second["args"].get_ref<std::string&>() += args;
       v2("messages", ns,
-         Json{{"event", "content-block-delta"},
-              {"index", index},
-              {"delta", {{"type", "tool-call-delta"}, {"args", args}}}});
+         json_object("event", "content-block-delta", "index", index, "delta",
+                     json_object("type", "tool-call-delta", "args", std::move(args))));
     }
   }
   // A whole message (not a chunk) carries its final tool calls: finish it at once.
@@ -625,18 +620,14 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
     int index = 1;
     for (const Json& call : chunk["tool_calls"]) {
       if (!message.tool_calls.count(index)) {
-        message.tool_calls[index] = Json{{"id", call.value("id", Json())},
-                                         {"name", call.value("name", Json())},
-                                         {"args", call.value("args", Json::object())}};
+        message.tool_calls[index] =
+            json_object("id", call.value("id", Json()), "name", call.value("name", Json()), "args",
+                        call.value("args", Json::object()));
         v2("messages", ns,
-           Json{{"event", "content-block-start"},
-                {"index", index},
-                {"content",
-                 {{"type", "tool_call_chunk"},
-                  {"id", call.value("id", Json())},
-                  {"name", call.value("name", Json())},
-                  {"args", ""},
-                  {"index", index}}}});
+           json_object(
+               "event", "content-block-start", "index", index, "content",
+               json_object("type", "tool_call_chunk", "id", call.value("id", Json()), "name",
+                           call.value("name", Json()), "args", "", "index", index)));
       }
       ++index;
     }
@@ -646,12 +637,13 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
 void RunEvents::v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output) {
   // The node finished: every message it streamed is complete. Its final form (if the
   // node's output holds it) gives the tool calls' parsed arguments.
-  std::map<std::string, Json> finals;
+  std::map<std::string, const Json*, std::less<>> finals;  // in node_output
   if (node_output.is_object() && node_output.contains("messages")) {
     const Json& messages = node_output["messages"];
     auto add = [&finals](const Json& m) {
-      if (m.is_object() && m.contains("id") && m["id"].is_string())
-        finals[m["id"].get<std::string>()] = m;
+      if (!m.is_object()) return;
+      const auto id = m.find("id");
+      if (id != m.end() && id->is_string()) finals[id->get<std::string>()] = &m;
     };
     if (messages.is_array()) {
       for (const Json& m : messages) add(m);
@@ -666,40 +658,45 @@ void RunEvents::v2_finish_messages(const std::vector<std::string>& ns, const Jso
       ++it;
       continue;
     }
-    const Json final_message = finals.count(it->first) ? finals[it->first] : Json();
+    // The message is done with here: its parts are moved into the events.
+    const auto found = finals.find(it->first);
+    const Json* final_message = found != finals.end() ? found->second : nullptr;
     if (message.text_started) {
-      std::string text = message.text;
-      if (final_message.is_object() && final_message.contains("content") &&
-          final_message["content"].is_string()) {
-        text = final_message["content"].get<std::string>();
+      std::string text = std::move(message.text);
+      if (final_message != nullptr) {
+        const auto content = final_message->find("content");
+        if (content != final_message->end() && content->is_string()) {
+          text = content->get<std::string>();
+        }
       }
       v2("messages", message.ns,
-         Json{{"event", "content-block-finish"},
-              {"index", 0},
-              {"content", {{"type", "text"}, {"text", text}}}});
+         json_object("event", "content-block-finish", "index", 0, "content",
+                     json_object("type", "text", "text", std::move(text))));
     }
-    Json final_calls = final_message.is_object() ? final_message.value("tool_calls", Json::array())
-                                                 : Json::array();
+    const Json* final_calls = nullptr;
+    if (final_message != nullptr) {
+      const auto calls = final_message->find("tool_calls");
+      if (calls != final_message->end() && calls->is_array()) final_calls = &*calls;
+    }
     std::size_t position = 0;
     for (auto& [index, call] : message.tool_calls) {
-      Json args = call["args"];
-      if (position < final_calls.size()) {
-        args = final_calls[position].value("args", Json::object());
-      } else if (args.is_string()) {
-        args = Json::parse(args.get<std::string>(), nullptr, false);
-        if (args.is_discarded()) args = Json::object();
+      Json args;
+      if (final_calls != nullptr && position < final_calls->size()) {
+        args = (*final_calls)[position].value("args", Json::object());
+      } else {
+        args = std::move(call["args"]);
+        if (args.is_string()) {
+          args = Json::parse(args.get<std::string>(), nullptr, false);
+          if (args.is_discarded()) args = Json::object();
+        }
       }
       ++position;
       v2("messages", message.ns,
-         Json{{"event", "content-block-finish"},
-              {"index", index},
-              {"content",
-               {{"type", "tool_call"},
-                {"id", call["id"]},
-                {"name", call["name"]},
-                {"args", args}}}});
+         json_object("event", "content-block-finish", "index", index, "content",
+                     json_object("type", "tool_call", "id", std::move(call["id"]), "name",
+                                 std::move(call["name"]), "args", std::move(args))));
     }
-    v2("messages", message.ns, Json{{"event", "message-finish"}, {"reason", "stop"}});
+    v2("messages", message.ns, json_object("event", "message-finish", "reason", "stop"));
     it = open_messages_.erase(it);
   }
 }
@@ -718,7 +715,7 @@ void RunEvents::finished(const RunResult& result) {
     v2_interrupts({}, interrupts);
   }
   v2("lifecycle", {},
-     Json{{"event", paused ? "interrupted" : "completed"}, {"graph_name", graph_id_}});
+     json_object("event", paused ? "interrupted" : "completed", "graph_name", graph_id_));
 }
 
 void RunEvents::cancelled() {

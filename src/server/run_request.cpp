@@ -15,10 +15,8 @@ std::vector<std::string> string_list(const Json& value) {
 }
 
 Json identity_json(const Identity& who) {
-  return Json{{"id", who.id},
-              {"name", who.name},
-              {"roles", who.roles},
-              {"authenticated", who.authenticated}};
+  return json_object("id", who.id, "name", who.name, "roles", who.roles, "authenticated",
+                     who.authenticated);
 }
 
 // The identity an object of kwargs (started_by, decided_by) names; empty for anything else.
@@ -70,18 +68,11 @@ Identity latest_run_starter(ServerStore& store, const std::string& thread_id) {
 }
 
 Json RunRequest::to_kwargs() const {
-  Json kwargs{{"input", input},
-              {"config", config},
-              {"context", context},
-              {"stream_mode", stream_modes},
-              {"subgraphs", stream_subgraphs},
-              {"resumable", stream_resumable},
-              {"temporary", temporary},
-              {"metadata", metadata},
-              {"interrupt_before", interrupt_before},
-              {"interrupt_after", interrupt_after},
-              {"after_seconds", after_seconds},
-              {"protocol_v2", protocol_v2}};
+  Json kwargs = json_object(
+      "input", input, "config", config, "context", context, "stream_mode", stream_modes,
+      "subgraphs", stream_subgraphs, "resumable", stream_resumable, "temporary", temporary,
+      "metadata", metadata, "interrupt_before", interrupt_before, "interrupt_after",
+      interrupt_after, "after_seconds", after_seconds, "protocol_v2", protocol_v2);
   if (command) kwargs["command"] = *command;
   if (!checkpoint_id.empty()) kwargs["checkpoint_id"] = checkpoint_id;
   if (!started_by.empty()) kwargs["started_by"] = identity_json(started_by);

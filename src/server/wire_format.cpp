@@ -59,7 +59,7 @@ Json run_to_json(const RunRecord& r) {
 }
 
 Json interrupt_to_json(const Interrupt& interrupt) {
-  return Json{{"id", interrupt.id}, {"value", interrupt.value}};
+  return json_object("id", interrupt.id, "value", interrupt.value);
 }
 
 Json interrupts_to_json(const std::vector<Interrupt>& interrupts) {
