@@ -74,7 +74,8 @@ struct CheckpointTuple {
   std::optional<CheckpointConfig> parent_config;
   std::vector<PendingWrite> pending_writes;  // ordered by (task_id, write index)
   // True when the caller asked (GetOptions::reuse_values_of) to skip loading channel values it
-  // already holds for this checkpoint; checkpoint.channel_values is then empty.
+  // already holds for this checkpoint, or not to load any (GetOptions::skip_values);
+  // checkpoint.channel_values is then empty.
   bool values_reused = false;
 };
 
@@ -82,6 +83,10 @@ struct GetOptions {
   // If the checkpoint found has this id, its channel values are not loaded (see
   // CheckpointTuple::values_reused). Lets a caller with a warm copy skip reconstruction.
   std::string reuse_values_of;
+  // No checkpoint's channel values are loaded (CheckpointTuple::values_reused is set): for a
+  // caller that reads only the checkpoint's id, metadata or pending writes. A saver may load
+  // them anyway.
+  bool skip_values = false;
 };
 
 struct ListQuery {
@@ -111,6 +116,10 @@ inline constexpr std::string_view kNullTaskId = "00000000-0000-0000-0000-0000000
 
 // The fixed index of a special channel's write, or nullopt for an ordinary channel.
 std::optional<int> special_write_index(std::string_view channel);
+// Whether a pending write to `channel` shows that its task finished: a write to a channel of
+// the state, or the mark of a task that wrote nothing (kNoWritesChannel) — not an interrupt,
+// resume, error, effect intent or scheduled write.
+bool marks_task_finished(std::string_view channel);
 
 // A new checkpoint id: a time-ordered UUID (version 6) whose time is read from `clock` and
 // whose clock sequence is the step, so ids compare in creation order within a process (even

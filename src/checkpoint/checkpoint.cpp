@@ -56,6 +56,10 @@ std::optional<int> special_write_index(std::string_view channel) {
   return std::nullopt;
 }
 
+bool marks_task_finished(std::string_view channel) {
+  return !special_write_index(channel).has_value();  // kNoWritesChannel included
+}
+
 namespace {
 
 // Appends `value` as exactly `digits` decimal digits (zero-padded).

@@ -150,7 +150,7 @@ CheckpointTuple build_tuple(const std::string& thread_id, const std::string& ns,
   tuple.metadata = unpack_metadata(stored.record);
   if (!parent_id.empty())
     tuple.parent_config = CheckpointConfig{thread_id, ns, std::string(parent_id)};
-  if (!options.reuse_values_of.empty() && options.reuse_values_of == id) {
+  if (options.skip_values || (!options.reuse_values_of.empty() && options.reuse_values_of == id)) {
     tuple.values_reused = true;
   } else {
     std::string prefix;

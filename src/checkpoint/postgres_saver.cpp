@@ -154,7 +154,7 @@ struct PostgresSaver::Impl {
 std::optional<CheckpointTuple> PostgresSaver::Impl::get_tuple(const CheckpointConfig& config,
                                                               const GetOptions& options) {
   const bool latest = config.checkpoint_id.empty();
-  if (!options.reuse_values_of.empty()) {
+  if (!options.reuse_values_of.empty() || options.skip_values) {
     // The caller holds the values of the checkpoint it expects: the row and its writes in one
     // statement, without a transaction, unless the checkpoint found is another one.
     StatementUse query(latest ? statements->select_latest_with_writes

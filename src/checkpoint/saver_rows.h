@@ -68,10 +68,11 @@ struct DecodedValues {
 JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, const ValueRef& ref,
                        DecodedValues& decoded, sql::Statement& select_value_range);
 
-// Whether the caller holds the values of `row` already (options.reuse_values_of names it):
-// then a read of the tuple reads no stored value.
+// Whether the caller holds the values of `row` already (options.reuse_values_of names it) or
+// wants none (options.skip_values): then a read of the tuple reads no stored value.
 inline bool reuses_values(const CheckpointRow& row, const GetOptions& options) {
-  return !options.reuse_values_of.empty() && options.reuse_values_of == row.id;
+  return options.skip_values ||
+         (!options.reuse_values_of.empty() && options.reuse_values_of == row.id);
 }
 
 // The tuple of `row` without its pending writes: its channel values (unless reuses_values)

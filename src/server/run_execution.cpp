@@ -1,6 +1,8 @@
 // RunManager's execution of one run on a worker: the graph invocation, how its end is told
 // (completed, cancelled, refused, failed, failed by storage) and the one write that stores it.
 #include <functional>
+#include <set>
+#include <string_view>
 
 #include "server/http_types.h"
 #include "server/ids.h"
@@ -9,6 +11,7 @@
 #include "server/run_events.h"
 #include "server/run_manager.h"
 #include "server/wire_format.h"
+#include "tollgate/checkpoint.h"
 #include "tollgate/error.h"
 #include "tollgate/review_timeout.h"
 
@@ -24,13 +27,27 @@ struct Progress {
   bool operator==(const Progress&) const = default;
 };
 
+// Read from the latest checkpoint's row and pending writes, without its values or the state.
 Progress progress_of(const CompiledGraph& graph, const std::string& thread_id) {
-  RunConfig latest;
-  latest.thread_id = thread_id;
-  StateSnapshot snapshot = graph.get_state(latest);
-  Progress progress{snapshot.config.checkpoint_id, ""};
-  for (const TaskInfo& task : snapshot.tasks) {
-    if (!task.result.is_null()) progress.finished_tasks += task.id + ";";
+  const std::shared_ptr<Saver>& saver = graph.checkpointer();
+  if (!saver) return {};
+  GetOptions options;
+  options.skip_values = true;
+  const std::optional<CheckpointTuple> tuple =
+      saver->get_tuple(CheckpointConfig{thread_id, "", ""}, options);
+  if (!tuple) return {};
+  Progress progress{tuple->config.checkpoint_id, ""};
+  // The tasks of the next step that saved what they returned, as get_state's tasks with a
+  // result (a Command's writes, of no task, are not a task's).
+  std::set<std::string_view> finished;
+  for (const PendingWrite& write : tuple->pending_writes) {
+    if (write.task_id != kNullTaskId && marks_task_finished(write.channel)) {
+      finished.insert(write.task_id);
+    }
+  }
+  for (std::string_view task : finished) {
+    progress.finished_tasks += task;
+    progress.finished_tasks += ';';
   }
   return progress;
 }

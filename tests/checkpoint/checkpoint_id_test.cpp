@@ -34,6 +34,15 @@ TEST(CheckpointIdTest, SpecialChannelsHaveFixedNegativeIndexes) {
   EXPECT_EQ(special_write_index("messages"), std::nullopt);
 }
 
+TEST(CheckpointIdTest, AWriteToAStateChannelOrOfNothingMarksItsTaskFinished) {
+  EXPECT_TRUE(marks_task_finished("messages"));
+  EXPECT_TRUE(marks_task_finished(kNoWritesChannel));
+  for (std::string_view special : {kErrorChannel, kScheduledChannel, kInterruptChannel,
+                                   kResumeChannel, std::string_view("__intents__")}) {
+    EXPECT_FALSE(marks_task_finished(special)) << special;
+  }
+}
+
 TEST(CheckpointIdTest, TimestampIsIsoUtc) {
   EXPECT_TRUE(std::regex_match(utc_timestamp(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00)")));

@@ -333,6 +333,27 @@ TEST_P(SaverConformanceTest, GetTupleWithHeldValuesOfAThreadWithoutCheckpointsIs
   EXPECT_FALSE(saver_->get_tuple({"t", "", options.reuse_values_of}, options));
 }
 
+TEST_P(SaverConformanceTest, GetTupleWithoutValuesReadsTheRestOfAnyCheckpoint) {
+  auto configs = put_chain(*saver_, "t", "", 3);
+  saver_->put_writes(configs[2], {{"b", 2}}, "task-2");
+  saver_->put_writes(configs[1], {{"old", 0}}, "task-1");
+  for (const CheckpointConfig& asked : {CheckpointConfig{"t", "", ""}, configs[1]}) {
+    GetOptions options;
+    options.skip_values = true;
+    auto bare = saver_->get_tuple(asked, options);
+    auto full = saver_->get_tuple(asked);
+    ASSERT_TRUE(bare && full) << asked.checkpoint_id;
+    EXPECT_TRUE(bare->values_reused);
+    EXPECT_TRUE(bare->checkpoint.channel_values.empty());
+    EXPECT_FALSE(full->checkpoint.channel_values.empty());
+    full->checkpoint.channel_values.clear();
+    EXPECT_TRUE(tuples_equal(*bare, *full)) << asked.checkpoint_id;
+  }
+  GetOptions options;
+  options.skip_values = true;
+  EXPECT_FALSE(saver_->get_tuple({"other", "", ""}, options));
+}
+
 // ---- copy_thread ------------------------------------------------------------------------------
 
 TEST_P(SaverConformanceTest, CopyThreadCopiesEveryCheckpointNamespaceAndWrite) {
