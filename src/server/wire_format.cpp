@@ -343,9 +343,8 @@ class JsonOut {
 
 }  // namespace
 
-std::string event_json(const Json& value, std::size_t expected_size) {
+std::string event_json(const Json& value) {
   std::string out;
-  if (expected_size > 0) out.reserve(expected_size + expected_size / 8 + 64);
   JsonOut(out).value(value);
   return out;
 }

@@ -36,9 +36,7 @@ Json normalize_input(const Json& input);
 
 // The JSON text of a stream event's data, as every stored and streamed event is written:
 // compact, UTF-8, invalid bytes replaced (Json::dump(-1, ' ', false, replace)).
-// `expected_size`: room reserved first (the size of a like value's text), so that a large
-// text is written without growing the string as it goes.
-std::string event_json(const Json& value, std::size_t expected_size = 0);
+std::string event_json(const Json& value);
 // Appends event_json(value) to `out`.
 void append_event_json(std::string& out, const Json& value);
 // Appends event_json of the array `items` to `out`, its first `keep` items' text taken from
