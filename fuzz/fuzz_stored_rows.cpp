@@ -1,12 +1,14 @@
 // What the database hands back is input too (a damaged file, a row of another build): a
-// checkpoint header (formats 1 and 2) and a thread's event batch, of any bytes. Each either
-// reads or fails with an Error; a header that reads is written again in format 2 and must read
-// back the same.
+// checkpoint header (formats 1 and 2), a stored value and a thread's event batch, of any bytes.
+// Each either reads or fails with an Error; a header that reads is written again in format 2
+// and must read back the same; a value reads as nlohmann's MessagePack reader reads it.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "checkpoint/header_codec.h"
+#include "checkpoint/value_store.h"
 #include "fuzz_input.h"
 #include "server/event_batch.h"
 #include "server/state_refs.h"
@@ -29,6 +31,32 @@ void header(const std::uint8_t* data, std::size_t size) {
   decode_header(written.data(), written.size(), again, again_refs);  // an Error here is a bug
   if (!(again == read) || !(again_refs == refs)) {
     std::abort();  // a header that reads but does not survive being written again
+  }
+}
+
+// Equal, and of the same type at every level (== holds between a signed and an unsigned 5).
+bool same_types(const tollgate::Json& a, const tollgate::Json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (!a.is_structured()) return a == b;
+  for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+    if ((a.is_object() && x.key() != y.key()) || !same_types(*x, *y)) return false;
+  }
+  return true;
+}
+
+void value(const std::uint8_t* data, std::size_t size) {
+  // nlohmann's reader recurses once per level: a long input could nest deeper than its stack.
+  if (size > 4096) return;
+  std::optional<tollgate::Json> expected;
+  try {
+    expected = tollgate::Json::from_msgpack(data, data + size);
+  } catch (const tollgate::Json::exception&) {
+  }
+  try {
+    const tollgate::Json decoded = tollgate::checkpoint_internal::decode_value(data, size);
+    if (!expected || !same_types(decoded, *expected)) std::abort();
+  } catch (const tollgate::Error&) {
+    if (expected) std::abort();
   }
 }
 
@@ -76,6 +104,7 @@ void batch(const std::uint8_t* data, std::size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   header(data, size);
+  value(data, size);
   batch(data, size);
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "checkpoint/message_pack.h"
@@ -46,73 +48,174 @@ nlohmann::detail::output_adapter_t<std::uint8_t> unowned(
   return {std::shared_ptr<void>(), &output};
 }
 
-// Builds the decoded value in place, moving every string and key the reader produced (the
-// reader's own DOM builder copies them, and from_msgpack copies the whole result once more).
-class DecodedDom {
+// Reads one MessagePack value into a JSON value, as nlohmann's reader reads it (positive
+// integers unsigned, negative ones signed, bin and ext items binary, ext with their type as
+// subtype, a repeated key keeping its last value), without its per-byte input calls: strings
+// are taken whole. Iterative, so a deep nesting cannot exhaust the stack. Throws Malformed.
+class JsonDecoder {
  public:
-  DecodedDom(Json& root, std::size_t input_size) : root_(root), input_size_(input_size) {}
+  struct Malformed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
 
-  bool null() { return add(Json()); }
-  bool boolean(bool value) { return add(Json(value)); }
-  bool number_integer(Json::number_integer_t value) { return add(Json(value)); }
-  bool number_unsigned(Json::number_unsigned_t value) { return add(Json(value)); }
-  bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
-    return add(Json(value));
-  }
-  bool string(Json::string_t& value) { return add(Json(std::move(value))); }
-  bool binary(Json::binary_t& value) { return add(Json(std::move(value))); }
-  bool start_object(std::size_t /*size*/) { return open(Json::value_t::object); }
-  bool key(Json::string_t& key) {
-    member_ = &(*open_.back())[std::move(key)];
-    return true;
-  }
-  bool end_object() { return close(); }
-  bool start_array(std::size_t size) {
-    open(Json::value_t::array);
-    // Every item takes at least one byte: a damaged length cannot reserve more than that.
-    if (size != static_cast<std::size_t>(-1)) {
-      open_.back()->get_ref<Json::array_t&>().reserve(std::min(size, input_size_));
+  JsonDecoder(const std::uint8_t* data, std::size_t size)
+      : begin_(data), at_(data), end_(data + size) {}
+
+  Json decode() {
+    Json root;
+    Json* slot = &root;  // where the next item goes
+    for (;;) {
+      item(*slot);
+      slot = next_slot();
+      if (slot == nullptr) break;
     }
-    return true;
-  }
-  bool end_array() { return close(); }
-  template <class Exception>
-  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& e) {
-    throw e;
+    if (at_ != end_) fail("bytes after the value");
+    return root;
   }
 
  private:
-  Json* place(Json&& value) {
-    if (open_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& parent = *open_.back();
-    if (parent.is_array()) {
-      auto& items = parent.get_ref<Json::array_t&>();
-      items.push_back(std::move(value));
-      return &items.back();
-    }
-    *member_ = std::move(value);
-    return member_;
+  struct Open {
+    Json* container;
+    std::size_t left;  // items (members) still to read
+  };
+
+  [[noreturn]] void fail(const char* what) const {
+    throw Malformed(std::string(what) + " at byte " + std::to_string(at_ - begin_));
   }
-  bool add(Json&& value) {
-    place(std::move(value));
-    return true;
+  std::size_t left() const { return static_cast<std::size_t>(end_ - at_); }
+  std::uint64_t big_endian(std::size_t bytes) {
+    if (left() < bytes) fail("unexpected end of input");
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < bytes; ++i) n = (n << 8) | *at_++;
+    return n;
   }
-  bool open(Json::value_t type) {
-    open_.push_back(place(Json(type)));
-    return true;
+  const std::uint8_t* take(std::uint64_t length) {
+    if (left() < length) fail("unexpected end of input");
+    const std::uint8_t* out = at_;
+    at_ += length;
+    return out;
   }
-  bool close() {
-    open_.pop_back();
-    return true;
+  std::string text(std::uint64_t length) {
+    const auto* data = reinterpret_cast<const char*>(take(length));
+    return std::string(data, length);
+  }
+  Json binary(std::uint64_t length) {
+    const std::uint8_t* data = take(length);
+    return Json::binary(Json::binary_t::container_type(data, data + length));
+  }
+  Json ext(std::uint64_t length) {
+    const auto subtype = static_cast<std::uint8_t>(big_endian(1));
+    const std::uint8_t* data = take(length);
+    return Json::binary(Json::binary_t::container_type(data, data + length), subtype);
   }
 
-  Json& root_;
-  std::size_t input_size_;
-  std::vector<Json*> open_;  // the arrays and objects being filled, innermost last
-  Json* member_ = nullptr;   // the object member the next value goes to
+  // An array or map of `count` items (members take two): refused when the rest cannot hold them.
+  void open(Json& slot, std::uint64_t count, bool map) {
+    if (count > left() / (map ? 2 : 1)) fail("a container longer than the input");
+    if (map) {
+      slot = Json::object();
+    } else {
+      slot = Json::array();
+      slot.get_ref<Json::array_t&>().reserve(count);
+    }
+    if (count > 0) open_.push_back(Open{&slot, count});
+  }
+
+  // A signed integer of `bytes` big-endian bytes.
+  std::int64_t signed_number(std::size_t bytes) {
+    const unsigned shift = 64 - 8 * static_cast<unsigned>(bytes);
+    return static_cast<std::int64_t>(big_endian(bytes) << shift) >> shift;
+  }
+  // The width of the length or number after marker `b` of the family whose first marker,
+  // `first`, is followed by one byte (the next by two, then four, then eight).
+  static std::size_t width(std::uint8_t b, std::uint8_t first) {
+    return std::size_t{1} << (b - first);
+  }
+
+  void item(Json& slot) {
+    if (at_ == end_) fail("unexpected end of input");
+    const std::uint8_t b = *at_++;
+    if (b <= 0x7F) {
+      slot = static_cast<std::uint64_t>(b);
+    } else if (b >= 0xE0) {
+      slot = static_cast<std::int64_t>(static_cast<std::int8_t>(b));
+    } else if (b <= 0x8F) {
+      open(slot, b & 0x0F, true);
+    } else if (b <= 0x9F) {
+      open(slot, b & 0x0F, false);
+    } else if (b <= 0xBF) {
+      slot = text(b & 0x1F);
+    } else if (b == 0xC0) {
+      slot = nullptr;
+    } else if (b == 0xC2 || b == 0xC3) {
+      slot = b == 0xC3;
+    } else if (b >= 0xC4 && b <= 0xC6) {
+      slot = binary(big_endian(width(b, 0xC4)));
+    } else if (b >= 0xC7 && b <= 0xC9) {
+      slot = ext(big_endian(width(b, 0xC7)));
+    } else if (b == 0xCA) {
+      const auto bits = static_cast<std::uint32_t>(big_endian(4));
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      slot = static_cast<double>(f);
+    } else if (b == 0xCB) {
+      const std::uint64_t bits = big_endian(8);
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      slot = d;
+    } else if (b >= 0xCC && b <= 0xCF) {
+      slot = big_endian(width(b, 0xCC));
+    } else if (b >= 0xD0 && b <= 0xD3) {
+      slot = signed_number(width(b, 0xD0));
+    } else if (b >= 0xD4 && b <= 0xD8) {
+      slot = ext(width(b, 0xD4));
+    } else if (b >= 0xD9 && b <= 0xDB) {
+      slot = text(big_endian(width(b, 0xD9)));
+    } else if (b >= 0xDC) {  // 0xDC-0xDD arrays, 0xDE-0xDF maps, of 16- or 32-bit counts
+      open(slot, big_endian(b % 2 == 0 ? 2 : 4), b >= 0xDE);
+    } else {
+      --at_;
+      fail("a byte that starts no MessagePack item");  // 0xC1
+    }
+  }
+
+  // A map's key: a string item.
+  std::string key() {
+    if (at_ == end_) fail("unexpected end of input");
+    const std::uint8_t b = *at_++;
+    if (b >= 0xA0 && b <= 0xBF) return text(b & 0x1F);
+    if (b >= 0xD9 && b <= 0xDB) return text(big_endian(width(b, 0xD9)));
+    --at_;
+    fail("a map key that is not a string");
+  }
+
+  // The slot of the next item of the innermost open container, or null when none is open.
+  Json* next_slot() {
+    while (!open_.empty()) {
+      Open& top = open_.back();
+      if (top.left == 0) {
+        open_.pop_back();
+        continue;
+      }
+      --top.left;
+      Json& container = *top.container;
+      if (container.is_object()) {
+        // Nodes of a std::map stay put: the slot outlives the inserts of later members.
+        return &container.get_ref<Json::object_t&>()[key()];
+      }
+      auto& items = container.get_ref<Json::array_t&>();
+      items.emplace_back();
+      return &items.back();
+    }
+    return nullptr;
+  }
+
+  const std::uint8_t* begin_;
+  const std::uint8_t* at_;
+  const std::uint8_t* end_;
+  // Innermost last. An open array's items are reserved whole (its count fits the input), so
+  // filling it never moves the containers open inside it.
+  std::vector<Open> open_;
 };
 
 // Writes MessagePack byte for byte as nlohmann's writer does (smallest form of each length and
@@ -242,11 +345,8 @@ std::uint64_t encoded_size(const Json& value) {
 
 Json decode_value(const std::uint8_t* data, std::size_t size) {
   try {
-    Json value;
-    DecodedDom dom(value, size);
-    Json::sax_parse(data, data + size, &dom, Json::input_format_t::msgpack);
-    return value;
-  } catch (const Json::exception& e) {
+    return JsonDecoder(data, size).decode();
+  } catch (const JsonDecoder::Malformed& e) {
     throw Error::Internal(std::string("stored value is not valid MessagePack: ") + e.what());
   }
 }

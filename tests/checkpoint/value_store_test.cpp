@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,119 @@ TEST(DecodeValue, RejectsATruncatedEncoding) {
   std::vector<std::uint8_t> encoded = encode_value(Json::array({"text", 1, 2}));
   encoded.pop_back();
   EXPECT_THROW(decode_value(encoded.data(), encoded.size()), Error);
+}
+
+// What nlohmann's reader makes of `bytes` (null when it refuses them).
+std::optional<Json> nlohmann_reads(const std::vector<std::uint8_t>& bytes) {
+  try {
+    return Json::from_msgpack(bytes);
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Equal and of the same types throughout (== holds between a signed and an unsigned 5).
+bool same_json(const Json& a, const Json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (!a.is_structured()) return a == b;
+  for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+    if ((a.is_object() && x.key() != y.key()) || !same_json(*x, *y)) return false;
+  }
+  return true;
+}
+
+// Whether decode_value reads `bytes` as nlohmann's reader does: the same value, or refused by both.
+::testing::AssertionResult reads_as_nlohmann(const std::vector<std::uint8_t>& bytes) {
+  const std::optional<Json> expected = nlohmann_reads(bytes);
+  try {
+    const Json decoded = decode_value(bytes.data(), bytes.size());
+    if (!expected) return ::testing::AssertionFailure() << "read what nlohmann refuses";
+    if (!same_json(decoded, *expected)) {
+      return ::testing::AssertionFailure()
+             << decoded.dump().substr(0, 80) << " is not " << expected->dump().substr(0, 80);
+    }
+  } catch (const Error&) {
+    if (expected) return ::testing::AssertionFailure() << "refused what nlohmann reads";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(DecodeValue, ReadsEveryFormOfEveryWidthAsNlohmannDoes) {
+  const std::vector<std::vector<std::uint8_t>> inputs = {
+      {0xCC, 0x05},
+      {0xCD, 0x00, 0x05},
+      {0xCE, 0, 0, 0, 5},
+      {0xD0, 0x05},
+      {0xD0, 0xFB},
+      {0xD1, 0xFF, 0xFB},
+      {0xD2, 0xFF, 0xFF, 0xFF, 0xFB},
+      {0xD3, 0, 0, 0, 0, 0, 0, 0, 5},
+      {0xCA, 0x3F, 0xC0, 0x00, 0x00},  // float32 1.5
+      {0xD9, 0x01, 'a'},
+      {0xDA, 0x00, 0x01, 'a'},
+      {0xDB, 0, 0, 0, 1, 'a'},
+      {0xDC, 0x00, 0x01, 0xC0},
+      {0xDD, 0, 0, 0, 1, 0xC3},
+      {0xDE, 0x00, 0x01, 0xA1, 'k', 0x01},
+      {0xDF, 0, 0, 0, 1, 0xA1, 'k', 0xC2},
+      {0xC4, 0x02, 1, 2},
+      {0xC5, 0x00, 0x01, 9},
+      {0xC6, 0, 0, 0, 1, 9},
+      {0xC7, 0x02, 0x07, 1, 2},
+      {0xC8, 0x00, 0x01, 0xFE, 3},
+      {0xC9, 0, 0, 0, 1, 0x05, 3},
+      {0xD4, 0x01, 1},
+      {0xD5, 0x01, 1, 2},
+      {0xD6, 0x01, 1, 2, 3, 4},
+      {0xD7, 0x01, 1, 2, 3, 4, 5, 6, 7, 8},
+      {0xD8, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+      {0x82, 0xA1, 'k', 0x01, 0xA1, 'k', 0x02},  // a repeated key keeps its last value
+  };
+  for (const auto& bytes : inputs) EXPECT_TRUE(reads_as_nlohmann(bytes)) << int{bytes[0]};
+}
+
+TEST(DecodeValue, RefusesWhatNlohmannRefuses) {
+  const std::vector<std::vector<std::uint8_t>> inputs = {
+      {},                              // nothing
+      {0xC1},                          // the byte no item starts with
+      {0xC0, 0xC0},                    // bytes after the value
+      {0x81, 0x01, 0x02},              // a key that is not a string
+      {0x92, 0x01},                    // an array shorter than its count
+      {0xA3, 'a'},                     // a string shorter than its length
+      {0xCB, 0x00},                    // a float cut short
+      {0xDF, 0xFF, 0xFF, 0xFF, 0xFF},  // a map longer than the input
+  };
+  for (const auto& bytes : inputs) {
+    EXPECT_FALSE(nlohmann_reads(bytes).has_value());
+    EXPECT_THROW(decode_value(bytes.data(), bytes.size()), Error);
+  }
+}
+
+TEST(DecodeValue, ReadsDamagedEncodingsAsNlohmannDoes) {
+  // Every encoding of every form, with each of its first bytes changed and with its end cut.
+  std::uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (const Json& value : values_of_every_form()) {
+    const std::vector<std::uint8_t> encoded = encode_value(value);
+    if (encoded.size() > 4096) continue;
+    for (std::size_t at = 0; at < std::min<std::size_t>(encoded.size(), 24); ++at) {
+      std::vector<std::uint8_t> damaged = encoded;
+      damaged[at] = static_cast<std::uint8_t>(next() >> 24);
+      EXPECT_TRUE(reads_as_nlohmann(damaged)) << value.dump().substr(0, 40) << " byte " << at;
+      std::vector<std::uint8_t> cut(encoded.begin(), encoded.begin() + at);
+      EXPECT_TRUE(reads_as_nlohmann(cut)) << value.dump().substr(0, 40) << " cut at " << at;
+    }
+  }
+}
+
+TEST(DecodeValue, ReadsADeepNestingWithoutRecursion) {
+  constexpr std::size_t kDepth = 200000;  // far deeper than a thread's stack would allow
+  std::vector<std::uint8_t> bytes(kDepth, 0x91);
+  bytes.push_back(0xC0);
+  Json value = decode_value(bytes.data(), bytes.size());
+  std::size_t depth = 0;
+  for (const Json* at = &value; at->is_array(); at = &(*at)[0]) ++depth;
+  EXPECT_EQ(depth, kDepth);
 }
 
 TEST(DecodeValue, RejectsADamagedArrayLength) {
