@@ -97,8 +97,11 @@ JsonPtr load_row_value(const CheckpointRow& row, const std::string& channel, con
 }
 
 Json MetadataMemo::parse(const std::string& text, const std::string& checkpoint_id) {
-  for (const auto& [known, metadata] : entries_) {
-    if (!known.empty() && known == text) return metadata;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [known, metadata] : entries_) {
+      if (!known.empty() && known == text) return metadata;
+    }
   }
   Json metadata;
   try {
@@ -107,29 +110,44 @@ Json MetadataMemo::parse(const std::string& text, const std::string& checkpoint_
     throw Error::Internal("stored metadata of checkpoint " + checkpoint_id +
                           " is malformed: " + e.what());
   }
+  std::lock_guard lock(mutex_);
   entries_[next_] = {text, metadata};
   next_ = (next_ + 1) % kEntries;
   return metadata;
 }
 
-CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
-                                  DecodedValues& decoded, sql::Statement& select_value_range,
-                                  MetadataMemo& metadata) {
+namespace {
+
+// The tuple of `row` without values or writes; `refs` gets where its values are stored.
+CheckpointTuple row_tuple(const CheckpointRow& row, MetadataMemo& metadata, ValueRefs& refs) {
   CheckpointTuple tuple;
   tuple.config = CheckpointConfig{row.thread_id, row.ns, row.id};
   tuple.checkpoint.id = row.id;
-  ValueRefs refs;
   decode_header(row.header.data(), row.header.size(), tuple.checkpoint, refs);
   tuple.metadata = metadata.parse(row.metadata, row.id);
   if (!row.parent_id.empty())
     tuple.parent_config = CheckpointConfig{row.thread_id, row.ns, row.parent_id};
-  if (reuses_values(row, options)) {
-    tuple.values_reused = true;
-  } else {
-    for (const auto& [channel, ref] : refs) {
-      tuple.checkpoint.channel_values.emplace(
-          channel, load_row_value(row, channel, ref, decoded, select_value_range));
-    }
+  return tuple;
+}
+
+}  // namespace
+
+CheckpointTuple tuple_without_values(const CheckpointRow& row, MetadataMemo& metadata) {
+  ValueRefs refs;
+  CheckpointTuple tuple = row_tuple(row, metadata, refs);
+  tuple.values_reused = true;
+  return tuple;
+}
+
+CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
+                                  DecodedValues& decoded, sql::Statement& select_value_range,
+                                  MetadataMemo& metadata) {
+  if (reuses_values(row, options)) return tuple_without_values(row, metadata);
+  ValueRefs refs;
+  CheckpointTuple tuple = row_tuple(row, metadata, refs);
+  for (const auto& [channel, ref] : refs) {
+    tuple.checkpoint.channel_values.emplace(
+        channel, load_row_value(row, channel, ref, decoded, select_value_range));
   }
   return tuple;
 }
@@ -140,6 +158,25 @@ void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple
     tuple.pending_writes.push_back(PendingWrite{rows.text(first_column),
                                                 rows.text(first_column + 1),
                                                 decode_value(value.data(), value.size())});
+  }
+}
+
+std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_column) {
+  std::vector<StoredWrite> writes;
+  while (rows.step()) {
+    const auto value = rows.blob(first_column + 2);
+    writes.push_back(StoredWrite{rows.text(first_column), rows.text(first_column + 1),
+                                 std::vector<std::uint8_t>(value.begin(), value.end())});
+  }
+  return writes;
+}
+
+void decode_pending_writes(std::vector<StoredWrite>& writes, CheckpointTuple& tuple) {
+  tuple.pending_writes.reserve(tuple.pending_writes.size() + writes.size());
+  for (StoredWrite& write : writes) {
+    tuple.pending_writes.push_back(
+        PendingWrite{std::move(write.task_id), std::move(write.channel),
+                     decode_value(write.value.data(), write.value.size())});
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,8 +40,8 @@ std::string metadata_text(const Json& metadata);
 // The metadata of the checkpoints read last, parsed, by their stored text: the checkpoint a
 // run paused on is read back several times on its way to a decision (the thread's state as
 // served, the decision's binding, the run's start and load), its metadata parsed once. Texts
-// are compared whole, so an entry never answers for another text. Not thread-safe: a saver's
-// lock guards its memo.
+// are compared whole, so an entry never answers for another text. Thread-safe: a text is
+// parsed outside the memo's mutex, so a saver may parse after giving its connection back.
 class MetadataMemo {
  public:
   // `text` parsed; Error(kInternal) naming checkpoint `checkpoint_id` when it is malformed.
@@ -48,6 +49,7 @@ class MetadataMemo {
 
  private:
   static constexpr std::size_t kEntries = 8;
+  std::mutex mutex_;  // guards entries_ and next_
   std::array<std::pair<std::string, Json>, kEntries> entries_;
   std::size_t next_ = 0;  // the entry the next new text replaces
 };
@@ -80,9 +82,23 @@ inline bool reuses_values(const CheckpointRow& row, const GetOptions& options) {
 CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& options,
                                   DecodedValues& decoded, sql::Statement& select_value_range,
                                   MetadataMemo& metadata);
+// The tuple of `row` without channel values or pending writes (its header and metadata
+// decoded): what read_tuple_values returns when the values are reused. Reads nothing more, so
+// it needs no connection.
+CheckpointTuple tuple_without_values(const CheckpointRow& row, MetadataMemo& metadata);
 // Appends the pending writes of the rows `rows` steps to (its columns first_column,
 // first_column + 1 and first_column + 2: task_id, channel, value), in their order, to `tuple`.
 void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple);
+// A pending write as stored: its value still encoded.
+struct StoredWrite {
+  std::string task_id, channel;
+  std::vector<std::uint8_t> value;
+};
+// The rows `rows` steps to, as read_pending_writes reads them, with their values left encoded
+// (for decode_pending_writes, which needs no connection).
+std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_column);
+// Appends `writes`, decoded, to `tuple`.
+void decode_pending_writes(std::vector<StoredWrite>& writes, CheckpointTuple& tuple);
 
 // The tuple of `row`: read_tuple_values, then its pending writes through `select_writes`, which
 // takes (thread_id, checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in

@@ -179,20 +179,38 @@ SaverStats SqliteSaver::stats() const {
 std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& config,
                                                       const GetOptions& options) {
   if (config.thread_id.empty()) return std::nullopt;
-  std::lock_guard lock(mutex_);
-  Transaction transaction(impl_->connection, TransactionKind::kRead);
   std::optional<CheckpointRow> row;
+  std::vector<StoredWrite> writes;
   {
-    const bool latest = config.checkpoint_id.empty();
-    StatementUse query(latest ? impl_->statements->select_latest : impl_->statements->select_by_id);
-    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns);
-    if (!latest) query->bind(3, config.checkpoint_id);
-    if (query->step()) row = read_checkpoint_row(*query);
+    std::lock_guard lock(mutex_);
+    Transaction transaction(impl_->connection, TransactionKind::kRead);
+    {
+      const bool latest = config.checkpoint_id.empty();
+      StatementUse query(latest ? impl_->statements->select_latest
+                                : impl_->statements->select_by_id);
+      query->bind(1, config.thread_id).bind(2, config.checkpoint_ns);
+      if (!latest) query->bind(3, config.checkpoint_id);
+      if (query->step()) row = read_checkpoint_row(*query);
+    }
+    if (!row) return std::nullopt;
+    if (!reuses_values(*row, options)) {
+      // Its values are read through the connection: all of it under the lock.
+      DecodedValues decoded;
+      CheckpointTuple tuple = impl_->read(*row, options, decoded);
+      transaction.commit();
+      return tuple;
+    }
+    {
+      StatementUse rows(impl_->statements->select_writes);
+      rows->bind(1, row->thread_id).bind(2, row->ns).bind(3, row->id);
+      writes = read_stored_writes(*rows, 0);
+    }
+    transaction.commit();
   }
-  if (!row) return std::nullopt;
-  DecodedValues decoded;
-  CheckpointTuple tuple = impl_->read(*row, options, decoded);
-  transaction.commit();
+  // The rest is decoding: after the connection is given back, so that the other users of a
+  // shared connection do not wait for it (a checkpoint is read several times a run).
+  CheckpointTuple tuple = tuple_without_values(*row, impl_->metadata_memo);
+  decode_pending_writes(writes, tuple);
   return tuple;
 }
 

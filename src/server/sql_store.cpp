@@ -561,17 +561,26 @@ bool SqlStore::create_thread(const ThreadRecord& t) {
 }
 
 std::optional<ThreadRecord> SqlStore::get_thread(const std::string& thread_id) {
-  std::lock_guard lock(mutex_);
-  return read_thread_locked(thread_id);
+  return read_thread_row(thread_id, kThreadReadColumns);
 }
 
 std::optional<ThreadRecord> SqlStore::get_thread_head(const std::string& thread_id) {
-  std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(
-      sql("SELECT ", kThreadHeadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
-  s.bind(1, thread_id);
-  if (!s.step()) return std::nullopt;
-  return read_thread(s);
+  return read_thread_row(thread_id, kThreadHeadColumns);
+}
+
+std::optional<ThreadRecord> SqlStore::read_thread_row(const std::string& thread_id,
+                                                      const std::string& columns) {
+  std::optional<ThreadRowTexts> row;
+  {
+    std::lock_guard lock(mutex_);
+    Statement s(prepared_locked(
+        sql("SELECT ", columns.c_str(), " FROM server_threads WHERE thread_id = ?")));
+    s.bind(1, thread_id);
+    if (!s.step()) return std::nullopt;
+    row = thread_row_texts(s);
+  }
+  // Parsed once the connection is given back: a long thread's values are hundreds of KB.
+  return read_thread(*row);
 }
 
 std::optional<ThreadRecord> SqlStore::read_thread_locked(const std::string& thread_id) {

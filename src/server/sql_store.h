@@ -177,6 +177,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
 
   std::optional<AssistantRecord> read_assistant_locked(const std::string& assistant_id);
   std::optional<ThreadRecord> read_thread_locked(const std::string& thread_id);
+  // The thread's `columns` (kThreadReadColumns or kThreadHeadColumns), read under the lock and
+  // parsed after it.
+  std::optional<ThreadRecord> read_thread_row(const std::string& thread_id,
+                                              const std::string& columns);
   std::optional<RunRecord> read_run_locked(const std::string& run_id);
   // Writes the run's row and the thread's active_runs.
   void put_run_locked(const RunRecord& run);

@@ -81,18 +81,42 @@ inline AssistantRecord read_assistant(const Statement& s) {
   return a;
 }
 
-inline ThreadRecord read_thread(const Statement& s) {
+// A thread row as read, its JSON columns still text (null: NULL): copied while the
+// connection is held, parsed (read_thread) after it is given back.
+struct ThreadRowTexts {
+  std::string thread_id, status;
+  std::int64_t created_at = 0, updated_at = 0;
+  std::optional<std::string> metadata, config, values, interrupts, error;
+};
+
+inline ThreadRowTexts thread_row_texts(const Statement& s) {
+  auto optional_text = [&s](int column) {
+    return s.is_null(column) ? std::nullopt : std::optional<std::string>(s.text(column));
+  };
+  return ThreadRowTexts{s.text(0),        s.text(4),        s.integer(1),
+                        s.integer(2),     optional_text(3), optional_text(5),
+                        optional_text(6), optional_text(7), optional_text(8)};
+}
+
+inline ThreadRecord read_thread(const ThreadRowTexts& row) {
+  auto json = [](const std::optional<std::string>& text) {
+    return text ? Json::parse(*text) : Json();
+  };
   ThreadRecord t;
-  t.thread_id = s.text(0);
-  t.created_at = s.integer(1);
-  t.updated_at = s.integer(2);
-  t.metadata = s.json(3);
-  t.status = parse_thread_status(s.text(4), "server_threads.status");
-  t.config = s.json(5);
-  t.values = s.json(6);
-  t.interrupts = s.json(7);
-  t.error = s.json(8);
+  t.thread_id = row.thread_id;
+  t.created_at = row.created_at;
+  t.updated_at = row.updated_at;
+  t.metadata = json(row.metadata);
+  t.status = parse_thread_status(row.status, "server_threads.status");
+  t.config = json(row.config);
+  t.values = json(row.values);
+  t.interrupts = json(row.interrupts);
+  t.error = json(row.error);
   return t;
+}
+
+inline ThreadRecord read_thread(const Statement& s) {
+  return read_thread(thread_row_texts(s));
 }
 
 inline RunRecord read_run(const Statement& s) {
