@@ -131,6 +131,11 @@ std::string audit_identity(const Identity& identity) {
 }
 
 std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) {
+  return audit_entry_hash(e, prev_hash, event_json(e.shown), event_json(e.decided));
+}
+
+std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash,
+                             std::string_view shown_text, std::string_view decided_text) {
   // The canonical JSON is the event_json text of an object of the hashed fields, whose members
   // come in key order. It is written here member by member in that order, without copying
   // `shown` and `decided` into such an object. event_json is dump()'s text for the valid UTF-8
@@ -153,14 +158,14 @@ std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) 
     key(name);
     text += std::to_string(value);
   };
-  auto value = [&](const char* name, const Json& json) {
+  auto value = [&](const char* name, std::string_view json_text) {
     key(name);
-    text += event_json(json);
+    text += json_text;
   };
   string("assistant_id", e.assistant_id);
   number("audit_id", e.id);
   string("checkpoint_id", e.checkpoint_id);
-  value("decided", e.decided);
+  value("decided", decided_text);
   string("graph_id", e.graph_id);
   string("kind", e.kind);
   if (own_outcome) {
@@ -172,7 +177,7 @@ std::string audit_entry_hash(const AuditEntry& e, const std::string& prev_hash) 
   string("reviewer", e.reviewer);
   string("run_id", e.run_id);
   if (own_outcome) number("settled_at", e.settled_at);
-  value("shown", e.shown);
+  value("shown", shown_text);
   string("thread_id", e.thread_id);
   text += '}';
   return core::sha256_hex(text);
@@ -253,12 +258,15 @@ void AuditLog::chain_unchained() {
     outcome.outcome = row.outcome;
     outcome.message = row.message;
     outcome.settled_at = row.settled_at;
-    append_locked(outcome);
+    append_locked(outcome, EntryTexts(outcome));
   }
   transaction.commit();
 }
 
-std::int64_t AuditLog::append_locked(AuditEntry entry) {
+AuditLog::EntryTexts::EntryTexts(const AuditEntry& entry)
+    : shown(event_json(entry.shown)), decided(event_json(entry.decided)) {}
+
+std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts) {
   auto [last_id, last_hash] = last_entry_locked(*statements_);
   entry.prev_hash = std::move(last_hash);
   entry.id = last_id + 1;
@@ -268,14 +276,12 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
     auto seq = statements_->use("SELECT seq FROM sqlite_sequence WHERE name = 'server_audit_log'");
     if (seq->step() && seq->integer(0) >= entry.id) entry.id = seq->integer(0) + 1;
   }
-  entry.hash = audit_entry_hash(entry, entry.prev_hash);
+  entry.hash = audit_entry_hash(entry, entry.prev_hash, texts.shown, texts.decided);
   auto s = statements_->use(std::string("INSERT INTO server_audit_log (") + kColumns +
                             ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s->bind(1, entry.id).bind(2, entry.received_at).bind(3, entry.thread_id).bind(4, entry.run_id);
   s->bind(5, entry.assistant_id).bind(6, entry.graph_id).bind(7, entry.reviewer);
-  s->bind(8, entry.checkpoint_id)
-      .bind(9, event_json(entry.shown))
-      .bind(10, event_json(entry.decided));
+  s->bind(8, entry.checkpoint_id).bind(9, texts.shown).bind(10, texts.decided);
   s->bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
   s->bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
   s->run();
@@ -283,6 +289,7 @@ std::int64_t AuditLog::append_locked(AuditEntry entry) {
 }
 
 std::int64_t AuditLog::append(const AuditEntry& entry) {
+  const EntryTexts texts(entry);
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   serialise_writers(*statements_);
@@ -294,7 +301,7 @@ std::int64_t AuditLog::append(const AuditEntry& entry) {
   } else if (appended.settled_at == 0) {
     appended.settled_at = appended.received_at != 0 ? appended.received_at : now_millis();
   }
-  const std::int64_t id = append_locked(std::move(appended));
+  const std::int64_t id = append_locked(std::move(appended), texts);
   transaction.commit();
   return id;
 }
@@ -324,7 +331,8 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   settled.outcome = outcome;
   settled.message = message;
   settled.settled_at = now;
-  append_locked(std::move(settled));
+  const EntryTexts texts(settled);  // an outcome shows and decides nothing: two "null"s
+  append_locked(std::move(settled), texts);
   return true;
 }
 

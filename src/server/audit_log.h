@@ -133,7 +133,13 @@ class AuditLog {
  private:
   // Chains the rows a log of schema version 1 holds (none afterwards).
   void chain_unchained();
-  std::int64_t append_locked(AuditEntry entry);
+  // The texts of an entry's `shown` and `decided` (event_json), written out before the lock
+  // is taken: they are the large part of an entry.
+  struct EntryTexts {
+    std::string shown, decided;
+    explicit EntryTexts(const AuditEntry& entry);
+  };
+  std::int64_t append_locked(AuditEntry entry, const EntryTexts& texts);
   bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
 
   mutable sql::ConnectionLock mutex_;
@@ -149,5 +155,8 @@ std::string audit_identity(const Identity& identity);
 // canonical JSON (sorted keys) of every field but `hash` — without the outcome, message and
 // settled_at of a decision or state write, which are settled by a chained outcome entry.
 std::string audit_entry_hash(const AuditEntry& entry, const std::string& prev_hash);
+// The same, given the texts of the entry's `shown` and `decided` (event_json).
+std::string audit_entry_hash(const AuditEntry& entry, const std::string& prev_hash,
+                             std::string_view shown_text, std::string_view decided_text);
 
 }  // namespace tollgate::server

@@ -672,10 +672,11 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
   return true;
 }
 
-bool SqlStore::add_run_locked(const RunRecord& run, const Json& thread_metadata) {
+bool SqlStore::add_run_locked(const RunRecord& run, const RunTexts& texts,
+                              const Json& thread_metadata) {
   const MergedMetadata merged = merged_thread_metadata_locked(run.thread_id, thread_metadata);
   if (!merged.found) return false;
-  write_run_row_locked(run);
+  write_run_row_locked(run, texts);
   // The thread's row was locked by the read above: the count includes every replica's runs.
   const std::optional<ActiveRuns> active = active_runs_locked(run.thread_id);
   update_thread_row_locked(run.thread_id, merged, run.created_at,
@@ -821,15 +822,19 @@ void SqlStore::put_run(const RunRecord& r) {
 }
 
 void SqlStore::put_run_locked(const RunRecord& r) {
-  write_run_row_locked(r);
+  write_run_row_locked(r, RunTexts(r));
   count_active_runs_locked(r.thread_id);
 }
 
-void SqlStore::write_run_row_locked(const RunRecord& r) {
+SqlStore::RunTexts::RunTexts(const RunRecord& run)
+    : metadata(event_json(run.metadata)), kwargs(event_json(run.kwargs)) {}
+
+void SqlStore::write_run_row_locked(const RunRecord& r, const RunTexts& texts) {
   static const std::string kPut = upsert_sql("server_runs", kRunColumns, "run_id");
   Statement s(prepared_locked(kPut));
-  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id).bind(4, event_json(r.metadata));
-  s.bind(5, to_string(r.status)).bind(6, event_json(r.kwargs)).bind(7, r.multitask_strategy);
+  s.bind(1, r.run_id).bind(2, r.thread_id).bind(3, r.assistant_id);
+  s.bind_unowned(4, texts.metadata).bind(5, to_string(r.status));
+  s.bind_unowned(6, texts.kwargs).bind(7, r.multitask_strategy);
   s.bind(8, r.created_at).bind(9, r.updated_at).bind(10, std::int64_t{r.attempts});
   s.bind(11, r.owner).bind(12, r.not_before).run();
 }
@@ -878,10 +883,11 @@ std::optional<std::string> SqlStore::thread_of_run_locked(const std::string& run
 
 bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata,
                           std::vector<QueuedNotification>* notices) {
+  const RunTexts texts(run);
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
-    found = add_run_locked(run, thread_metadata);
+    found = add_run_locked(run, texts, thread_metadata);
     if (!found) return;
     write_notices_locked(notices);
   });

@@ -182,14 +182,19 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::optional<ThreadRecord> read_thread_row(const std::string& thread_id,
                                               const std::string& columns);
   std::optional<RunRecord> read_run_locked(const std::string& run_id);
+  // A run row's JSON columns as stored: written out before the connection is taken.
+  struct RunTexts {
+    std::string metadata, kwargs;
+    explicit RunTexts(const RunRecord& run);
+  };
   // Writes the run's row and the thread's active_runs.
   void put_run_locked(const RunRecord& run);
-  // Writes the run's row (an upsert) and nothing else.
-  void write_run_row_locked(const RunRecord& run);
+  // Writes the run's row (an upsert), its JSON columns `texts`, and nothing else.
+  void write_run_row_locked(const RunRecord& run, const RunTexts& texts);
   // Inserts `run` into its thread: the thread's metadata merged with `thread_metadata`, its
   // updated_at (the run's created_at) and its active_runs are written by one UPDATE of its row.
   // False when the thread is gone (nothing is written).
-  bool add_run_locked(const RunRecord& run, const Json& thread_metadata);
+  bool add_run_locked(const RunRecord& run, const RunTexts& texts, const Json& thread_metadata);
   void delete_run_locked(const std::string& run_id);
   // Locks the thread's row until the transaction ends (PostgreSQL; SQLite's write transaction
   // already excludes every other writer). False when the thread is gone.

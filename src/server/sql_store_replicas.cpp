@@ -261,6 +261,7 @@ bool SqlStore::with_idle_thread(const std::string& thread_id, const std::functio
 ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
                                                       const Json& thread_metadata,
                                                       std::vector<QueuedNotification>* notices) {
+  const RunTexts texts(run);
   std::lock_guard lock(mutex_);
   Insert outcome = Insert::kThreadGone;
   write_locked([&] {
@@ -269,7 +270,7 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
       outcome = Insert::kThreadBusy;
       return;
     }
-    if (!add_run_locked(run, thread_metadata)) return;
+    if (!add_run_locked(run, texts, thread_metadata)) return;
     write_notices_locked(notices);
     outcome = Insert::kInserted;
   });
