@@ -1,7 +1,11 @@
 #include "checkpoint/sqlite_saver.h"
 
 #include <limits>
+#include <list>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include "checkpoint/header_codec.h"
 #include "checkpoint/saver_checks.h"
@@ -100,16 +104,64 @@ struct SqliteSaver::Impl {
         select_value_range, select_writes, upsert_write, data_version, insert_write;
   };
 
-  // The checkpoint this connection put last, decoded: usually the parent of the next put,
-  // which then needs no read. Valid while no other connection committed (data_version) and
-  // this one did nothing but put and put_writes since.
+  // The checkpoint this connection put last in a thread's namespace, decoded: usually the
+  // parent of the thread's next put, which then needs no read. It holds while no other
+  // connection committed (data_version) and this one deleted, pruned or copied nothing since.
   struct LastPut {
-    bool valid = false;
     std::int64_t data_version = 0;
-    std::string thread_id, ns, id;
+    std::string id;
     ChannelVersions versions;
     ValueRefs refs;
   };
+  // The last puts of the threads put to lately, the oldest dropped past kCapacity. Its own
+  // mutex: a put plans its values against an entry before it takes the connection's lock.
+  class LastPuts {
+   public:
+    std::shared_ptr<const LastPut> find(const std::string& thread_id, const std::string& ns) {
+      std::lock_guard lock(mutex_);
+      auto it = entries_.find(Key{thread_id, ns});
+      return it == entries_.end() ? nullptr : it->second->second;
+    }
+    // Null forgets the thread's entry.
+    void set(const std::string& thread_id, const std::string& ns,
+             std::shared_ptr<const LastPut> put) {
+      std::lock_guard lock(mutex_);
+      Key key{thread_id, ns};
+      if (auto it = entries_.find(key); it != entries_.end()) {
+        ages_.erase(it->second);
+        entries_.erase(it);
+      }
+      if (!put) return;
+      ages_.emplace_back(key, std::move(put));
+      entries_.emplace(std::move(key), std::prev(ages_.end()));
+      if (ages_.size() > kCapacity) {
+        entries_.erase(ages_.front().first);
+        ages_.pop_front();
+      }
+    }
+    void clear() {
+      std::lock_guard lock(mutex_);
+      entries_.clear();
+      ages_.clear();
+    }
+
+   private:
+    static constexpr std::size_t kCapacity = 64;
+    using Key = std::pair<std::string, std::string>;                         // thread, namespace
+    using Ages = std::list<std::pair<Key, std::shared_ptr<const LastPut>>>;  // oldest first
+    std::mutex mutex_;
+    Ages ages_;
+    std::map<Key, Ages::iterator> entries_;
+  };
+  // A put's values planned and its header encoded before the connection's lock, against
+  // `parent` (null: a checkpoint without a parent); used when that is still the thread's entry.
+  struct PlannedPut {
+    std::shared_ptr<const LastPut> parent;
+    checkpoint_internal::ValuePlan plan;
+    std::vector<std::uint8_t> header;
+  };
+  // The plan of `put` against the thread's last put, when that is its parent (or it has none).
+  std::optional<PlannedPut> plan_ahead(const PreparedPut& put);
 
   // Migrates the tables: called with the connection's lock held.
   explicit Impl(std::shared_ptr<sql::Connection> shared)
@@ -118,8 +170,10 @@ struct SqliteSaver::Impl {
     statements = std::make_unique<Statements>(connection);
   }
 
-  // put's work inside `transaction`, which it commits (then notes what it put).
-  CheckpointConfig put(const PreparedPut& put, Transaction& transaction);
+  // put's work inside `transaction`, which it commits (then notes what it put); `planned`, if
+  // given, is used when its parent is still the thread's last put.
+  CheckpointConfig put(const PreparedPut& put, Transaction& transaction,
+                       std::optional<PlannedPut> planned);
   // put_writes's rows, in the caller's transaction; returns what was written.
   SaverStats insert_writes(const PreparedWrites& prepared);
   void store_values(const std::string& thread_id, const std::string& ns,
@@ -143,7 +197,7 @@ struct SqliteSaver::Impl {
   std::shared_ptr<sql::Connection> owner;  // keeps `connection` open
   SqliteConnection& connection;
   std::unique_ptr<Statements> statements;
-  LastPut last_put;
+  LastPuts last_puts;
   SaverStats stats;
   MetadataMemo metadata_memo;
 };
@@ -284,9 +338,10 @@ CheckpointConfig SqliteSaver::put(const CheckpointConfig& config, const Checkpoi
                                   const Json& metadata, const ChannelVersions& new_versions,
                                   const ChannelDeltas& deltas) {
   const PreparedPut put = prepare_put(config, checkpoint, metadata, new_versions, deltas);
+  std::optional<Impl::PlannedPut> planned = impl_->plan_ahead(put);
   std::lock_guard lock(mutex_);
   Transaction transaction(impl_->connection, TransactionKind::kWrite);
-  return impl_->put(put, transaction);
+  return impl_->put(put, transaction, std::move(planned));
 }
 
 CheckpointConfig SqliteSaver::put_after_writes(
@@ -296,45 +351,80 @@ CheckpointConfig SqliteSaver::put_after_writes(
     const Json& metadata, const ChannelVersions& new_versions, const ChannelDeltas& deltas) {
   const PreparedWrites step_writes = prepare_writes(writes_config, writes, task_id, task_path);
   const PreparedPut put = prepare_put(config, checkpoint, metadata, new_versions, deltas);
+  std::optional<Impl::PlannedPut> planned = impl_->plan_ahead(put);
   std::lock_guard lock(mutex_);
   Transaction transaction(impl_->connection, TransactionKind::kWrite);
   const SaverStats written = impl_->insert_writes(step_writes);
-  CheckpointConfig saved = impl_->put(put, transaction);
+  CheckpointConfig saved = impl_->put(put, transaction, std::move(planned));
   impl_->stats.writes_written += written.writes_written;
   impl_->stats.bytes_written += written.bytes_written;
   return saved;
 }
 
-CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& transaction) {
+namespace {
+
+bool has_parent(const CheckpointConfig& config, const Checkpoint& checkpoint) {
+  return !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
+}
+
+}  // namespace
+
+std::optional<SqliteSaver::Impl::PlannedPut> SqliteSaver::Impl::plan_ahead(const PreparedPut& put) {
+  PlannedPut planned;
+  checkpoint_internal::ParentValues parent_values;
+  if (has_parent(put.config, put.checkpoint)) {
+    planned.parent = last_puts.find(put.config.thread_id, put.config.checkpoint_ns);
+    if (!planned.parent || planned.parent->id != put.config.checkpoint_id) return std::nullopt;
+    parent_values = {&planned.parent->refs, &planned.parent->versions};
+  }
+  planned.plan =
+      checkpoint_internal::plan_values(put.checkpoint, parent_values, put.new_versions, put.deltas);
+  planned.header = checkpoint_internal::encode_header(put.checkpoint, planned.plan.refs);
+  return planned;
+}
+
+CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& transaction,
+                                        std::optional<PlannedPut> planned) {
   const CheckpointConfig& config = put.config;
   const Checkpoint& checkpoint = put.checkpoint;
-  const bool has_parent = !config.checkpoint_id.empty() && config.checkpoint_id != checkpoint.id;
+  const bool with_parent = has_parent(config, checkpoint);
   const std::int64_t data_version = read_data_version();
-  LastPut& last = last_put;
-  Checkpoint parent;
-  ValueRefs parent_refs;
-  checkpoint_internal::ParentValues parent_values;
-  if (has_parent && last.valid && last.data_version == data_version &&
-      last.id == config.checkpoint_id && last.thread_id == config.thread_id &&
-      last.ns == config.checkpoint_ns) {
-    parent_values = {&last.refs, &last.versions};
-  } else if (has_parent) {
-    StatementUse query(statements->select_header);
-    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-    if (query->step()) {
-      const auto stored = query->blob(0);
-      checkpoint_internal::decode_header(stored.data(), stored.size(), parent, parent_refs);
-      parent_values = {&parent_refs, &parent.channel_versions};
+  std::shared_ptr<const LastPut> last;
+  if (with_parent) {
+    last = last_puts.find(config.thread_id, config.checkpoint_ns);
+    if (last && (last->data_version != data_version || last->id != config.checkpoint_id)) {
+      last = nullptr;
     }
   }
-  checkpoint_internal::ValuePlan plan =
-      checkpoint_internal::plan_values(checkpoint, parent_values, put.new_versions, put.deltas);
-  const std::vector<std::uint8_t> header =
-      checkpoint_internal::encode_header(checkpoint, plan.refs);
+  // The plan made ahead holds if it was made against what the thread's entry still is (the
+  // same object: no put, delete or prune of the thread since) and that entry still holds.
+  if (planned && planned->parent != last) planned.reset();
+  if (!planned) {
+    planned.emplace();
+    Checkpoint parent;
+    ValueRefs parent_refs;
+    checkpoint_internal::ParentValues parent_values;
+    if (last) {
+      parent_values = {&last->refs, &last->versions};
+    } else if (with_parent) {
+      StatementUse query(statements->select_header);
+      query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+      if (query->step()) {
+        const auto stored = query->blob(0);
+        checkpoint_internal::decode_header(stored.data(), stored.size(), parent, parent_refs);
+        parent_values = {&parent_refs, &parent.channel_versions};
+      }
+    }
+    planned->plan =
+        checkpoint_internal::plan_values(checkpoint, parent_values, put.new_versions, put.deltas);
+    planned->header = checkpoint_internal::encode_header(checkpoint, planned->plan.refs);
+  }
+  checkpoint_internal::ValuePlan& plan = planned->plan;
+  const std::vector<std::uint8_t>& header = planned->header;
   {
     StatementUse insert(statements->insert_checkpoint);
     insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, checkpoint.id);
-    if (has_parent) {
+    if (with_parent) {
       insert->bind(4, config.checkpoint_id);
     } else {
       insert->bind_null(4);
@@ -342,15 +432,12 @@ CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& tra
     insert->bind_blob(5, header).bind(6, put.metadata_json).run();
   }
   store_values(config.thread_id, config.checkpoint_ns, checkpoint.id, plan.stored);
-  last.valid = false;
+  last_puts.set(config.thread_id, config.checkpoint_ns, nullptr);
   transaction.commit();
-  last = LastPut{true,
-                 data_version,
-                 config.thread_id,
-                 config.checkpoint_ns,
-                 checkpoint.id,
-                 checkpoint.channel_versions,
-                 std::move(plan.refs)};
+  last_puts.set(
+      config.thread_id, config.checkpoint_ns,
+      std::make_shared<const LastPut>(
+          LastPut{data_version, checkpoint.id, checkpoint.channel_versions, std::move(plan.refs)}));
 
   count_put(stats, plan, header.size() + put.metadata_json.size());
   return CheckpointConfig{config.thread_id, config.checkpoint_ns, checkpoint.id};
@@ -396,7 +483,7 @@ void SqliteSaver::Impl::delete_thread(const std::string& thread_id) {
 
 void SqliteSaver::delete_thread(const std::string& thread_id) {
   std::lock_guard lock(mutex_);
-  impl_->last_put.valid = false;
+  impl_->last_puts.clear();
   Transaction transaction(impl_->connection, TransactionKind::kWrite);
   impl_->delete_thread(thread_id);
   transaction.commit();
@@ -437,7 +524,7 @@ void SqliteSaver::Impl::prune_namespace(const std::string& thread_id, const std:
 
 void SqliteSaver::prune(const std::vector<std::string>& thread_ids, PruneStrategy strategy) {
   std::lock_guard lock(mutex_);
-  impl_->last_put.valid = false;
+  impl_->last_puts.clear();
   Transaction transaction(impl_->connection, TransactionKind::kWrite);
   for (const std::string& thread_id : thread_ids) {
     if (strategy == PruneStrategy::kDelete) {
@@ -477,7 +564,7 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
       "channel, task_path, value FROM writes WHERE thread_id = ?1",
   };
   std::lock_guard lock(mutex_);
-  impl_->last_put.valid = false;
+  impl_->last_puts.clear();
   Transaction transaction(impl_->connection, TransactionKind::kWrite);
   for (const char* sql : kCopies) {
     SqliteStatement copy(impl_->connection, sql);

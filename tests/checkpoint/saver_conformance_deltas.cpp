@@ -3,6 +3,9 @@
 // history (including forks) reads back exactly.
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "checkpoint/saver_conformance.h"
 #include "checkpoint/saver_test_util.h"
@@ -93,6 +96,69 @@ TEST_P(SaverConformanceTest, ADeltaThatDoesNotFitItsParentIsStoredWhole) {
   CheckpointConfig config = saver_->put(parent, checkpoint, Json::object(), {{"messages", 5}},
                                         {{"messages", ListDelta{2, Json::array({"z"})}}});
   EXPECT_EQ(messages_at(*saver_, config), Json::array({"x", "y", "z"}));
+}
+
+TEST_P(SaverConformanceTest, InterleavedThreadsEachReconstructExactly) {
+  // Puts of several threads in turn: each step's parent is its own thread's last put, never
+  // the saver's last one.
+  std::vector<MessageThread> threads;
+  for (const char* id : {"a", "b", "c"}) threads.emplace_back(*saver_, id);
+  std::vector<std::vector<CheckpointConfig>> configs(threads.size());
+  for (int i = 0; i < 40; ++i) {
+    for (std::size_t t = 0; t < threads.size(); ++t) {
+      configs[t].push_back(threads[t].append(message(i, std::to_string(t))));
+    }
+  }
+  for (std::size_t t = 0; t < threads.size(); ++t) {
+    for (std::size_t i = 0; i < configs[t].size(); ++i) {
+      ASSERT_EQ(messages_at(*saver_, configs[t][i]), prefix(threads[t].messages(), i + 1))
+          << "thread " << t << " step " << i;
+    }
+  }
+}
+
+TEST_P(SaverConformanceTest, AStepAfterItsThreadWasDeletedIsStoredWhole) {
+  MessageThread thread(*saver_, "t");
+  thread.append(message(0, std::string(2000, 'x')));  // a long first message: room for deltas
+  thread.append(message(1));                          // a delta of the first
+  saver_->delete_thread("t");
+  // Its parent is gone: the step cannot be stored as a delta of it.
+  const CheckpointConfig config = thread.append(message(5));
+  EXPECT_EQ(messages_at(*saver_, config), thread.messages());
+}
+
+TEST_P(SaverConformanceTest, AStepWhoseParentIsNotTheThreadsLastPutIsADeltaOfItsParent) {
+  MessageThread main(*saver_, "t");
+  const CheckpointConfig first = main.append(message(0));
+  main.step(0, message(1, "edited"));  // the thread's last put no longer starts with message 0
+  MessageThread branch(*saver_, "t");
+  branch.fork_from(first, Json::array({message(0)}));
+  const CheckpointConfig config = branch.append(message(2));
+  EXPECT_EQ(messages_at(*saver_, config), Json::array({message(0), message(2)}));
+}
+
+TEST_P(SaverConformanceTest, ThreadsPutFromManyThreadsAtOnceEachReconstructExactly) {
+  constexpr int kThreads = 6;
+  constexpr int kSteps = 30;
+  std::vector<MessageThread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(*saver_, "t" + std::to_string(t));
+  std::vector<std::vector<CheckpointConfig>> configs(kThreads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < kSteps; ++i) {
+        configs[t].push_back(threads[t].append(message(i, std::to_string(t))));
+        if (i % 7 == 6) threads[t].touch();
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  for (int t = 0; t < kThreads; ++t) {
+    for (std::size_t i = 0; i < configs[t].size(); ++i) {
+      ASSERT_EQ(messages_at(*saver_, configs[t][i]), prefix(threads[t].messages(), i + 1))
+          << "thread " << t << " step " << i;
+    }
+  }
 }
 
 TEST_P(SaverConformanceTest, BytesWrittenPerStepStayFlatAsTheThreadGrows) {
