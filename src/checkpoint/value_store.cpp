@@ -213,8 +213,8 @@ class JsonDecoder {
   const std::uint8_t* begin_;
   const std::uint8_t* at_;
   const std::uint8_t* end_;
-  // Innermost last. An open array's items are reserved whole (its count fits the input), so
-  // filling it never moves the containers open inside it.
+  // Innermost last. A container is filled to its end before its parent gets its next item, so
+  // no slot is used after an array it lies in has grown (arrays are reserved whole besides).
   std::vector<Open> open_;
 };
 
