@@ -152,15 +152,6 @@ CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& op
   return tuple;
 }
 
-void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple) {
-  while (rows.step()) {
-    const auto value = rows.blob(first_column + 2);
-    tuple.pending_writes.push_back(PendingWrite{rows.text(first_column),
-                                                rows.text(first_column + 1),
-                                                decode_value(value.data(), value.size())});
-  }
-}
-
 std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_column) {
   std::vector<StoredWrite> writes;
   while (rows.step()) {
@@ -171,7 +162,14 @@ std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_colu
   return writes;
 }
 
-void decode_pending_writes(std::vector<StoredWrite>& writes, CheckpointTuple& tuple) {
+std::vector<StoredWrite> read_stored_writes(const CheckpointRow& row,
+                                            sql::Statement& select_writes) {
+  sql::StatementUse writes(select_writes);
+  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
+  return read_stored_writes(*writes, 0);
+}
+
+void decode_pending_writes(std::vector<StoredWrite> writes, CheckpointTuple& tuple) {
   tuple.pending_writes.reserve(tuple.pending_writes.size() + writes.size());
   for (StoredWrite& write : writes) {
     tuple.pending_writes.push_back(
@@ -180,13 +178,15 @@ void decode_pending_writes(std::vector<StoredWrite>& writes, CheckpointTuple& tu
   }
 }
 
+void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple) {
+  decode_pending_writes(read_stored_writes(rows, first_column), tuple);
+}
+
 CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
                            DecodedValues& decoded, sql::Statement& select_value_range,
                            sql::Statement& select_writes, MetadataMemo& metadata) {
   CheckpointTuple tuple = read_tuple_values(row, options, decoded, select_value_range, metadata);
-  sql::StatementUse writes(select_writes);
-  writes->bind(1, row.thread_id).bind(2, row.ns).bind(3, row.id);
-  read_pending_writes(*writes, 0, tuple);
+  decode_pending_writes(read_stored_writes(row, select_writes), tuple);
   return tuple;
 }
 

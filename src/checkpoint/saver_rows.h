@@ -97,8 +97,11 @@ struct StoredWrite {
 // The rows `rows` steps to, as read_pending_writes reads them, with their values left encoded
 // (for decode_pending_writes, which needs no connection).
 std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_column);
+// The pending writes of `row`'s checkpoint, read through `select_writes` (as read_tuple's).
+std::vector<StoredWrite> read_stored_writes(const CheckpointRow& row,
+                                            sql::Statement& select_writes);
 // Appends `writes`, decoded, to `tuple`.
-void decode_pending_writes(std::vector<StoredWrite>& writes, CheckpointTuple& tuple);
+void decode_pending_writes(std::vector<StoredWrite> writes, CheckpointTuple& tuple);
 
 // The tuple of `row`: read_tuple_values, then its pending writes through `select_writes`, which
 // takes (thread_id, checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in

@@ -254,17 +254,13 @@ std::optional<CheckpointTuple> SqliteSaver::get_tuple(const CheckpointConfig& co
       transaction.commit();
       return tuple;
     }
-    {
-      StatementUse rows(impl_->statements->select_writes);
-      rows->bind(1, row->thread_id).bind(2, row->ns).bind(3, row->id);
-      writes = read_stored_writes(*rows, 0);
-    }
+    writes = read_stored_writes(*row, impl_->statements->select_writes);
     transaction.commit();
   }
   // The rest is decoding: after the connection is given back, so that the other users of a
   // shared connection do not wait for it (a checkpoint is read several times a run).
   CheckpointTuple tuple = tuple_without_values(*row, impl_->metadata_memo);
-  decode_pending_writes(writes, tuple);
+  decode_pending_writes(std::move(writes), tuple);
   return tuple;
 }
 
