@@ -160,8 +160,13 @@ struct SqliteSaver::Impl {
     checkpoint_internal::ValuePlan plan;
     std::vector<std::uint8_t> header;
   };
+  // `put` planned against `parent` (null: none).
+  static PlannedPut planned_against(const PreparedPut& put, std::shared_ptr<const LastPut> parent);
   // The plan of `put` against the thread's last put, when that is its parent (or it has none).
   std::optional<PlannedPut> plan_ahead(const PreparedPut& put);
+  // The parent named by `config` as stored, decoded; null when it is not stored.
+  std::shared_ptr<const LastPut> stored_parent(const CheckpointConfig& config,
+                                               std::int64_t data_version);
 
   // Migrates the tables: called with the connection's lock held.
   explicit Impl(std::shared_ptr<sql::Connection> shared)
@@ -365,18 +370,39 @@ bool has_parent(const CheckpointConfig& config, const Checkpoint& checkpoint) {
 
 }  // namespace
 
-std::optional<SqliteSaver::Impl::PlannedPut> SqliteSaver::Impl::plan_ahead(const PreparedPut& put) {
-  PlannedPut planned;
+SqliteSaver::Impl::PlannedPut SqliteSaver::Impl::planned_against(
+    const PreparedPut& put, std::shared_ptr<const LastPut> parent) {
   checkpoint_internal::ParentValues parent_values;
-  if (has_parent(put.config, put.checkpoint)) {
-    planned.parent = last_puts.find(put.config.thread_id, put.config.checkpoint_ns);
-    if (!planned.parent || planned.parent->id != put.config.checkpoint_id) return std::nullopt;
-    parent_values = {&planned.parent->refs, &planned.parent->versions};
-  }
-  planned.plan =
-      checkpoint_internal::plan_values(put.checkpoint, parent_values, put.new_versions, put.deltas);
+  if (parent) parent_values = {&parent->refs, &parent->versions};
+  PlannedPut planned{std::move(parent),
+                     checkpoint_internal::plan_values(put.checkpoint, parent_values,
+                                                      put.new_versions, put.deltas),
+                     {}};
   planned.header = checkpoint_internal::encode_header(put.checkpoint, planned.plan.refs);
   return planned;
+}
+
+std::optional<SqliteSaver::Impl::PlannedPut> SqliteSaver::Impl::plan_ahead(const PreparedPut& put) {
+  std::shared_ptr<const LastPut> parent;
+  if (has_parent(put.config, put.checkpoint)) {
+    parent = last_puts.find(put.config.thread_id, put.config.checkpoint_ns);
+    if (!parent || parent->id != put.config.checkpoint_id) return std::nullopt;
+  }
+  return planned_against(put, std::move(parent));
+}
+
+std::shared_ptr<const SqliteSaver::Impl::LastPut> SqliteSaver::Impl::stored_parent(
+    const CheckpointConfig& config, std::int64_t data_version) {
+  StatementUse query(statements->select_header);
+  query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+  if (!query->step()) return nullptr;
+  const auto stored = query->blob(0);
+  Checkpoint parent;
+  ValueRefs refs;
+  checkpoint_internal::decode_header(stored.data(), stored.size(), parent, refs);
+  return std::make_shared<const LastPut>(LastPut{data_version, config.checkpoint_id,
+                                                 std::move(parent.channel_versions),
+                                                 std::move(refs)});
 }
 
 CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& transaction,
@@ -396,24 +422,8 @@ CheckpointConfig SqliteSaver::Impl::put(const PreparedPut& put, Transaction& tra
   // same object: no put, delete or prune of the thread since) and that entry still holds.
   if (planned && planned->parent != last) planned.reset();
   if (!planned) {
-    planned.emplace();
-    Checkpoint parent;
-    ValueRefs parent_refs;
-    checkpoint_internal::ParentValues parent_values;
-    if (last) {
-      parent_values = {&last->refs, &last->versions};
-    } else if (with_parent) {
-      StatementUse query(statements->select_header);
-      query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-      if (query->step()) {
-        const auto stored = query->blob(0);
-        checkpoint_internal::decode_header(stored.data(), stored.size(), parent, parent_refs);
-        parent_values = {&parent_refs, &parent.channel_versions};
-      }
-    }
-    planned->plan =
-        checkpoint_internal::plan_values(checkpoint, parent_values, put.new_versions, put.deltas);
-    planned->header = checkpoint_internal::encode_header(checkpoint, planned->plan.refs);
+    if (with_parent && !last) last = stored_parent(config, data_version);
+    planned = planned_against(put, std::move(last));
   }
   checkpoint_internal::ValuePlan& plan = planned->plan;
   const std::vector<std::uint8_t>& header = planned->header;
