@@ -246,6 +246,21 @@ DROP INDEX server_threads_awaiting_review;
 CREATE INDEX server_threads_awaiting_review ON server_threads(awaiting_review, updated_at)
   WHERE awaiting_review = 1;
 )sql"},
+    // 11: one index holds the active runs, by thread: a run's start, its taking up and its end
+    // each wrote an entry in two (its status's, and its thread's and status's, which also kept
+    // every ended run). The readers of a thread's active runs name the same condition.
+    {R"sql(
+DROP INDEX server_runs_by_status;
+DROP INDEX server_runs_by_thread_status;
+CREATE INDEX server_runs_active ON server_runs(thread_id, status)
+  WHERE status IN ('pending', 'running');
+)sql",
+     R"sql(
+DROP INDEX server_runs_by_status;
+DROP INDEX server_runs_by_thread_status;
+CREATE INDEX server_runs_active ON server_runs(thread_id, status)
+  WHERE status IN ('pending', 'running');
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -855,8 +870,9 @@ std::optional<SqlStore::ActiveRuns> SqlStore::active_runs_locked(const std::stri
   // list through a temporary table it builds each time.
   Statement s(prepared_locked(
       "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = "
-      "'pending') + (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = "
-      "'running') FROM server_threads WHERE thread_id = ?1"));
+      "'pending' AND status IN ('pending', 'running')) + (SELECT count(*) FROM server_runs WHERE "
+      "thread_id = ?1 AND status = 'running' AND status IN ('pending', 'running')) FROM "
+      "server_threads WHERE thread_id = ?1"));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return ActiveRuns{s.integer(0), s.integer(1)};
@@ -1067,7 +1083,7 @@ std::vector<RunRecord> SqlStore::list_runs_with_status(RunStatus status) {
                           to_string(status));
   }
   std::lock_guard lock(mutex_);
-  // The second term is the condition of index server_runs_by_status, which holds active runs.
+  // The second term is the condition of index server_runs_active, which holds active runs.
   Statement s(prepared_locked(sql("SELECT ", kRunColumns,
                                   " FROM server_runs WHERE status = ? AND status IN ('pending', "
                                   "'running') ORDER BY created_at, run_id")));

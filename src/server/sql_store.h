@@ -46,7 +46,7 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 10;
+inline constexpr int kServerSchemaVersion = 11;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.

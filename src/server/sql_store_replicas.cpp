@@ -34,7 +34,7 @@ std::string locking(sql::Dialect dialect, const std::string& prefix, bool skip_l
   return prefix + (skip_locked ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE");
 }
 
-// Also the condition of index server_runs_by_status (schema 10), which holds the active runs
+// Also the condition of index server_runs_active (schema 11), which holds the active runs
 // only: SQLite uses it for a query that names this very text.
 constexpr const char* kActive = "status IN ('pending', 'running')";
 

@@ -143,8 +143,9 @@ TEST_F(SqliteStoreTest, RunsListNewestFirstAndByStatus) {
 }
 
 TEST_F(SqliteStoreTest, ActiveRunsAreListedThroughTheIndexThatHoldsOnlyThem) {
-  // Schema 10: server_runs_by_status holds pending and running runs; a restart's listing and
-  // the replicas' queries name its condition, so they are served by it in each dialect.
+  // Schema 11: server_runs_active holds pending and running runs, by thread; a restart's
+  // listing, a thread's count of them and the replicas' queries name its condition, so they are
+  // served by it in each dialect.
   const RunStatus statuses[] = {RunStatus::kPending, RunStatus::kRunning, RunStatus::kSuccess,
                                 RunStatus::kError,   RunStatus::kRunning, RunStatus::kInterrupted};
   for (int i = 0; i < 6; ++i) {
@@ -161,7 +162,30 @@ TEST_F(SqliteStoreTest, ActiveRunsAreListedThroughTheIndexThatHoldsOnlyThem) {
   EXPECT_THROW(store_->list_runs_with_status(RunStatus::kSuccess), Error);
   const std::string plan =
       db_.plan("SELECT run_id FROM server_runs WHERE status IN ('pending', 'running')");
-  EXPECT_NE(plan.find("server_runs_by_status"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("server_runs_active"), std::string::npos) << plan;
+  const std::string of_thread = db_.plan(
+      "SELECT count(*) FROM server_runs WHERE thread_id = 't1' AND status = 'pending' AND "
+      "status IN ('pending', 'running')");
+  EXPECT_NE(of_thread.find("server_runs_active"), std::string::npos) << of_thread;
+}
+
+TEST_F(SqliteStoreTest, ARunsStatusIsIndexedOnceAndOnlyWhileItIsActive) {
+  // Schema 11 dropped the index of every run's status by thread and the one of active runs by
+  // status: a status change writes one index entry, and an ended run's is gone.
+  const std::string names = "('server_runs_by_status', 'server_runs_by_thread_status')";
+  EXPECT_EQ(
+      db_.rows(testing::StoreBackend::postgres()
+                   ? "pg_indexes WHERE schemaname = current_schema() AND indexname IN " + names
+                   : "sqlite_schema WHERE name IN " + names),
+      0);
+  RunRecord run = run_of("r1", "t1", RunStatus::kPending);
+  store_->put_run(run);
+  EXPECT_EQ(db_.rows("server_runs WHERE thread_id = 't1' AND status IN ('pending', 'running')"), 1);
+  run.status = RunStatus::kSuccess;
+  store_->put_run(run);
+  EXPECT_EQ(db_.rows("server_runs WHERE thread_id = 't1' AND status IN ('pending', 'running')"), 0);
+  ASSERT_TRUE(store_->get_run("r1"));
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kSuccess);
 }
 
 TEST_F(SqliteStoreTest, ARunsPageIsNewestFirstFromItsOffset) {
@@ -517,8 +541,16 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a database of the current schema back to version 5 (what schema 6 added, removed).
+// Takes a database of the current schema back to version 10 (what schema 11 changed, undone).
+#define TOLLGATE_BACK_TO_VERSION_10                                                           \
+  "DROP INDEX server_runs_active; "                                                           \
+  "CREATE INDEX server_runs_by_status ON server_runs(status) WHERE status IN ('pending', "    \
+  "'running'); CREATE INDEX server_runs_by_thread_status ON server_runs(thread_id, status); " \
+  "UPDATE tollgate_schema SET version = 10 WHERE component = 'server_store'; "
+
+// ... and back to version 5 (what schema 6 added, removed).
 #define TOLLGATE_BACK_TO_VERSION_5                                                   \
+  TOLLGATE_BACK_TO_VERSION_10                                                        \
   "DROP TABLE server_thread_event_batches; DROP INDEX server_runs_ended_by_update; " \
   "CREATE INDEX server_runs_by_update ON server_runs(updated_at); "                  \
   "UPDATE tollgate_schema SET version = 5 WHERE component = 'server_store'; "
