@@ -148,6 +148,12 @@ void RunManager::collect_approvals(RunRequest& request) {
 void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome) {
   if (reviews_ == nullptr || outcome.checkpoint_id.empty() || !outcome.interrupts.is_object())
     return;
+  // A thread that ended its run without a pending interrupt has nothing to annotate: its
+  // records are not read.
+  const bool pending =
+      std::any_of(outcome.interrupts.begin(), outcome.interrupts.end(),
+                  [](const Json& list) { return list.is_array() && !list.empty(); });
+  if (!pending) return;
   std::vector<ReviewRecord> records;
   std::vector<ReviewApproval> approvals;
   try {
