@@ -868,11 +868,14 @@ std::optional<SqlStore::ActiveRuns> SqlStore::active_runs_locked(const std::stri
   // reads what was committed when it began, so two replicas writing runs of one thread at once
   // count each other's runs. Two counts, not status IN (...): SQLite seeks the index for an IN
   // list through a temporary table it builds each time.
-  Statement s(prepared_locked(
-      "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = "
-      "'pending' AND status IN ('pending', 'running')) + (SELECT count(*) FROM server_runs WHERE "
-      "thread_id = ?1 AND status = 'running' AND status IN ('pending', 'running')) FROM "
-      "server_threads WHERE thread_id = ?1"));
+  static const std::string kCount =
+      std::string(
+          "SELECT active_runs, (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND "
+          "status = 'pending' AND ") +
+      kActive +
+      ") + (SELECT count(*) FROM server_runs WHERE thread_id = ?1 AND status = 'running' AND " +
+      kActive + ") FROM server_threads WHERE thread_id = ?1";
+  Statement s(prepared_locked(kCount));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return ActiveRuns{s.integer(0), s.integer(1)};
@@ -1084,9 +1087,10 @@ std::vector<RunRecord> SqlStore::list_runs_with_status(RunStatus status) {
   }
   std::lock_guard lock(mutex_);
   // The second term is the condition of index server_runs_active, which holds active runs.
-  Statement s(prepared_locked(sql("SELECT ", kRunColumns,
-                                  " FROM server_runs WHERE status = ? AND status IN ('pending', "
-                                  "'running') ORDER BY created_at, run_id")));
+  static const std::string kList =
+      sql("SELECT ", kRunColumns, " FROM server_runs WHERE status = ? AND ") + kActive +
+      " ORDER BY created_at, run_id";
+  Statement s(prepared_locked(kList));
   s.bind(1, to_string(status));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));

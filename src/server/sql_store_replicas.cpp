@@ -34,10 +34,6 @@ std::string locking(sql::Dialect dialect, const std::string& prefix, bool skip_l
   return prefix + (skip_locked ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE");
 }
 
-// Also the condition of index server_runs_active (schema 11), which holds the active runs
-// only: SQLite uses it for a query that names this very text.
-constexpr const char* kActive = "status IN ('pending', 'running')";
-
 }  // namespace
 
 void SqlStore::register_replica(const std::string& replica_id, const Json& info) {

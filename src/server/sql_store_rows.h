@@ -147,6 +147,10 @@ inline LogEntry log_entry_of(const Statement& s, int first = 0) {
   return e;
 }
 
+// The active runs: also the condition of index server_runs_active (schema 11), which holds
+// them only. SQLite uses the index for a query that names this very text.
+inline constexpr const char* kActive = "status IN ('pending', 'running')";
+
 inline constexpr const char* kAssistantColumns =
     "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, "
     "updated_at";
