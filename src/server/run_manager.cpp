@@ -113,6 +113,15 @@ bool RunManager::any_run_of_locked(const std::string& thread_id) const {
   return false;
 }
 
+std::mutex& RunManager::submission_lock(const std::string& thread_id) {
+  return submission_locks_[std::hash<std::string>{}(thread_id) % kSubmissionLocks];
+}
+
+bool RunManager::run_in_memory(const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  return active_.count(run_id) != 0;
+}
+
 bool RunManager::thread_active(const std::string& thread_id) {
   if (shared()) return !replicas_->active_runs(thread_id).empty();
   std::lock_guard lock(mutex_);
@@ -134,30 +143,16 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   if (const CompiledGraph* g = graph(assistant->graph_id); g != nullptr) bind_decision(*g, stored);
   check_reviewers(stored, *thread, assistant->graph_id);
 
-  std::unique_lock lock(mutex_);
+  // One submission of the thread at a time, to its run's insert (see the class comment).
+  std::lock_guard submitting(submission_lock(request.thread_id));
   if (shared()) {
     // The thread's runs on every replica; a reject is checked again as the run is inserted.
-    lock.unlock();
     std::vector<RunRecord> in_flight = replicas_->active_runs(request.thread_id);
     if (!in_flight.empty()) {
       if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
       if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
         for (const RunRecord& run : in_flight) {
           cancel(run.run_id, request.multitask_strategy == "rollback");
-        }
-      }
-    }
-    lock.lock();
-  } else {
-    std::vector<std::shared_ptr<ActiveRun>> in_flight;
-    for (const auto& [id, run] : active_) {
-      if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
-    }
-    if (!in_flight.empty()) {
-      if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
-      if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
-        for (auto& run : in_flight) {
-          cancel_locked(run, request.multitask_strategy == "rollback", lock);
         }
       }
     }
@@ -174,6 +169,38 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   record.updated_at = now;
   record.not_before = now + static_cast<std::int64_t>(request.after_seconds * 1000);
   if (shared()) record.owner = cluster_replica_id();
+
+  std::shared_ptr<ActiveRun> active;
+  {
+    std::unique_lock lock(mutex_);
+    if (!shared()) {
+      std::vector<std::shared_ptr<ActiveRun>> in_flight;
+      for (const auto& [id, run] : active_) {
+        if (run->record.thread_id == request.thread_id && !run->refused) in_flight.push_back(run);
+      }
+      if (!in_flight.empty()) {
+        if (request.multitask_strategy == "reject") throw Error::Conflict(kBusyMessage);
+        if (request.multitask_strategy == "interrupt" || request.multitask_strategy == "rollback") {
+          for (auto& run : in_flight) {
+            cancel_locked(run, request.multitask_strategy == "rollback", lock);
+          }
+        }
+      }
+    }
+    // The thread reads busy from here on; the run is queued once it is stored.
+    active = std::make_shared<ActiveRun>();
+    active->record = record;
+    active_[record.run_id] = active;
+  }
+  // Out of active_ again when it is not stored; nothing else knows its id yet.
+  const auto withdraw = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      active_.erase(record.run_id);
+    }
+    ended_.notify_all();
+  };
+
   Json metadata = assistant->metadata.is_object() ? assistant->metadata : Json::object();
   if (thread->metadata.is_object()) metadata.update(thread->metadata);
   if (request.metadata.is_object()) metadata.update(request.metadata);
@@ -191,15 +218,18 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   // meanwhile gets no run.
   const Json thread_metadata{{"graph_id", assistant->graph_id},
                              {"assistant_id", assistant->assistant_id}};
-  // Approvals short of what an action needs are recorded; the decision that completes them
-  // (and any other) claims the review: of two decisions for one action only one is accepted
-  // (a conditional update).
-  collect_approvals(stored);
-  record.kwargs = stored.to_kwargs();
-  record.kwargs["config"]["configurable"] = configurable;
-  if (!approval_only(stored)) claim_reviews(stored, record.run_id);
   ReplicaStore::Insert inserted = ReplicaStore::Insert::kThreadGone;
+  bool claimed = false;
   try {
+    // Approvals short of what an action needs are recorded; the decision that completes them
+    // (and any other) claims the review: of two decisions for one action only one is accepted
+    // (a conditional update).
+    collect_approvals(stored);
+    record.kwargs = stored.to_kwargs();
+    record.kwargs["config"]["configurable"] = configurable;
+    if (!approval_only(stored))
+      claim_reviews(stored, record.run_id);  // puts back what it claimed when it throws
+    claimed = true;
     if (shared() && request.multitask_strategy == "reject") {
       // Another replica may have started a run of the thread since it was read above.
       inserted =
@@ -208,18 +238,24 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
       inserted = ReplicaStore::Insert::kInserted;
     }
   } catch (const std::exception&) {
-    reopen_reviews(record.run_id);
+    if (claimed) reopen_reviews(record.run_id);
+    withdraw();
     throw;
   }
   if (inserted != ReplicaStore::Insert::kInserted) {
     reopen_reviews(record.run_id);
+    withdraw();
     if (inserted == ReplicaStore::Insert::kThreadBusy) throw Error::Conflict(kBusyMessage);
     throw Error::NotFound("Thread with ID " + request.thread_id + " not found");
   }
 
-  auto active = enqueue_locked(record, std::move(stored));
-  active->not_before = record.not_before;
-  lock.unlock();
+  {
+    std::lock_guard lock(mutex_);
+    active->record = record;
+    active->request = std::move(stored);
+    active->not_before = record.not_before;
+    queue_.push_back(record.run_id);
+  }
   wake_.notify_one();  // one run: one idle worker (waking them all woke three for nothing)
   tell_after_store(notices);
   return record;
@@ -329,6 +365,7 @@ void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints)
     streams_.forget(thread_id);
     return;
   }
+  std::lock_guard submitting(submission_lock(thread_id));
   std::unique_lock lock(mutex_);
   for (;;) {
     if (thread_active_locked(thread_id)) throw Error::Conflict(delete_busy_message(thread_id));
@@ -348,7 +385,8 @@ bool RunManager::prune_checkpoints(const std::string& thread_id, Saver& checkpoi
     return replicas_->with_idle_thread(
         thread_id, [&] { checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest); });
   }
-  // Under the lock: no run of the thread can be submitted while its checkpoints change.
+  // Under the locks: no run of the thread can be submitted while its checkpoints change.
+  std::lock_guard submitting(submission_lock(thread_id));
   std::lock_guard lock(mutex_);
   if (thread_active_locked(thread_id)) return false;
   checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest);

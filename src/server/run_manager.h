@@ -3,6 +3,7 @@
 // events, and keeps thread and run records in step with the graph's checkpoints.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -56,7 +57,10 @@ using GraphMap = std::map<std::string, std::shared_ptr<const CompiledGraph>, std
 
 // Thread-safety: all public methods may be called from any thread. mutex_ guards active_,
 // queue_, running_threads_, finished_ and rollback_to_; unsettled_mutex_ (taken after mutex_
-// when both are held) guards unsettled_ and next_settle_retry_.
+// when both are held) guards unsettled_ and next_settle_retry_. A thread's submission lock
+// (taken before mutex_) is held by a submission of a run of the thread from its busy check to
+// the run's insert, and by a deletion or pruning of the thread: mutex_ is held only while what
+// runs is looked at or changed, never across a write to the storage.
 //
 // Storage failures (Error kUnavailable from the store, the saver or the audit log) inside a run
 // fail that run — its waiting client gets 503 — never a worker or the process. A run's end that
@@ -370,6 +374,14 @@ class RunManager {
   const Clock* clock_ = &system_clock();
   ExpiryListener expiry_listener_;
   std::vector<std::thread> workers_;
+
+  // The lock of the thread's submissions (see the class comment): one of kSubmissionLocks,
+  // by the thread id's hash.
+  std::mutex& submission_lock(const std::string& thread_id);
+  // Whether the run is this replica's in memory (queued, executing, or being submitted).
+  bool run_in_memory(const std::string& run_id);
+  static constexpr std::size_t kSubmissionLocks = 64;
+  std::array<std::mutex, kSubmissionLocks> submission_locks_;
 
   std::mutex mutex_;
   std::condition_variable wake_;        // the workers: a run may be taken up

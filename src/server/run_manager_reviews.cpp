@@ -80,16 +80,16 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
     if (claimed == 0) {
       // A claim whose run was never stored (its insert failed and so did putting the claim
       // back, e.g. on a full disk, or the process died in between) holds the review for
-      // nobody: it is put back. Here claims and run inserts both happen under mutex_, held
-      // now; another replica's claim may be a moment from its insert, so it is taken for
-      // orphaned only once it is older than a replica is given to live.
+      // nobody: it is put back. Here a thread's claims and run inserts happen under its
+      // submission lock, held now; another replica's claim may be a moment from its insert, so
+      // it is taken for orphaned only once it is older than a replica is given to live.
       const std::int64_t orphaned_before =
           shared() ? now - cluster_->options().timeout.count() : now + 1;
       bool orphaned = false;
       for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
         if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
             (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
-            active_.count(r.run_id) == 0 && r.decided_at < orphaned_before &&
+            r.decided_at < orphaned_before && !run_in_memory(r.run_id) &&
             !store_.get_run(r.run_id)) {
           reviews_->reopen(r.run_id);
           orphaned = true;

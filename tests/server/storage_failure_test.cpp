@@ -1,17 +1,23 @@
 // Storage failing under a running server (a full disk): the runs it hits fail with 503, the
 // workers and the process live on, reads keep being answered, and once writes succeed again
-// everything works without a restart. The store is the real SqliteStore behind a double whose
-// writes fail on demand.
+// everything works without a restart. And storage slow to make one thread's write: the other
+// threads' runs go on meanwhile. The store is the real SqliteStore behind a double whose writes
+// fail or wait on demand.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "server/api.h"
+#include "server/hooked_store.h"
 #include "server/http_server.h"
 #include "server/http_test_client.h"
 #include "server/ids.h"
@@ -28,121 +34,52 @@ namespace {
 
 using testing::http_call;
 
-// A SqliteStore whose writes throw Error(kUnavailable) "database or disk is full" while
-// `full` is set; reads always pass.
-class DiskFullStore : public ServerStore {
-  template <typename Write>
-  auto write(Write body) {
-    if (full) throw Error::Unavailable("server database: step: database or disk is full");
-    return body();
-  }
-
+// The real SqliteStore, whose writes throw Error(kUnavailable) "database or disk is full" while
+// `full` is set, and whose insert of a run of the thread `hold_inserts_of` names waits until
+// release(); reads always pass.
+class DiskFullStore : public testing::HookedStore {
  public:
-  explicit DiskFullStore(const std::string& path) : store_(path) {}
+  explicit DiskFullStore(const std::string& path)
+      : HookedStore(path, [this](std::string_view write, const std::string& thread_id) {
+          if (full) throw Error::Unavailable("server database: step: database or disk is full");
+          if (write == "insert_run") hold(thread_id);
+        }) {}
   std::atomic<bool> full{false};
 
-  void put_assistant(const AssistantRecord& a) override {
-    write([&] { store_.put_assistant(a); });
+  void hold_inserts_of(const std::string& thread_id) {
+    std::lock_guard lock(mutex_);
+    held_thread_ = thread_id;
   }
-  std::optional<AssistantRecord> get_assistant(const std::string& id) override {
-    return store_.get_assistant(id);
+  // Whether an insert is waiting within `patience`.
+  bool insert_held(std::chrono::seconds patience) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, patience, [&] { return holding_; });
   }
-  std::vector<AssistantRecord> list_assistants() override { return store_.list_assistants(); }
-  void delete_assistant(const std::string& id) override {
-    write([&] { store_.delete_assistant(id); });
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      held_thread_.clear();
+    }
+    changed_.notify_all();
   }
-  bool create_thread(const ThreadRecord& t) override {
-    return write([&] { return store_.create_thread(t); });
-  }
-  std::optional<ThreadRecord> get_thread_head(const std::string& id) override {
-    return store_.get_thread_head(id);
-  }
-  std::optional<ThreadRecord> get_thread(const std::string& id) override {
-    return store_.get_thread(id);
-  }
-  void update_thread(const ThreadRecord& t) override {
-    write([&] { store_.update_thread(t); });
-  }
-  std::optional<ThreadRecord> merge_thread_metadata(const std::string& id, const Json& metadata,
-                                                    std::int64_t at) override {
-    return write([&] { return store_.merge_thread_metadata(id, metadata, at); });
-  }
-  bool set_thread_outcome(const std::string& id, const ThreadOutcome& outcome,
-                          std::vector<QueuedNotification>* notices) override {
-    return write([&] { return store_.set_thread_outcome(id, outcome, notices); });
-  }
-  std::vector<ThreadRecord> list_threads() override { return store_.list_threads(); }
-  std::vector<ThreadRecord> search_threads(const ThreadFilter& filter,
-                                           const ThreadPage& page) override {
-    return store_.search_threads(filter, page);
-  }
-  std::size_t count_threads(const ThreadFilter& filter) override {
-    return store_.count_threads(filter);
-  }
-  std::vector<std::string> thread_ids_with_stored_status(ThreadStatus status) override {
-    return store_.thread_ids_with_stored_status(status);
-  }
-  void delete_thread(const std::string& id) override {
-    write([&] { store_.delete_thread(id); });
-  }
-  bool set_thread_ttl(const std::string& id, std::optional<std::int64_t> ttl_ms) override {
-    return write([&] { return store_.set_thread_ttl(id, ttl_ms); });
-  }
-  std::vector<std::string> expired_threads(std::int64_t now, std::size_t limit) override {
-    return store_.expired_threads(now, limit);
-  }
-  std::vector<std::string> idle_threads_updated_since(std::int64_t since) override {
-    return store_.idle_threads_updated_since(since);
-  }
-  std::size_t prune_events(std::int64_t before) override {
-    return write([&] { return store_.prune_events(before); });
-  }
-  void put_run(const RunRecord& r) override {
-    write([&] { store_.put_run(r); });
-  }
-  bool insert_run(const RunRecord& r, const Json& metadata,
-                  std::vector<QueuedNotification>* notices) override {
-    return write([&] { return store_.insert_run(r, metadata, notices); });
-  }
-  std::optional<int> begin_attempt(const std::string& id, RunStatus status,
-                                   std::int64_t at) override {
-    return write([&] { return store_.begin_attempt(id, status, at); });
-  }
-  bool end_run(const RunRecord& r, bool keep, const ThreadOutcome* thread,
-               std::vector<QueuedNotification>* notices) override {
-    return write([&] { return store_.end_run(r, keep, thread, notices); });
-  }
-  std::optional<RunRecord> get_run(const std::string& id) override { return store_.get_run(id); }
-  std::vector<RunRecord> list_runs(const std::string& id) override { return store_.list_runs(id); }
-  std::vector<RunRecord> list_runs_page(const std::string& id, std::size_t limit,
-                                        std::size_t offset) override {
-    return store_.list_runs_page(id, limit, offset);
-  }
-  std::vector<RunRecord> list_runs_with_status(RunStatus status) override {
-    return store_.list_runs_with_status(status);
-  }
-  void delete_run(const std::string& id) override {
-    write([&] { store_.delete_run(id); });
-  }
-  void append_run_event(const std::string& id, LogEntryPtr e) override {
-    store_.append_run_event(id, e);  // queued; never fails
-  }
-  std::vector<LogEntry> run_events(const std::string& id, std::int64_t after) override {
-    return store_.run_events(id, after);
-  }
-  void append_thread_event(const std::string& id, LogEntryPtr e) override {
-    store_.append_thread_event(id, e);
-  }
-  std::int64_t last_thread_event_seq(const std::string& id) override {
-    return store_.last_thread_event_seq(id);
-  }
-  std::vector<LogEntry> thread_events(const std::string& id, std::int64_t after,
-                                      std::int64_t* last_seq) override {
-    return store_.thread_events(id, after, last_seq);
+  bool released() {
+    std::lock_guard lock(mutex_);
+    return held_thread_.empty();
   }
 
  private:
-  SqliteStore store_;
+  void hold(const std::string& thread_id) {
+    std::unique_lock lock(mutex_);
+    if (held_thread_.empty() || thread_id != held_thread_) return;
+    holding_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return held_thread_.empty(); });
+    holding_ = false;
+  }
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string held_thread_;
+  bool holding_ = false;
 };
 
 // The server's parts (as Server::start wires them) over the DiskFullStore.
@@ -184,6 +121,7 @@ class StorageFailureTest : public ::testing::Test {
   void TearDown() override {
     gate_->open = true;
     store_->full = false;
+    store_->release();
     http_.reset();
     runs_.reset();
     reviews_.reset();
@@ -328,6 +266,40 @@ TEST_F(StorageFailureTest, ANewRunWhileWritesFailIs503) {
                  {{"assistant_id", "gated"}, {"input", Json::object()}})
                 .status,
             200);
+}
+
+TEST_F(StorageFailureTest, ARunInsertTheStorageHoldsHoldsBackNoOtherThreadsRun) {
+  const std::string slow = new_thread();
+  const std::string other = new_thread();
+  store_->hold_inserts_of(slow);
+  testing::ClientResponse slow_run;
+  std::thread slow_client([&] {
+    slow_run = call("POST", "/threads/" + slow + "/runs/wait",
+                    {{"assistant_id", "hitl"}, {"input", Json::object()}});
+  });
+  ASSERT_TRUE(store_->insert_held(std::chrono::seconds(60)));
+  // Meanwhile another thread's run is submitted, executed and answered.
+  std::atomic<bool> other_done{false};
+  bool answered_while_held = false;
+  testing::ClientResponse other_run;
+  std::thread other_client([&] {
+    other_run = call("POST", "/threads/" + other + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"input", Json::object()}});
+    answered_while_held = !store_->released();
+    other_done = true;
+  });
+  // Released after the other run is answered, or after a minute so that a failure cannot hang.
+  for (int i = 0; i < 6000 && !other_done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  store_->release();
+  other_client.join();
+  slow_client.join();
+  EXPECT_TRUE(answered_while_held) << "the other thread's run waited for the held insert";
+  EXPECT_EQ(other_run.status, 200) << other_run.body;
+  EXPECT_EQ(slow_run.status, 200) << slow_run.body;
+  EXPECT_EQ(call("GET", "/threads/" + other).json()["status"], "interrupted");
+  EXPECT_EQ(call("GET", "/threads/" + slow).json()["status"], "interrupted");
 }
 
 }  // namespace
