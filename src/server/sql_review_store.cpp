@@ -143,6 +143,7 @@ SqlReviewStore::SqlReviewStore(std::unique_ptr<sql::Connection> connection)
 
 SqlReviewStore::SqlReviewStore(sql::SharedConnection connection)
     : mutex_(std::move(connection.lock)),
+      claim_mutex_(mutex_.at_level(sql::SqliteSync::kNormal)),
       db_(std::move(connection.connection)),
       statements_(std::make_unique<sql::StatementCache>(*db_)) {
   std::lock_guard lock(mutex_);
@@ -204,7 +205,7 @@ std::size_t SqlReviewStore::claim(ReviewStatus status, const std::string& thread
                                   const std::string& checkpoint_id, const std::string& interrupt_id,
                                   const std::string& decided_by, const std::string& run_id,
                                   std::int64_t at) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(claim_mutex_);
   auto s = statements_->use(std::string("UPDATE server_reviews SET status = ?, decided_by = ?, "
                                         "run_id = ?, decided_at = ?, ") +
                             kNoClaim +

@@ -72,6 +72,12 @@ class SqlReviewStore : public ReviewStore {
                                              const std::string& interrupt_id);
 
   sql::ConnectionLock mutex_;  // guards db_ and statements_
+  // The same lock, taken by a claim (decide, expire): its commit is not synced on its own. A
+  // claim is as durable as the run that carries it, whose insert follows it in the write-ahead
+  // log: the next sync of the file covers both (in the server, at the latest the one of the
+  // decision's audit entry, written before the graph takes the decision). A power loss before
+  // it loses both; a claim that outlived its run would be put back anyway (RunManager).
+  sql::ConnectionLock claim_mutex_;
   std::shared_ptr<sql::Connection> db_;
   std::unique_ptr<sql::StatementCache> statements_;  // fixed texts, kept prepared
 };

@@ -58,6 +58,10 @@ ConnectionLock::State::~State() {
 
 ConnectionLock::ConnectionLock() : state_(std::make_shared<State>()) {}
 
+ConnectionLock ConnectionLock::at_level(SqliteSync level) const {
+  return ConnectionLock(state_, level == SqliteSync::kDefault ? SqliteSync::kFull : level);
+}
+
 void ConnectionLock::lock() {
   State& state = *state_;
   const std::thread::id self = std::this_thread::get_id();

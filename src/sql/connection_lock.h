@@ -61,6 +61,11 @@ class ConnectionLock {
   bool try_lock();
   void unlock();
 
+  // The same lock, its holder's commits as durable as `level` (kDefault means kFull): for a
+  // part some of whose writes need less than its own level. On a lock of its own `level`
+  // changes nothing (the connection's durability is its own).
+  ConnectionLock at_level(SqliteSync level) const;
+
  private:
   // Notes this thread as the holder and applies the part's durability; the mutex is held.
   void taken();

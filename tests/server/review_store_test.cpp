@@ -1,15 +1,16 @@
 // Review records on a real database (SQLite; PostgreSQL in server_postgres_test): one decision wins, a refused one gives the review back,
 // what is no longer pending is superseded.
-#include "server/sql_review_store.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "core/sha256.h"
 #include "server/review_records.h"
+#include "server/sql_review_store.h"
 #include "server/store_backend.h"
+#include "sql/file_faults.h"
 #include "sql/sqlite_connection.h"
 #include "tollgate/iso_time.h"
 
@@ -331,6 +332,36 @@ INSERT INTO server_reviews VALUES ('r-1', 't1', 'cp-1', 'i-1', 0, '', 'd', 1000,
     EXPECT_EQ(claim->claimed_by, "alice");
   }
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+// On its SQLite file, a pause's records are synced before add_pending returns; a decision's
+// claim is not synced on its own (the insert of the run that carries it follows it in the
+// write-ahead log, and the next sync covers both).
+TEST(SqliteReviewStoreTest, APausesRecordsAreSyncedAndAClaimWaitsForTheNextSync) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tollgate_review_syncs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    SqliteReviewStore store((dir / "reviews.db").string());
+    store.add_pending(
+        review_records_for("t0", "cp-0", shown_two_actions(),
+                           Json()));  // a first commit syncs the new WAL's directory too
+    const auto syncs = [&](const std::function<void()>& write) {
+      sql::FileFaults count({.path_prefix = dir.string(), .operation = sql::FileOperation::kSync});
+      write();
+      return count.counts().syncs;
+    };
+    EXPECT_EQ(syncs([&] {
+                store.add_pending(review_records_for("t1", "cp-1", shown_two_actions(),
+                                                     values_with_calls()["messages"]));
+              }),
+              1u);
+    EXPECT_EQ(syncs([&] { EXPECT_EQ(store.decide("t1", "cp-1", "i-1", "alice", "r1", 1), 2u); }),
+              0u);
+    EXPECT_EQ(store.list("t1").front().status, ReviewStatus::kDecided);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -102,6 +102,23 @@ TEST_F(ConnectionLockTest, AFullPartsCommitIsSyncedBeforeItsLockIsGivenBack) {
   EXPECT_EQ(syncs_of(review, dir_, "INSERT INTO t VALUES (5)"), 1u);  // the default is FULL
 }
 
+TEST_F(ConnectionLockTest, AFullPartsLockAtNormalLevelCommitsWithoutASync) {
+  SharedConnection review = open_part(SqliteSync::kFull);
+  create_table(review);
+  SharedConnection claims{review.connection, review.lock.at_level(SqliteSync::kNormal)};
+  EXPECT_EQ(syncs_of(claims, dir_, "INSERT INTO t VALUES (1)"), 0u);
+  EXPECT_EQ(syncs_of(review, dir_, "INSERT INTO t VALUES (2)"), 1u);
+}
+
+TEST_F(ConnectionLockTest, ALockAtAnotherLevelIsStillTheSameLock) {
+  SharedConnection review = open_part(SqliteSync::kFull);
+  ConnectionLock claims = review.lock.at_level(SqliteSync::kNormal);
+  std::unique_lock held(claims);
+  EXPECT_FALSE(free_for_another_thread(review.lock));
+  held.unlock();
+  EXPECT_TRUE(free_for_another_thread(review.lock));
+}
+
 TEST_F(ConnectionLockTest, AFullPartThatCommitsNothingDoesNotSync) {
   SharedConnection store = open_part(SqliteSync::kNormal);
   SharedConnection audit = open_part(SqliteSync::kFull);
