@@ -1,5 +1,7 @@
 // Review records on a real database (SQLite; PostgreSQL in server_postgres_test): one decision wins, a refused one gives the review back,
 // what is no longer pending is superseded.
+#include "server/sql_review_store.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,7 +10,6 @@
 
 #include "core/sha256.h"
 #include "server/review_records.h"
-#include "server/sql_review_store.h"
 #include "server/store_backend.h"
 #include "sql/file_faults.h"
 #include "sql/sqlite_connection.h"
@@ -344,9 +345,8 @@ TEST(SqliteReviewStoreTest, APausesRecordsAreSyncedAndAClaimWaitsForTheNextSync)
   std::filesystem::create_directories(dir);
   {
     SqliteReviewStore store((dir / "reviews.db").string());
-    store.add_pending(
-        review_records_for("t0", "cp-0", shown_two_actions(),
-                           Json()));  // a first commit syncs the new WAL's directory too
+    // The file's first commit also syncs the new WAL's directory: made before counting.
+    store.add_pending(review_records_for("t0", "cp-0", shown_two_actions(), Json()));
     const auto syncs = [&](const std::function<void()>& write) {
       sql::FileFaults count({.path_prefix = dir.string(), .operation = sql::FileOperation::kSync});
       write();

@@ -37,9 +37,9 @@ using testing::http_call;
 // The real SqliteStore, whose writes throw Error(kUnavailable) "database or disk is full" while
 // `full` is set, and whose insert of a run of the thread `hold_inserts_of` names waits until
 // release(); reads always pass.
-class DiskFullStore : public testing::HookedStore {
+class FaultyStore : public testing::HookedStore {
  public:
-  explicit DiskFullStore(const std::string& path)
+  explicit FaultyStore(const std::string& path)
       : HookedStore(path, [this](std::string_view write, const std::string& thread_id) {
           if (full) throw Error::Unavailable("server database: step: database or disk is full");
           if (write == "insert_run") hold(thread_id);
@@ -82,7 +82,7 @@ class DiskFullStore : public testing::HookedStore {
   bool holding_ = false;
 };
 
-// The server's parts (as Server::start wires them) over the DiskFullStore.
+// The server's parts (as Server::start wires them) over the FaultyStore.
 class StorageFailureTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,7 +90,7 @@ class StorageFailureTest : public ::testing::Test {
           ("tollgate_storage_failure_" + std::to_string(::getpid()) + "_" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
     remove_db();
-    store_ = std::make_unique<DiskFullStore>(db_.string());
+    store_ = std::make_unique<FaultyStore>(db_.string());
     streams_ = std::make_unique<ThreadStreams>(*store_);
     GraphMap graphs;
     const GraphRegistry registry = testing::test_graphs(gate_);
@@ -183,7 +183,7 @@ class StorageFailureTest : public ::testing::Test {
   std::filesystem::path db_;
   std::shared_ptr<testing::Gate> gate_ = std::make_shared<testing::Gate>();
   std::shared_ptr<Saver> saver_ = make_memory_saver();
-  std::unique_ptr<DiskFullStore> store_;
+  std::unique_ptr<FaultyStore> store_;
   std::unique_ptr<ThreadStreams> streams_;
   std::unique_ptr<RunManager> runs_;
   std::unique_ptr<SqliteReviewStore> reviews_;
