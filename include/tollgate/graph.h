@@ -331,19 +331,28 @@ struct RunConfig {
   bool state_by_reference = false;
   StreamCallback on_event;
   std::shared_ptr<std::atomic<bool>> cancel;  // set to true to stop the run between steps
+  // True: invoke hands back the state the run ended on in RunResult::state, for a caller that
+  // reads it right after the run, such as the server writing the thread's outcome; the loop
+  // holds it, so it is not read back from the checkpointer.
+  bool final_state = false;
 };
 
 using Input = std::variant<Json, Command>;  // Json null = continue from the checkpoint
+
+struct StateSnapshot;
 
 struct RunResult {
   State values;
   std::vector<Interrupt> interrupts;  // non-empty when the run paused on interrupt()
   bool paused = false;                // stopped at an interrupt or a static breakpoint
+  // With RunConfig::final_state: what get_state of the run's namespace (the latest checkpoint,
+  // without subgraphs) returns once the run has returned. Null when the run cannot tell it
+  // without reading the checkpointer (no checkpoint, or a resuming Command's update applied to
+  // a step that did not end): call get_state then.
+  std::shared_ptr<const StateSnapshot> state;
   // values plus "__interrupt__": [...] when paused, the shape LangGraph's invoke returns.
   Json to_json() const;
 };
-
-struct StateSnapshot;
 
 struct TaskInfo {
   std::string id;

@@ -60,6 +60,10 @@ class LoopCheckpointer {
   const std::string& checkpoint_id() const { return checkpoint_id_; }
   // That checkpoint's step: -1 for the input, then 0, 1, ...; -2 on a new thread.
   std::int64_t step() const { return step_; }
+  // That checkpoint's metadata, time (`ts`) and parent, as the saver stores them once it is put.
+  const Json& metadata() const { return metadata_; }
+  const std::string& created_at() const { return created_at_; }
+  const std::optional<CheckpointConfig>& parent_config() const { return parent_config_; }
 
   // ---- loading
   // Loads a checkpoint (the latest when `checkpoint_id` is empty; `use_cache`: adopting the

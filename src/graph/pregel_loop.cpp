@@ -584,6 +584,7 @@ void PregelLoop::apply_for_output(std::vector<Task>& tasks) {
 
 RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
   checkpointer_.save_at_end(tasks_, paused);
+  std::shared_ptr<StateSnapshot> state = final_state(paused, interrupts);
   const bool output_has_writes =
       paused &&
       std::any_of(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.has_writes(); });
@@ -597,6 +598,11 @@ RunResult PregelLoop::finish(bool paused, std::vector<Interrupt> interrupts) {
   } else {
     result.values = output_view();
     checkpointer_.stash_values(true);
+  }
+  if (state) {
+    // The checkpoint's values with the paused step's finished writes applied: get_state's.
+    state->values = result.values;
+    result.state = std::move(state);
   }
   result.paused = paused;
   result.interrupts = std::move(interrupts);

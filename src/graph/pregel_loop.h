@@ -74,6 +74,20 @@ class PregelLoop {
   void distribute_answers(const Command* command);
   void apply_null_writes(std::vector<Write> writes);
   RunResult finish(bool paused, std::vector<Interrupt> interrupts);
+  // The state the run ends on, as snapshot() of its checkpoint shows it, without the values
+  // (the run's own; RunConfig::final_state). Called by finish() once the checkpoint and the
+  // step's writes are saved, before the writes of a paused step's finished tasks are applied
+  // for output; `interrupts`: the paused tasks', in task order. Null when not asked for, or
+  // not known without reading the checkpoint back.
+  std::shared_ptr<StateSnapshot> final_state(bool paused, const std::vector<Interrupt>& interrupts);
+
+  // Snapshots (state_access.cpp): the tasks of the step the loop stands on (as prepared, their
+  // saved writes reattached, those of this run's attempt done or paused) with what the
+  // checkpoint's pending writes hold for them, `next`, the interrupts and task_input; values
+  // are left to the caller (applying the step's writes for output when asked).
+  // `raised`: the interrupts the paused tasks raised in this run, in task order.
+  void describe_step(StateSnapshot& snapshot, bool apply_pending_writes, bool subgraphs,
+                     const std::vector<Interrupt>& raised) const;
 
   // Steps.
   void prepare_tasks();

@@ -2,6 +2,7 @@
 // would run next (and what they saved), and a new checkpoint written as if a node had
 // returned the given values.
 #include <algorithm>
+#include <cassert>
 
 #include "graph/ids.h"
 #include "graph/pregel_loop.h"
@@ -20,32 +21,58 @@ StateSnapshot PregelLoop::snapshot(CheckpointTuple tuple, bool apply_pending_wri
   prepare_tasks();
   const auto& saved_tasks = checkpointer_.saved_tasks();
   for (auto& task : tasks_) {
+    if (auto it = saved_tasks.find(task.id); it != saved_tasks.end() && it->second.finished) {
+      append_saved_writes(it->second.writes, task.writes);
+      task.advance(TaskState::kReattached);
+    }
+  }
+  describe_step(snapshot, apply_pending_writes, subgraphs, {});
+  if (apply_pending_writes) apply_for_output(tasks_);
+  snapshot.values = output_view();
+  tasks_.clear();
+  return snapshot;
+}
+
+void PregelLoop::describe_step(StateSnapshot& snapshot, bool apply_pending_writes,
+                               bool subgraphs, const std::vector<Interrupt>& raised) const {
+  const auto& saved_tasks = checkpointer_.saved_tasks();
+  // What a task wrote, as its result shows it: its state keys, and keys this loop has no
+  // channel for (yet).
+  auto add_result = [&](TaskInfo& info, const std::string& channel, const Json& value) {
+    const int index = channels_.find(channel);
+    if (index < 0 || channels_.is_state(index)) info.result[channel] = value;
+  };
+  auto next_raised = raised.begin();
+  for (const auto& task : tasks_) {
     const CompiledNode& node = graph_.nodes[static_cast<std::size_t>(task.node)];
     TaskInfo info;
     info.id = task.id;
     info.name = node.name;
     info.path = task.kind == TaskKind::kPush ? Json::array({kPushPath, task.push_index, false})
-                          : Json::array({kPullPath, node.name});
-    if (auto it = saved_tasks.find(task.id); it != saved_tasks.end()) {
-      const SavedTask& saved = it->second;
-      if (saved.interrupts && saved.interrupts->is_array()) {
-        for (const auto& interrupt : *saved.interrupts) {
-          info.interrupts.push_back(
-              Interrupt{interrupt.value("id", ""), interrupt.value("value", Json())});
-        }
+                                             : Json::array({kPullPath, node.name});
+    auto it = saved_tasks.find(task.id);
+    const SavedTask* saved = it != saved_tasks.end() ? &it->second : nullptr;
+    if (task.state() == TaskState::kPaused) {
+      // Paused in this run: what it raised replaced what an earlier attempt saved.
+      assert(raised.end() - next_raised >= static_cast<std::ptrdiff_t>(task.interrupts.size()));
+      info.interrupts.assign(next_raised, next_raised + static_cast<std::ptrdiff_t>(
+                                                            task.interrupts.size()));
+      next_raised += static_cast<std::ptrdiff_t>(task.interrupts.size());
+    } else if (saved && saved->interrupts && saved->interrupts->is_array()) {
+      for (const auto& interrupt : *saved->interrupts) {
+        info.interrupts.push_back(
+            Interrupt{interrupt.value("id", ""), interrupt.value("value", Json())});
       }
-      if (saved.error)
-        info.error =
-            saved.error->is_string() ? saved.error->get<std::string>() : saved.error->dump();
-      if (saved.finished) {
-        info.result = Json::object();
-        for (const auto& [channel, value] : saved.writes) {
-          const int index = channels_.find(channel);
-          if (index < 0 || channels_.is_state(index)) info.result[channel] = value;
-        }
-        append_saved_writes(saved.writes, task.writes);
-        task.advance(TaskState::kReattached);
-      }
+    }
+    if (saved && saved->error) {
+      info.error = saved->error->is_string() ? saved->error->get<std::string>() : saved->error->dump();
+    }
+    if (task.state() == TaskState::kDone) {  // finished in this run: its writes were saved
+      info.result = Json::object();
+      for (const auto& write : task.writes) add_result(info, channels_.name(write), write.value);
+    } else if (saved && saved->finished) {
+      info.result = Json::object();
+      for (const auto& [channel, value] : saved->writes) add_result(info, channel, value);
     }
     if (node.subgraph) {
       info.state = CheckpointConfig{config_.thread_id, task.ns, ""};
@@ -64,10 +91,41 @@ StateSnapshot PregelLoop::snapshot(CheckpointTuple tuple, bool apply_pending_wri
     snapshot.tasks.push_back(std::move(info));
   }
   snapshot.task_input = channels_.view(false);
-  if (apply_pending_writes) apply_for_output(tasks_);
-  snapshot.values = output_view();
-  tasks_.clear();
-  return snapshot;
+}
+
+std::shared_ptr<StateSnapshot> PregelLoop::final_state(bool paused,
+                                                       const std::vector<Interrupt>& interrupts) {
+  if (!config_.final_state || context_.has_parent || !context_.saver ||
+      !checkpointer_.has_checkpoint()) {
+    return nullptr;
+  }
+  // A resuming Command's update is in the channels but not in the checkpoint (the step did
+  // not end; it is saved as pending writes of no task): its state is read back instead.
+  if (null_writes_on_ == checkpointer_.checkpoint_id()) return nullptr;
+  // A static breakpoint stopped before the step's tasks ran (or after a step, before the next
+  // one's): they are prepared again to be shown, and are left before the run ends.
+  const bool breakpoint = paused && tasks_.empty();
+  if (breakpoint) {
+    prepare_tasks();
+    const auto& saved_tasks = checkpointer_.saved_tasks();
+    const bool reattaches = std::any_of(tasks_.begin(), tasks_.end(), [&](const Task& task) {
+      auto it = saved_tasks.find(task.id);
+      return it != saved_tasks.end() && it->second.finished;
+    });
+    if (reattaches) {  // writes of an earlier attempt would show in the values: read back
+      tasks_.clear();
+      return nullptr;
+    }
+  }
+  auto state = std::make_shared<StateSnapshot>();
+  state->config =
+      CheckpointConfig{config_.thread_id, context_.checkpoint_ns, checkpointer_.checkpoint_id()};
+  state->metadata = checkpointer_.metadata();
+  state->created_at = checkpointer_.created_at();
+  state->parent_config = checkpointer_.parent_config();
+  describe_step(*state, true, false, interrupts);
+  if (breakpoint) tasks_.clear();
+  return state;
 }
 
 StateSnapshot read_state(const CompiledGraph::Impl& graph, const std::shared_ptr<Saver>& saver,
