@@ -136,6 +136,7 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.stream_subgraphs = events.wants_subgraphs();
   config.checkpoint_values = events.wants_checkpoint_values();
   config.state_by_reference = true;  // RunEvents writes the state out itself
+  config.final_state = true;         // the thread's outcome is written from it
   events.refer_to_checkpoints(config.durability == Durability::kSync);
   config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
   config.cancel = cancel;
@@ -368,7 +369,10 @@ void RunManager::execute(const std::shared_ptr<ActiveRun>& run) {
     std::optional<ThreadOutcome> outcome;
     if (changed || !storage_failed) {
       try {
-        outcome = read_thread_outcome(g, record.thread_id, ending, failure, *clock_);
+        // A run that returned hands over the state it ended on; any other is read back.
+        outcome = succeeded && succeeded->state
+                      ? thread_outcome(*succeeded->state, ending, failure, *clock_)
+                      : read_thread_outcome(g, record.thread_id, ending, failure, *clock_);
         if (outcome->state) {
           const ValueTexts lists = events.list_texts_of(*outcome->state, outcome->checkpoint_id);
           outcome->state_text = state_event_json(*outcome->state, &lists);

@@ -131,6 +131,44 @@ TEST_F(RunLifecycleTest, ResumeThatAppliedOneDecisionBeforeFailingIsAFailureNotA
   EXPECT_EQ(call("GET", "/threads/" + thread).json()["status"], "error");
 }
 
+// ------------------------------------------------------- a thread's record is its checkpoint
+
+// After every run the thread's record (status, values, interrupts) is what its latest
+// checkpoint reads back as: the record is written from the state the run ended on.
+TEST_F(RunLifecycleTest, TheThreadRecordAfterEachRunIsItsLatestCheckpoint) {
+  auto expect_record_is_state = [&](const std::string& thread, const std::string& status) {
+    const Json record = call("GET", "/threads/" + thread).json();
+    const Json state = call("GET", "/threads/" + thread + "/state").json();
+    EXPECT_EQ(record["status"], status);
+    EXPECT_EQ(record["values"], state["values"]);
+    Json interrupts = Json::object();
+    for (const Json& task : state["tasks"]) {
+      if (!task["interrupts"].empty()) interrupts[task["id"].get<std::string>()] = task["interrupts"];
+    }
+    if (interrupts.empty() && !state["next"].empty()) {  // a static breakpoint
+      for (const Json& task : state["tasks"]) interrupts[task["id"].get<std::string>()] = Json::array();
+    }
+    EXPECT_EQ(record["interrupts"], interrupts);
+  };
+  const Json input{{"messages", {{{"role", "user"}, {"content", "delete /tmp/x"}}}}};
+  std::string thread = new_thread();
+  auto paused = call("POST", "/threads/" + thread + "/runs/wait",
+                     {{"assistant_id", "hitl"}, {"input", input}});
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  expect_record_is_state(thread, "interrupted");
+  auto done = call("POST", "/threads/" + thread + "/runs/wait",
+                   {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
+  ASSERT_EQ(done.status, 200) << done.body;
+  expect_record_is_state(thread, "idle");
+
+  std::string stopped = new_thread();
+  auto breakpoint =
+      call("POST", "/threads/" + stopped + "/runs/wait",
+           {{"assistant_id", "hitl"}, {"input", input}, {"interrupt_before", {"review"}}});
+  ASSERT_EQ(breakpoint.status, 200) << breakpoint.body;
+  expect_record_is_state(stopped, "interrupted");
+}
+
 // ------------------------------------------------------------------------ status never stuck
 
 TEST_F(RunLifecycleTest, MetadataPatchesRacingRunEndsNeverLeaveTheThreadBusy) {
