@@ -179,6 +179,11 @@ struct StreamEvent {
   // update). On disk with durability "sync"; "async" may still be saving it, and "exit"
   // stores only the run's last checkpoint.
   std::string checkpoint_id;
+  // With RunConfig::messages_by_reference, a `messages` event of Runtime::emit_message_ref
+  // hands over the chunk and its metadata here instead of the pair [chunk, metadata] in `data`
+  // (`data` is then null), valid during the callback only. Null otherwise.
+  const Json* message_chunk = nullptr;
+  const Json* message_metadata = nullptr;
 };
 // Called serially (never concurrently) from the running graph's threads.
 using StreamCallback = std::function<void(const StreamEvent&)>;
@@ -207,6 +212,10 @@ class Runtime {
   virtual void write_custom(Json chunk) = 0;
   // Emits a message chunk (e.g. a token) to the `messages` stream mode.
   virtual void emit_message(Json message_chunk, Json metadata = Json::object()) = 0;
+  // emit_message() of a chunk the caller keeps, with no metadata of its own (a chat model's
+  // token callback): a run whose consumer reads chunks in place
+  // (RunConfig::messages_by_reference) does not copy it. The default copies it.
+  virtual void emit_message_ref(const Json& message_chunk) { emit_message(message_chunk); }
 
   virtual const std::string& node_name() const = 0;
   virtual const std::string& task_id() const = 0;
@@ -329,6 +338,10 @@ struct RunConfig {
   // StreamEvent::state instead of a copy in `data`, for a consumer that writes the state out
   // itself, such as the server; a long thread's state is then not copied twice a step.
   bool state_by_reference = false;
+  // True: `messages` events of Runtime::emit_message_ref hand the chunk and its metadata over
+  // in StreamEvent::message_chunk and message_metadata instead of a copy in `data`, for a
+  // consumer that reads each token's chunk once, such as the server.
+  bool messages_by_reference = false;
   StreamCallback on_event;
   std::shared_ptr<std::atomic<bool>> cancel;  // set to true to stop the run between steps
   // True: invoke hands back the state the run ended on in RunResult::state, for a caller that

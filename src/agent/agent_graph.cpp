@@ -82,7 +82,7 @@ struct AgentCore {
 
   Json invoke_model(const ChatRequest& chat, Runtime* runtime) const {
     const TokenCallback on_chunk = [runtime](const Json& chunk) {
-      if (runtime != nullptr) runtime->emit_message(chunk);
+      if (runtime != nullptr) runtime->emit_message_ref(chunk);
     };
     return options.model->invoke(chat, &on_chunk);
   }

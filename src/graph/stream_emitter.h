@@ -31,6 +31,9 @@ class StreamEmitter {
   // Whether `values` and task-start `tasks` events hand the state over by reference
   // (RunConfig::state_by_reference).
   bool state_by_reference() const { return config_.state_by_reference; }
+  // Whether Runtime::emit_message_ref hands its chunk over by reference
+  // (RunConfig::messages_by_reference).
+  bool messages_by_reference() const { return config_.messages_by_reference; }
   void emit(StreamMode mode, const std::vector<std::string>& ns, Json data,
             const State* state = nullptr) {
     if (!wants(mode, ns)) return;

@@ -2,6 +2,7 @@
 // what the node returned into channel writes (its update, Command goto/Sends, static edges,
 // conditional edges).
 #include <chrono>
+#include <optional>
 
 #include "graph/ids.h"
 #include "graph/pregel_loop.h"
@@ -102,16 +103,32 @@ class TaskRuntime final : public Runtime {
   void emit_message(Json message_chunk, Json metadata) override {
     if (!loop_.emitter().wants(StreamMode::kMessages, loop_.context().ns_segments)) return;
     if (!metadata.is_object()) metadata = Json::object();
-    metadata["langgraph_node"] = node_name();
-    metadata["langgraph_step"] = loop_.step();
-    loop_.ensure_task_id(task_);
-    metadata["langgraph_task_id"] = task_.id;
-    metadata["langgraph_checkpoint_ns"] = task_.ns;
+    add_message_metadata(metadata);
     Json pair(Json::value_t::array);
     pair.get_ref<Json::array_t&>().reserve(2);
     pair.push_back(std::move(message_chunk));
     pair.push_back(std::move(metadata));
     loop_.emitter().emit(StreamMode::kMessages, loop_.context().ns_segments, std::move(pair));
+  }
+
+  void emit_message_ref(const Json& message_chunk) override {
+    if (!loop_.emitter().messages_by_reference()) {
+      Runtime::emit_message_ref(message_chunk);
+      return;
+    }
+    if (!loop_.emitter().wants(StreamMode::kMessages, loop_.context().ns_segments)) return;
+    // The event and its metadata are the same for every chunk of the task: made once.
+    if (!message_event_) {
+      message_metadata_ = Json::object();
+      add_message_metadata(message_metadata_);
+      message_event_.emplace();
+      message_event_->mode = StreamMode::kMessages;
+      message_event_->ns = loop_.context().ns_segments;
+      message_event_->message_metadata = &message_metadata_;
+    }
+    message_event_->message_chunk = &message_chunk;
+    loop_.emitter().emit(*message_event_);
+    message_event_->message_chunk = nullptr;
   }
 
   const std::string& node_name() const override {
@@ -170,11 +187,23 @@ class TaskRuntime final : public Runtime {
     return nullptr;
   }
 
+  // The metadata of the task's message chunks (merged into `metadata`).
+  void add_message_metadata(Json& metadata) const {
+    metadata["langgraph_node"] = node_name();
+    metadata["langgraph_step"] = loop_.step();
+    loop_.ensure_task_id(task_);
+    metadata["langgraph_task_id"] = task_.id;
+    metadata["langgraph_checkpoint_ns"] = task_.ns;
+  }
+
   PregelLoop& loop_;
   Task& task_;
   const bool resuming_;
   std::size_t counter_ = 0;
   std::vector<Interrupt> pause_;
+  // emit_message_ref's event, made at the task's first chunk.
+  Json message_metadata_;
+  std::optional<StreamEvent> message_event_;
 };
 
 }  // namespace

@@ -399,17 +399,22 @@ void RunEvents::on_event(const StreamEvent& event) {
       break;
     }
     case StreamMode::kMessages: {
+      // The chunk and its metadata, in place (RunConfig::messages_by_reference) or in `data`.
       const bool pair = event.data.is_array() && event.data.size() == 2;
-      const Json& chunk = pair ? event.data[0] : event.data;
-      const Json& given = pair && event.data[1].is_object() ? event.data[1] : empty_object();
+      const Json& chunk = event.message_chunk != nullptr ? *event.message_chunk
+                          : pair                         ? event.data[0]
+                                                         : event.data;
+      const Json* metadata_given = event.message_chunk != nullptr ? event.message_metadata
+                                   : pair                         ? &event.data[1]
+                                                                  : nullptr;
+      const Json& given = metadata_given != nullptr && metadata_given->is_object() ? *metadata_given
+                                                                                   : empty_object();
       // The v2 namespace is the chunk's checkpoint namespace (the legacy metadata's).
       auto given_ns = given.find("langgraph_checkpoint_ns");
-      std::vector<std::string> message_ns = event.ns;
-      if (given_ns == given.end()) {
-        message_ns = split_ns(join_ns(event.ns));
-      } else if (given_ns->is_string()) {
-        message_ns = split_ns(given_ns->get_ref<const std::string&>());
-      }
+      const std::vector<std::string>& message_ns =
+          given_ns == given.end() ? messages_ns(join_ns(event.ns))
+          : given_ns->is_string() ? messages_ns(given_ns->get_ref<const std::string&>())
+                                  : event.ns;
       const bool tuple_mode = legacy_visible && legacy_wants("messages-tuple");
       const bool messages_mode = legacy_visible && legacy_wants("messages");
       if (tuple_mode || messages_mode) {
@@ -508,6 +513,14 @@ void RunEvents::on_event(const StreamEvent& event) {
       if (legacy_wants("debug") && legacy_visible) legacy("debug" + suffix, event.data);
       break;
   }
+}
+
+const std::vector<std::string>& RunEvents::messages_ns(const std::string& checkpoint_ns) {
+  if (checkpoint_ns != messages_ns_of_) {
+    messages_ns_ = split_ns(checkpoint_ns);
+    messages_ns_of_ = checkpoint_ns;
+  }
+  return messages_ns_;
 }
 
 void RunEvents::legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata) {

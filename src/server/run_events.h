@@ -106,6 +106,9 @@ class RunEvents {
                std::string_view data_json, const std::string& node = "",
                const StateRef* state = nullptr);
   void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
+  // The v2 namespace of the message chunks of checkpoint namespace `checkpoint_ns`: split
+  // once for a task's chunks (valid until the next call).
+  const std::vector<std::string>& messages_ns(const std::string& checkpoint_ns);
   void v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output);
   void v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts);
   bool legacy_wants(const std::string& mode) const { return modes_.count(mode) > 0; }
@@ -137,6 +140,9 @@ class RunEvents {
     std::map<int, Json> tool_calls;  // block index -> {"id","name","args" (string)}
   };
   std::map<std::string, OpenMessage> open_messages_;
+  // messages_ns(): the last checkpoint namespace split and its segments.
+  std::string messages_ns_of_;
+  std::vector<std::string> messages_ns_;
 
   // The values the last `values` event showed, with that event's data, held until an event
   // that carries no state: the tasks of the next step start on those values (their inputs are

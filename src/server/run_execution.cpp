@@ -135,8 +135,9 @@ RunConfig run_config(const RunRecord& record, const RunRequest& request, RunEven
   config.stream_modes = events.graph_modes();
   config.stream_subgraphs = events.wants_subgraphs();
   config.checkpoint_values = events.wants_checkpoint_values();
-  config.state_by_reference = true;  // RunEvents writes the state out itself
-  config.final_state = true;         // the thread's outcome is written from it
+  config.state_by_reference = true;     // RunEvents writes the state out itself
+  config.messages_by_reference = true;  // and reads each token's chunk in place
+  config.final_state = true;            // the thread's outcome is written from it
   events.refer_to_checkpoints(config.durability == Durability::kSync);
   config.on_event = [&events](const StreamEvent& event) { events.on_event(event); };
   config.cancel = cancel;

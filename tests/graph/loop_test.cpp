@@ -434,6 +434,65 @@ TEST(PregelLoopStreaming, CustomAndMessageChunksComeFromTheNode) {
   EXPECT_EQ(messages[0][1]["langgraph_node"], "talk");
 }
 
+TEST(PregelLoopStreaming, MessagesByReferenceHandOverTheCallersChunkAndTheTasksMetadata) {
+  StateGraph g;
+  std::vector<const Json*> emitted;  // the chunks the node emitted, by address
+  g.add_node("talk", [&emitted](const State&, Runtime& rt) -> NodeResult {
+    const Json first{{"content", "Hel"}};
+    const Json second{{"content", "lo"}};
+    emitted = {&first, &second};
+    rt.emit_message_ref(first);
+    rt.emit_message_ref(second);
+    return {};
+  });
+  g.add_edge(START, "talk");
+  std::vector<const Json*> chunks;
+  std::vector<Json> contents;
+  std::vector<Json> metadata;
+  std::vector<Json> datas;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kMessages};
+  config.messages_by_reference = true;
+  config.on_event = [&](const StreamEvent& e) {
+    chunks.push_back(e.message_chunk);
+    contents.push_back(e.message_chunk != nullptr ? (*e.message_chunk)["content"] : Json());
+    metadata.push_back(e.message_metadata != nullptr ? *e.message_metadata : Json());
+    datas.push_back(e.data);
+  };
+  g.compile()->invoke(Json::object(), config);
+  EXPECT_EQ(chunks, emitted);
+  EXPECT_EQ(contents, (std::vector<Json>{"Hel", "lo"}));
+  ASSERT_EQ(metadata.size(), 2u);
+  EXPECT_EQ(metadata[0]["langgraph_node"], "talk");
+  EXPECT_EQ(metadata[0]["langgraph_step"], 1);
+  EXPECT_EQ(metadata[0]["langgraph_checkpoint_ns"],
+            "talk:" + metadata[0]["langgraph_task_id"].get<std::string>());
+  EXPECT_EQ(metadata[1], metadata[0]);
+  EXPECT_EQ(datas, (std::vector<Json>{Json(), Json()}));
+}
+
+TEST(PregelLoopStreaming, MessagesByReferenceOffCopiesTheChunkIntoTheEvent) {
+  StateGraph g;
+  g.add_node("talk", [](const State&, Runtime& rt) -> NodeResult {
+    rt.emit_message_ref(Json{{"content", "Hel"}});
+    return {};
+  });
+  g.add_edge(START, "talk");
+  Recorder recorder;
+  RunConfig config;
+  config.stream_modes = {StreamMode::kMessages};
+  config.on_event = [&](const StreamEvent& e) {
+    EXPECT_EQ(e.message_chunk, nullptr);
+    EXPECT_EQ(e.message_metadata, nullptr);
+    recorder.events.push_back(e);
+  };
+  g.compile()->invoke(Json::object(), config);
+  const auto messages = recorder.of(StreamMode::kMessages);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0][0], (Json{{"content", "Hel"}}));
+  EXPECT_EQ(messages[0][1]["langgraph_node"], "talk");
+}
+
 TEST(PregelLoopStreaming, TasksModeReportsStartAndResult) {
   StateGraph g;
   g.add_node("a", [](const State&, Runtime&) -> NodeResult { return Json{{"x", 1}}; });

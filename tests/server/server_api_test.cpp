@@ -172,6 +172,29 @@ TEST_F(ServerApiTest, StreamedRunStartsWithMetadataAndEndsWithTheInterruptTwice)
   for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].id, std::to_string(i));
 }
 
+TEST_F(ServerApiTest, StreamedTokensReadInMessagesTupleModeAsTheyWereWhenEmitted) {
+  const std::string thread = new_thread();
+  const auto events = stream(thread, {{"assistant_id", "tokens"},
+                                      {"input", {{"messages", Json::array()}}},
+                                      {"stream_mode", {"messages-tuple"}}});
+  std::vector<Json> tuples;
+  for (const auto& e : events) {
+    if (e.event == "messages") tuples.push_back(e.data);
+  }
+  ASSERT_EQ(tuples.size(), 2u);
+  EXPECT_EQ(tuples[0][0],
+            (Json{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", "Hello "}}));
+  EXPECT_EQ(tuples[1][0], (Json{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", "there"}}));
+  const Json& metadata = tuples[0][1];
+  EXPECT_EQ(metadata["langgraph_node"], "model");
+  EXPECT_EQ(metadata["langgraph_checkpoint_ns"],
+            "model:" + metadata["langgraph_task_id"].get<std::string>());
+  EXPECT_EQ(metadata["checkpoint_ns"], metadata["langgraph_checkpoint_ns"]);
+  EXPECT_EQ(metadata["thread_id"], thread);
+  EXPECT_EQ(metadata["graph_id"], "tokens");
+  EXPECT_EQ(tuples[1][1], metadata);
+}
+
 TEST_F(ServerApiTest, PausedThreadIsInterruptedWithItsInterruptInThreadAndState) {
   std::string thread = new_thread();
   auto events = run_to_interrupt(thread);

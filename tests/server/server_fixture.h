@@ -96,6 +96,23 @@ inline GraphRegistry test_graphs(std::shared_ptr<Gate> gate) {
     g.add_edge("first", END).add_edge("second", END);
     return g.compile(compile_options(saver, "pair"));
   });
+  // A model stand-in streaming its reply as a chat model does: one chunk, changed in place
+  // between tokens, handed over by reference.
+  registry.add("tokens", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
+    StateSchema schema;
+    schema.add_messages("messages");
+    StateGraph g(schema);
+    g.add_node("model", [](const State&, Runtime& rt) -> NodeResult {
+      Json chunk{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", ""}};
+      for (const char* token : {"Hello ", "there"}) {
+        chunk["content"] = token;
+        rt.emit_message_ref(chunk);
+      }
+      return Json{{"messages", {{{"type", "ai"}, {"id", "ai-1"}, {"content", "Hello there"}}}}};
+    });
+    g.add_edge(START, "model").add_edge("model", END);
+    return g.compile(compile_options(saver, "tokens"));
+  });
   return registry;
 }
 
