@@ -252,6 +252,20 @@ class JsonOut {
     put(value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
+  // Whether `text` is written as it is between quotes: every byte is printable ASCII other
+  // than '"' and '\\'.
+  static bool plain(std::string_view text) {
+    std::size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + i, 8);
+      if (!plain_word(word)) return false;
+    }
+    std::uint64_t word = 0x2020202020202020ULL;
+    std::memcpy(&word, text.data() + i, text.size() - i);
+    return plain_word(word);
+  }
+
   // `text` as a JSON string, as value(Json(text)) writes it.
   void string(std::string_view text) {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -488,6 +502,13 @@ std::string event_json_with_text(const Json& object, std::string_view key, std::
 }
 
 void append_json_string(std::string& out, std::string_view text) {
+  // Most names, ids and tokens need no escape: appended as they are, between quotes.
+  if (JsonOut::plain(text)) {
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
   JsonOut(out).string(text);
 }
 

@@ -131,6 +131,23 @@ TEST(WireFormatTest, TextOfEveryLengthIsWrittenAsTheSerializerWritesIt) {
   }
 }
 
+TEST(WireFormatTest, OneByteToEscapeAnywhereInPlainTextIsEscaped) {
+  // Plain text is appended as it is: one byte that is not plain, at any position of text of
+  // any length, must still be written as the serializer writes it.
+  for (const char* odd : {"\"", "\\", "\n", "\x01", "\x7F", "\xC2\xB0", "\xFF"}) {
+    for (std::size_t length = 1; length <= 40; ++length) {
+      for (std::size_t at = 0; at < length; ++at) {
+        std::string text(length, 'a');
+        text.replace(at, 1, odd);
+        std::string out = "prefix,";
+        append_json_string(out, text);
+        EXPECT_EQ(out, "prefix," + Json(text).dump(-1, ' ', false, Json::error_handler_t::replace))
+            << Json(text).dump(-1, ' ', true, Json::error_handler_t::replace);
+      }
+    }
+  }
+}
+
 TEST(WireFormatTest, EventJsonWritesWhatTheSerializerWrites) {
   // Every kind of value, and strings of random bytes: escapes, UTF-8 of every length, malformed
   // sequences (surrogates, overlong forms, cut short) that the serializer replaces.
