@@ -34,6 +34,12 @@ const Json& empty_object() {
   return object;
 }
 
+// The method of the v2 `messages` events, made once: one is sent per streamed token.
+const std::string& messages_method() {
+  static const std::string method = "messages";
+  return method;
+}
+
 const Json& empty_array() {
   static const Json array = Json::array();
   return array;
@@ -589,7 +595,7 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
     start += ",\"run_id\":";
     append_json_string(start, record_.run_id);
     start += '}';
-    v2_json("messages", ns, start);
+    v2_json(messages_method(), ns, start);
   }
   auto content = chunk.find("content");
   if (content != chunk.end() && content->is_string() &&
@@ -597,15 +603,20 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
     const std::string& text = content->get_ref<const std::string&>();
     if (!message.text_started) {
       message.text_started = true;
-      v2_json("messages", ns,
+      v2_json(messages_method(), ns,
               R"({"content":{"text":"","type":"text"},"event":"content-block-start","index":0})");
     }
     message.text += text;
-    // One per token: written by hand, as the members are sorted when dumped.
-    std::string delta = "{\"delta\":{\"text\":";
-    append_json_string(delta, text);
-    delta += R"(,"type":"text-delta"},"event":"content-block-delta","index":0})";
-    v2_json("messages", ns, delta);
+    // One per token: written by hand into the event's text, as the members are sorted when
+    // dumped.
+    streams_.emit_written(
+        record_.thread_id, messages_method(), ns,
+        [&text](std::string& out) {
+          out += R"({"delta":{"text":)";
+          append_json_string(out, text);
+          out += R"(,"type":"text-delta"},"event":"content-block-delta","index":0})";
+        },
+        text.size() + 80, "", record_.run_id);
   }
   auto chunks = chunk.find("tool_call_chunks");
   for (const Json& part : chunks != chunk.end() && chunks->is_array() ? *chunks : empty_array()) {
@@ -614,7 +625,7 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
         message.tool_calls.try_emplace(index, json_object("id", part.value("id", Json()), "name",
                                                           part.value("name", Json()), "args", ""));
     if (fresh) {
-      v2("messages", ns,
+      v2(messages_method(), ns,
          json_object("event", "content-block-start", "index", index, "content",
                      json_object("type", "tool_call_chunk", "id", call->second["id"], "name",
                                  call->second["name"], "args", "", "index", index)));
@@ -622,21 +633,22 @@ void RunEvents::v2_message_chunk(const std::vector<std::string>& ns, const Json&
     std::string args = part.value("args", std::string());
     if (!args.empty()) {
       call->second["args"].get_ref<std::string&>() += args;
-      v2("messages", ns,
+      v2(messages_method(), ns,
          json_object("event", "content-block-delta", "index", index, "delta",
                      json_object("type", "tool-call-delta", "args", std::move(args))));
     }
   }
   // A whole message (not a chunk) carries its final tool calls: finish it at once.
-  const bool complete = !chunk.contains("tool_call_chunks") || chunk["tool_call_chunks"].empty();
-  if (complete && chunk.contains("tool_calls") && !chunk["tool_calls"].empty()) {
+  const bool complete = chunks == chunk.end() || chunks->empty();
+  const auto calls = complete ? chunk.find("tool_calls") : chunk.end();
+  if (calls != chunk.end() && !calls->empty()) {
     int index = 1;
-    for (const Json& call : chunk["tool_calls"]) {
+    for (const Json& call : *calls) {
       if (!message.tool_calls.count(index)) {
         message.tool_calls[index] =
             json_object("id", call.value("id", Json()), "name", call.value("name", Json()), "args",
                         call.value("args", Json::object()));
-        v2("messages", ns,
+        v2(messages_method(), ns,
            json_object(
                "event", "content-block-start", "index", index, "content",
                json_object("type", "tool_call_chunk", "id", call.value("id", Json()), "name",
