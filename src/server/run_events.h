@@ -111,7 +111,7 @@ class RunEvents {
   const std::vector<std::string>& messages_ns(const std::string& checkpoint_ns);
   void v2_finish_messages(const std::vector<std::string>& ns, const Json& node_output);
   void v2_interrupts(const std::vector<std::string>& ns, const Json& interrupts);
-  bool legacy_wants(const std::string& mode) const { return modes_.count(mode) > 0; }
+  bool legacy_wants(std::string_view mode) const { return modes_.count(mode) > 0; }
 
   ServerStore& store_;
   ThreadStreams& streams_;
@@ -119,7 +119,7 @@ class RunEvents {
   const RunRecord& record_;
   const RunRequest& request_;
   std::string graph_id_;
-  std::set<std::string> modes_;
+  std::set<std::string, std::less<>> modes_;
   bool v2_enabled_;
   std::int64_t next_id_ = 0;
   bool graph_emitted_ = false;
