@@ -424,18 +424,17 @@ void RunEvents::on_event(const StreamEvent& event) {
       const bool tuple_mode = legacy_visible && legacy_wants("messages-tuple");
       const bool messages_mode = legacy_visible && legacy_wants("messages");
       if (tuple_mode || messages_mode) {
-        Json metadata = given;
-        if (!metadata.contains("langgraph_checkpoint_ns"))
-          metadata["langgraph_checkpoint_ns"] = join_ns(event.ns);
-        if (!metadata.contains("checkpoint_ns"))
-          metadata["checkpoint_ns"] = metadata["langgraph_checkpoint_ns"];
-        if (!metadata.contains("tags")) metadata["tags"] = Json::array();
-        metadata["thread_id"] = record_.thread_id;
-        metadata["run_id"] = record_.run_id;
-        metadata["graph_id"] = graph_id_;
-        metadata["assistant_id"] = record_.assistant_id;
-        if (tuple_mode) legacy("messages" + suffix, Json::array({chunk, metadata}));
-        if (messages_mode) legacy_partial(suffix, chunk, metadata);
+        const LegacyMetadata& metadata = legacy_metadata(given, event.ns);
+        if (tuple_mode) {
+          // [chunk, metadata], the metadata's text written once for the task's chunks.
+          std::string tuple = "[";
+          append_event_json(tuple, chunk);
+          tuple += ',';
+          tuple += metadata.text;
+          tuple += ']';
+          legacy_json("messages" + suffix, std::move(tuple));
+        }
+        if (messages_mode) legacy_partial(suffix, chunk, metadata.json);
       }
       v2_message_chunk(message_ns, chunk);
       break;
@@ -519,6 +518,27 @@ void RunEvents::on_event(const StreamEvent& event) {
       if (legacy_wants("debug") && legacy_visible) legacy("debug" + suffix, event.data);
       break;
   }
+}
+
+const RunEvents::LegacyMetadata& RunEvents::legacy_metadata(const Json& given,
+                                                            const std::vector<std::string>& ns) {
+  if (legacy_metadata_ && legacy_metadata_->given == given && legacy_metadata_->ns == ns) {
+    return *legacy_metadata_;
+  }
+  LegacyMetadata made{given, ns, given, ""};
+  Json& metadata = made.json;
+  if (!metadata.contains("langgraph_checkpoint_ns"))
+    metadata["langgraph_checkpoint_ns"] = join_ns(ns);
+  if (!metadata.contains("checkpoint_ns"))
+    metadata["checkpoint_ns"] = metadata["langgraph_checkpoint_ns"];
+  if (!metadata.contains("tags")) metadata["tags"] = Json::array();
+  metadata["thread_id"] = record_.thread_id;
+  metadata["run_id"] = record_.run_id;
+  metadata["graph_id"] = graph_id_;
+  metadata["assistant_id"] = record_.assistant_id;
+  made.text = event_json(metadata);
+  legacy_metadata_ = std::move(made);
+  return *legacy_metadata_;
 }
 
 const std::vector<std::string>& RunEvents::messages_ns(const std::string& checkpoint_ns) {

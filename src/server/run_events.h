@@ -106,6 +106,16 @@ class RunEvents {
                std::string_view data_json, const std::string& node = "",
                const StateRef* state = nullptr);
   void v2_message_chunk(const std::vector<std::string>& ns, const Json& chunk);
+  // The legacy `messages` modes' metadata of a chunk: the graph's (`given`) with the run's
+  // keys, and its text. Made once for the chunks of a task (while `given` and the event's
+  // namespace stay the same).
+  struct LegacyMetadata {
+    Json given;
+    std::vector<std::string> ns;
+    Json json;
+    std::string text;
+  };
+  const LegacyMetadata& legacy_metadata(const Json& given, const std::vector<std::string>& ns);
   // The v2 namespace of the message chunks of checkpoint namespace `checkpoint_ns`: split
   // once for a task's chunks (valid until the next call).
   const std::vector<std::string>& messages_ns(const std::string& checkpoint_ns);
@@ -140,6 +150,7 @@ class RunEvents {
     std::map<int, Json> tool_calls;  // block index -> {"id","name","args" (string)}
   };
   std::map<std::string, OpenMessage> open_messages_;
+  std::optional<LegacyMetadata> legacy_metadata_;  // the last one made
   // messages_ns(): the last checkpoint namespace split and its segments.
   std::string messages_ns_of_;
   std::vector<std::string> messages_ns_;

@@ -181,7 +181,7 @@ TEST_F(ServerApiTest, StreamedTokensReadInMessagesTupleModeAsTheyWereWhenEmitted
   for (const auto& e : events) {
     if (e.event == "messages") tuples.push_back(e.data);
   }
-  ASSERT_EQ(tuples.size(), 2u);
+  ASSERT_EQ(tuples.size(), 4u);
   EXPECT_EQ(tuples[0][0],
             (Json{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", "Hello "}}));
   EXPECT_EQ(tuples[1][0], (Json{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", "there"}}));
@@ -193,6 +193,24 @@ TEST_F(ServerApiTest, StreamedTokensReadInMessagesTupleModeAsTheyWereWhenEmitted
   EXPECT_EQ(metadata["thread_id"], thread);
   EXPECT_EQ(metadata["graph_id"], "tokens");
   EXPECT_EQ(tuples[1][1], metadata);
+}
+
+TEST_F(ServerApiTest, EachNodesStreamedTokensCarryItsOwnMetadata) {
+  const std::string thread = new_thread();
+  const auto events = stream(thread, {{"assistant_id", "tokens"},
+                                      {"input", {{"messages", Json::array()}}},
+                                      {"stream_mode", {"messages-tuple"}}});
+  std::vector<Json> metadata;
+  for (const auto& e : events) {
+    if (e.event == "messages") metadata.push_back(e.data[1]);
+  }
+  ASSERT_EQ(metadata.size(), 4u);
+  EXPECT_EQ(metadata[2]["langgraph_node"], "again");
+  EXPECT_EQ(metadata[2]["langgraph_step"], 2);
+  EXPECT_EQ(metadata[2]["checkpoint_ns"],
+            "again:" + metadata[2]["langgraph_task_id"].get<std::string>());
+  EXPECT_NE(metadata[2]["langgraph_task_id"], metadata[0]["langgraph_task_id"]);
+  EXPECT_EQ(metadata[3], metadata[2]);
 }
 
 TEST_F(ServerApiTest, PausedThreadIsInterruptedWithItsInterruptInThreadAndState) {

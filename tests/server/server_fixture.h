@@ -96,21 +96,24 @@ inline GraphRegistry test_graphs(std::shared_ptr<Gate> gate) {
     g.add_edge("first", END).add_edge("second", END);
     return g.compile(compile_options(saver, "pair"));
   });
-  // A model stand-in streaming its reply as a chat model does: one chunk, changed in place
-  // between tokens, handed over by reference.
+  // Two model stand-ins, one after the other, streaming their replies as a chat model does:
+  // one chunk, changed in place between tokens, handed over by reference.
   registry.add("tokens", [](std::shared_ptr<Saver> saver) -> std::shared_ptr<const CompiledGraph> {
     StateSchema schema;
     schema.add_messages("messages");
     StateGraph g(schema);
-    g.add_node("model", [](const State&, Runtime& rt) -> NodeResult {
-      Json chunk{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", ""}};
-      for (const char* token : {"Hello ", "there"}) {
-        chunk["content"] = token;
-        rt.emit_message_ref(chunk);
-      }
-      return Json{{"messages", {{{"type", "ai"}, {"id", "ai-1"}, {"content", "Hello there"}}}}};
-    });
-    g.add_edge(START, "model").add_edge("model", END);
+    const auto model = [](std::string id) {
+      return [id](const State&, Runtime& rt) -> NodeResult {
+        Json chunk{{"type", "AIMessageChunk"}, {"id", id}, {"content", ""}};
+        for (const char* token : {"Hello ", "there"}) {
+          chunk["content"] = token;
+          rt.emit_message_ref(chunk);
+        }
+        return Json{{"messages", {{{"type", "ai"}, {"id", id}, {"content", "Hello there"}}}}};
+      };
+    };
+    g.add_node("model", model("ai-1")).add_node("again", model("ai-2"));
+    g.add_edge(START, "model").add_edge("model", "again").add_edge("again", END);
     return g.compile(compile_options(saver, "tokens"));
   });
   return registry;
