@@ -112,11 +112,12 @@ class TaskRuntime final : public Runtime {
   }
 
   void emit_message_ref(const Json& message_chunk) override {
+    // Nobody reads the chunk: not even a copy.
+    if (!loop_.emitter().wants(StreamMode::kMessages, loop_.context().ns_segments)) return;
     if (!loop_.emitter().messages_by_reference()) {
-      Runtime::emit_message_ref(message_chunk);
+      emit_message(message_chunk, Json::object());
       return;
     }
-    if (!loop_.emitter().wants(StreamMode::kMessages, loop_.context().ns_segments)) return;
     // The event and its metadata are the same for every chunk of the task: made once.
     if (!message_event_) {
       message_metadata_ = Json::object();
