@@ -26,6 +26,19 @@ class ServerApiTest : public testing::ServerFixture {
     return call("POST", "/threads/" + thread + "/runs/wait",
                 {{"assistant_id", "actors"}, {"command", {{"resume", "yes"}}}});
   }
+
+  // Streams the `tokens` graph on a new thread in messages-tuple mode; returns each `messages`
+  // event's [chunk, metadata] and the thread.
+  std::pair<std::vector<Json>, std::string> token_tuples() {
+    const std::string thread = new_thread();
+    std::vector<Json> tuples;
+    for (const auto& e : stream(thread, {{"assistant_id", "tokens"},
+                                         {"input", {{"messages", Json::array()}}},
+                                         {"stream_mode", {"messages-tuple"}}})) {
+      if (e.event == "messages") tuples.push_back(e.data);
+    }
+    return {std::move(tuples), thread};
+  }
 };
 
 TEST_F(ServerApiTest, OkAnswersTrue) {
@@ -173,14 +186,7 @@ TEST_F(ServerApiTest, StreamedRunStartsWithMetadataAndEndsWithTheInterruptTwice)
 }
 
 TEST_F(ServerApiTest, StreamedTokensReadInMessagesTupleModeAsTheyWereWhenEmitted) {
-  const std::string thread = new_thread();
-  const auto events = stream(thread, {{"assistant_id", "tokens"},
-                                      {"input", {{"messages", Json::array()}}},
-                                      {"stream_mode", {"messages-tuple"}}});
-  std::vector<Json> tuples;
-  for (const auto& e : events) {
-    if (e.event == "messages") tuples.push_back(e.data);
-  }
+  const auto [tuples, thread] = token_tuples();
   ASSERT_EQ(tuples.size(), 4u);
   EXPECT_EQ(tuples[0][0],
             (Json{{"type", "AIMessageChunk"}, {"id", "ai-1"}, {"content", "Hello "}}));
@@ -196,14 +202,8 @@ TEST_F(ServerApiTest, StreamedTokensReadInMessagesTupleModeAsTheyWereWhenEmitted
 }
 
 TEST_F(ServerApiTest, EachNodesStreamedTokensCarryItsOwnMetadata) {
-  const std::string thread = new_thread();
-  const auto events = stream(thread, {{"assistant_id", "tokens"},
-                                      {"input", {{"messages", Json::array()}}},
-                                      {"stream_mode", {"messages-tuple"}}});
   std::vector<Json> metadata;
-  for (const auto& e : events) {
-    if (e.event == "messages") metadata.push_back(e.data[1]);
-  }
+  for (const Json& tuple : token_tuples().first) metadata.push_back(tuple[1]);
   ASSERT_EQ(metadata.size(), 4u);
   EXPECT_EQ(metadata[2]["langgraph_node"], "again");
   EXPECT_EQ(metadata[2]["langgraph_step"], 2);
