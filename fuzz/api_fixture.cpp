@@ -44,7 +44,13 @@ std::string console_folder() {
   std::ofstream(folder / "assets" / "app.js") << "console.log(1)";
   std::error_code ignored;
   fs::create_symlink(folder / "loop.js", folder / "loop.js", ignored);
-  return folder.string();
+  // libFuzzer ends the process with exit(): the folder goes with it, not with the service.
+  static const std::string path = folder.string();
+  std::atexit([] {
+    std::error_code error;
+    std::filesystem::remove_all(path, error);
+  });
+  return path;
 }
 
 server::ApiService& service() {

@@ -222,7 +222,8 @@ export async function startAll({ users, env, config } = {}) {
     },
     /**
      * Stops everything; for tollgate, throws (failing the test) when the server ended by itself,
-     * exited with a non-zero code when stopped, or printed a sanitizer report into its log.
+     * exited with a non-zero code when stopped, or printed a sanitizer report into its log — and
+     * then keeps the run's folder (logDir); otherwise removes it.
      */
     async stop() {
       await browser.close().catch(() => {});
@@ -235,13 +236,18 @@ export async function startAll({ users, env, config } = {}) {
       } catch {
         /* already gone */
       }
-      if (backend.kind !== "tollgate") return;
+      if (backend.kind !== "tollgate") {
+        rmSync(logDir, { recursive: true, force: true });
+        return;
+      }
       await gone;
       const log = existsSync(backend.log) ? readFileSync(backend.log, "utf8") : "";
       const report = log.match(/ERROR: AddressSanitizer|runtime error:|LeakSanitizer/);
       if (report) throw new Error(`tollgate serve printed a sanitizer report:\n${log.slice(Math.max(0, report.index - 200), report.index + 3000)}`);
       if (endedBefore && !child.killedOnPurpose) throw new Error(`tollgate serve ended by itself (code ${child.exitCode}, signal ${child.signalCode}):\n${log.slice(-3000)}`);
       if (!endedBefore && child.exitCode !== 0) throw new Error(`tollgate serve exited with ${child.exitCode ?? child.signalCode} when stopped:\n${log.slice(-3000)}`);
+      // Kept when a check above failed (its log and database tell what happened).
+      rmSync(logDir, { recursive: true, force: true });
     },
   };
 }

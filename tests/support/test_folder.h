@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -17,9 +18,12 @@ class TestFolder {
  public:
   explicit TestFolder(const std::string& prefix) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    // A parameterised test's name is "Name/0": the '/' would make the folder a child of a
+    // folder nobody removes.
+    std::string name = test != nullptr ? test->name() : "none";
+    std::replace(name.begin(), name.end(), '/', '_');
     path_ = std::filesystem::temp_directory_path() /
-            ("tollgate-" + prefix + "-" + std::to_string(::getpid()) + "-" +
-             (test != nullptr ? test->name() : "none"));
+            ("tollgate-" + prefix + "-" + std::to_string(::getpid()) + "-" + name);
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
     path_ = std::filesystem::canonical(path_);
