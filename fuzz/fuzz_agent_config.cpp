@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -34,6 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const AgentConfigOptions options = config_options();
   static const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tollgate-fuzz-config-" + std::to_string(::getpid()) + ".json");
+  // libFuzzer ends the process with exit(): the file goes with it (registered after `file`, so
+  // run before its destructor).
+  static const bool removed_at_exit = std::atexit([] {
+                                        std::error_code error;
+                                        std::filesystem::remove(file, error);
+                                      }) == 0;
+  (void)removed_at_exit;
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

@@ -400,15 +400,23 @@ class FaultSeam : public ::testing::Test {
 #endif
   }
 
+  void TearDown() override {
+    if (!owned_variable_.empty()) unsetenv(owned_variable_.c_str());
+  }
+
+  // The parent makes (and drops) the database; the death-test children, which re-run the test
+  // from its start and are killed, inherit its name.
   std::string shared_db(const char* variable) {
+    if (std::getenv(variable) == nullptr) {
 #ifdef TOLLGATE_LEDGER_ON_POSTGRES
-    if (std::getenv(variable) == nullptr) {  // the parent: the schema is made (and dropped) here
       schema_ = std::make_unique<testing::ScratchSchema>();
-      setenv(variable, schema_->name().c_str(), /*overwrite=*/0);
-    }
+      setenv(variable, schema_->name().c_str(), /*overwrite=*/1);
 #else
-    setenv(variable, (folder_.path() / "t.db").c_str(), /*overwrite=*/0);
+      folder_.emplace("seam");
+      setenv(variable, (folder_->path() / "t.db").c_str(), /*overwrite=*/1);
 #endif
+      owned_variable_ = variable;
+    }
     return std::getenv(variable);
   }
 
@@ -430,8 +438,9 @@ class FaultSeam : public ::testing::Test {
     return create_agent(std::move(options))->invoke(graph_input, config);
   }
 
-  testing::TestFolder folder_{"seam"};
+  std::optional<testing::TestFolder> folder_;  // the parent's only
   std::unique_ptr<testing::ScratchSchema> schema_;
+  std::string owned_variable_;
   std::shared_ptr<Effects> effects_ = std::make_shared<Effects>();
 };
 

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/http_test_client.h"
@@ -61,16 +62,24 @@ class RunRecovery : public ::testing::Test {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     dir_ = folder();  // set before the children start, so that they inherit it
   }
-  void TearDown() override { server_.reset(); }
+  void TearDown() override {
+    server_.reset();
+    if (folder_) unsetenv(variable().c_str());
+  }
 
-  // The folder of the test's databases: the parent's, also in the death-test children (which
-  // inherit the variable, one per test).
+  // The folder of the test's databases: made (and removed) by the parent; the death-test
+  // children, which re-run the test from its start and are killed, inherit its path.
   std::string folder() {
-    const std::string variable =
-        std::string("TOLLGATE_TEST_RECOVERY_DIR_") +
-        ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    setenv(variable.c_str(), folder_.path().c_str(), /*overwrite=*/0);
-    return std::getenv(variable.c_str());
+    if (std::getenv(variable().c_str()) == nullptr) {
+      folder_.emplace("recovery");
+      setenv(variable().c_str(), folder_->path().c_str(), /*overwrite=*/1);
+    }
+    return std::getenv(variable().c_str());
+  }
+
+  static std::string variable() {
+    return std::string("TOLLGATE_TEST_RECOVERY_DIR_") +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
   void start() {
@@ -125,7 +134,7 @@ class RunRecovery : public ::testing::Test {
     return outcomes;
   }
 
-  tollgate::testing::TestFolder folder_{"recovery"};
+  std::optional<tollgate::testing::TestFolder> folder_;  // the parent's only
   std::string dir_;
   std::unique_ptr<Server> server_;
 };
