@@ -261,6 +261,7 @@ class JsonOut {
       std::memcpy(&word, text.data() + i, 8);
       if (!plain_word(word)) return false;
     }
+    if (i == text.size()) return true;  // (an empty view's data() may be null)
     std::uint64_t word = 0x2020202020202020ULL;
     std::memcpy(&word, text.data() + i, text.size() - i);
     return plain_word(word);

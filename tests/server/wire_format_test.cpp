@@ -97,6 +97,12 @@ TEST(WireFormatTest, JsonStringsAreWrittenAsTheSerializerWritesThem) {
   }
 }
 
+TEST(WireFormatTest, AnEmptyViewWithNoDataIsAnEmptyString) {
+  std::string out;
+  append_json_string(out, std::string_view());  // data() is null
+  EXPECT_EQ(out, "\"\"");
+}
+
 TEST(WireFormatTest, TextOfEveryLengthIsWrittenAsTheSerializerWritesIt) {
   // Text is read eight bytes at a time: escapes, UTF-8 sequences and malformed bytes at every
   // position of a word and across words, in text of 0 to 40 bytes, after other text.
