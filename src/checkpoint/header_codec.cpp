@@ -20,9 +20,9 @@ namespace mp = message_pack;
 
 constexpr int kMapFormat = 1;  // the layout of rows written before format 2
 
-// ------------------------------------------------------------------------- format 2
+// ------------------------------------------------------------------------- formats 2 and 3
 //
-// [2, v, ts, names, ids, cv, refs, uc, vs]
+// [3, v, ts, names, ids, cv, refs, uc, vs, iv]
 //   names  every channel and node name the fields below use, once each, in order of first use;
 //          the fields name them by index
 //   ids    every checkpoint id the refs name, once each: 16 bytes (bin) for a UUID in its
@@ -31,12 +31,17 @@ constexpr int kMapFormat = 1;  // the layout of rows written before format 2
 //   refs   channel, writer id, full id, length, chain bytes, full bytes, ... (ascending)
 //   uc     channel, ...
 //   vs     node, [channel, version, ...], node, [...], ...              (nodes ascending)
+//   iv     channel, value, ...: the refs' values kept inline, each its MessagePack encoding
+//          as a bin item                                      (channels ascending, of refs)
+// Format 2 is the same without iv (9 fields): no value inline.
 // Format 1 repeated each name in every field and each id as 36 characters: a checkpoint's
 // header was ~840 bytes in the demo agent, its row over the ~1,000 bytes SQLite keeps of an
 // index B-tree cell in the page, so every checkpoint also wrote an overflow page. This one is
 // about half that.
 
+constexpr int kFormat2 = 2;
 constexpr std::size_t kFormat2Fields = 9;
+constexpr std::size_t kFormat3Fields = 10;
 
 // The names or ids a header lists once: index of each, in order of first use.
 class Table {
@@ -126,14 +131,17 @@ Indexed index_fields(const Checkpoint& checkpoint, const ValueRefs& refs) {
     indexed.order.push_back(indexed.names(node));
     for (const auto& [channel, version] : seen) indexed.order.push_back(indexed.names(channel));
   }
+  for (const auto& [channel, ref] : refs) {
+    if (ref.inline_value) indexed.order.push_back(indexed.names(channel));
+  }
   indexed.packed.reserve(indexed.ids.items().size());
   for (std::string_view id : indexed.ids.items()) indexed.packed.push_back(pack_uuid(id));
   return indexed;
 }
 
-// Writes (or measures) a format-2 header from its indexed fields.
+// Writes (or measures) a format-3 header from its indexed fields.
 template <class Out>
-void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Indexed& indexed) {
+void format3(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Indexed& indexed) {
   indexed.next = 0;
   auto versions = [&out, &indexed](const ChannelVersions& list) {
     out.array_header(2 * list.size());
@@ -142,7 +150,7 @@ void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Inde
       out.integer(version);
     }
   };
-  out.array_header(kFormat2Fields);
+  out.array_header(kFormat3Fields);
   out.integer(kHeaderFormat);
   out.integer(checkpoint.v);
   out.string(checkpoint.ts);
@@ -176,13 +184,24 @@ void format2(Out& out, const Checkpoint& checkpoint, const ValueRefs& refs, Inde
     out.unsigned_integer(indexed.take());
     versions(seen);
   }
+  const auto inlined = static_cast<std::size_t>(std::count_if(
+      refs.begin(), refs.end(), [](const auto& entry) { return bool(entry.second.inline_value); }));
+  out.array_header(2 * inlined);
+  for (const auto& [channel, ref] : refs) {
+    if (!ref.inline_value) continue;
+    out.unsigned_integer(indexed.take());
+    out.binary(ref.inline_value.bytes.data(), ref.inline_value.size);
+  }
 }
 
-// Reads a format-2 header; throws mp::Reader::Mismatch on anything else.
-void read_format2(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
+// Reads a format-3 or format-2 header; throws mp::Reader::Mismatch on anything else.
+void read_format3(const std::uint8_t* data, std::size_t size, Checkpoint& checkpoint,
                   ValueRefs& refs) {
   mp::Reader in(data, size);
-  if (in.array_header() != kFormat2Fields || in.integer() != kHeaderFormat) {
+  const std::size_t fields = in.array_header();
+  const std::int64_t format = in.integer();
+  if (!(fields == kFormat3Fields && format == kHeaderFormat) &&
+      !(fields == kFormat2Fields && format == kFormat2)) {
     throw mp::Reader::Mismatch();
   }
   const std::int64_t v = in.integer();
@@ -251,6 +270,20 @@ void read_format2(const std::uint8_t* data, std::size_t size, Checkpoint& checkp
         checkpoint.versions_seen
             .emplace_hint(checkpoint.versions_seen.end(), std::string(last), ChannelVersions{})
             ->second);
+  }
+  if (fields == kFormat3Fields) {
+    last = {};
+    for (std::size_t n = pairs(2); n > 0; --n) {
+      last = name(last);
+      auto ref = read_refs.find(last);
+      std::string_view bytes = in.binary();
+      if (ref == read_refs.end() || bytes.empty() || bytes.size() > kInlineValueBytes) {
+        throw mp::Reader::Mismatch();
+      }
+      InlineValue& value = ref->second.inline_value;
+      value.size = static_cast<std::uint8_t>(bytes.size());
+      std::copy(bytes.begin(), bytes.end(), value.bytes.begin());
+    }
   }
   if (!in.at_end()) throw mp::Reader::Mismatch();
   refs = std::move(read_refs);
@@ -361,10 +394,10 @@ void decode_header_document(const std::uint8_t* data, std::size_t size, Checkpoi
 std::vector<std::uint8_t> encode_header(const Checkpoint& checkpoint, const ValueRefs& refs) {
   Indexed indexed = index_fields(checkpoint, refs);
   Measure measure;
-  format2(measure, checkpoint, refs, indexed);
+  format3(measure, checkpoint, refs, indexed);
   std::vector<std::uint8_t> encoded(measure.size);
   mp::Writer out(encoded.data());
-  format2(out, checkpoint, refs, indexed);
+  format3(out, checkpoint, refs, indexed);
   return encoded;
 }
 
@@ -374,9 +407,9 @@ void decode_header(const std::uint8_t* data, std::size_t size, Checkpoint& check
       size > 0 && ((data[0] >= 0x90 && data[0] <= 0x9F) || data[0] == 0xDC || data[0] == 0xDD);
   if (array) {
     try {
-      read_format2(data, size, checkpoint, refs);
+      read_format3(data, size, checkpoint, refs);
     } catch (const mp::Reader::Mismatch&) {
-      throw Error::Internal("stored checkpoint header is malformed (format 2)");
+      throw Error::Internal("stored checkpoint header is malformed (format 2 or 3)");
     }
     return;
   }

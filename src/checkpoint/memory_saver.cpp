@@ -68,7 +68,8 @@ class StorePlan final : public checkpoint_internal::ValuePlanSink {
     values_.clear();
   }
 
-  void add_ref(const std::string& channel, ValueRef ref) override {
+  void add_ref(const std::string& channel, ValueRef ref, bool set_here) override {
+    if (set_here) stats_.full_values_written += 1;
     stored_.refs.push_back(ChannelRef{names_.intern(channel), std::move(ref)});
   }
   void add_stored(const std::string& channel, StoredValue value) override {
@@ -350,9 +351,13 @@ void MemorySaver::prune(const std::vector<std::string>& thread_ids, PruneStrateg
       const checkpoint_internal::SharedId& self = latest.id;
       for (const auto& [channel, ref] : latest.refs) {
         JsonPtr value = load_value(store, state_->names, state_->names.name(channel), ref);
-        const std::size_t length = value->is_array() ? value->size() : 0;
-        refs.push_back(ChannelRef{channel, ValueRef{self, self, length, 0, encoded_size(*value)}});
-        values.push_back(ChannelValue{channel, StoredValue{false, {}, 0, std::move(value), {}}});
+        std::optional<InlineValue> inlined = checkpoint_internal::inline_encoding(*value);
+        const std::uint64_t bytes = inlined ? inlined->size : encoded_size(*value);
+        refs.push_back(
+            ChannelRef{channel, checkpoint_internal::full_value_ref(self, *value, bytes, inlined)});
+        if (!inlined) {
+          values.push_back(ChannelValue{channel, StoredValue{false, {}, 0, std::move(value), {}}});
+        }
       }
       latest.refs = std::move(refs);
       latest.values = std::move(values);

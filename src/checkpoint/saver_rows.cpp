@@ -1,5 +1,6 @@
 #include "checkpoint/saver_rows.h"
 
+#include <optional>
 #include <utility>
 
 #include "checkpoint/header_codec.h"
@@ -208,8 +209,12 @@ StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs,
   DecodedValues decoded;
   for (auto& [channel, ref] : refs) {
     JsonPtr value = load_row_value(row, channel, ref, decoded, select_value_range);
+    if (std::optional<InlineValue> inlined = inline_encoding(*value)) {
+      ref = full_value_ref(row.id, *value, inlined->size, inlined);
+      continue;
+    }
     std::vector<std::uint8_t> encoded = encode_value(*value);
-    ref = ValueRef{row.id, row.id, value->is_array() ? value->size() : 0, 0, encoded.size()};
+    ref = full_value_ref(row.id, *value, encoded.size(), std::nullopt);
     values.emplace(channel, StoredValue{false, "", 0, std::move(value), std::move(encoded)});
   }
   return values;
@@ -219,6 +224,7 @@ void count_put(SaverStats& stats, const ValuePlan& plan, std::uint64_t row_bytes
   for (const auto& [channel, value] : plan.stored) {
     (value.is_delta ? stats.delta_values_written : stats.full_values_written) += 1;
   }
+  stats.full_values_written += plan.inlined;
   stats.bytes_written += plan.bytes + row_bytes;
   stats.value_bytes_written += plan.bytes;
   stats.checkpoints_written += 1;

@@ -118,8 +118,8 @@ void bind_value_row(sql::Statement& insert, const std::string& thread_id, const 
                     const StoredValue& value);
 
 // For pruning to the latest checkpoint of a namespace: its values stored again as full values
-// of its own (the values of the checkpoints being removed may be under them). Rewrites `refs`
-// to point at them.
+// of its own (the values of the checkpoints being removed may be under them), small ones kept
+// in their refs. Rewrites `refs` to point at them.
 StoredValues own_full_values(const CheckpointRow& row, ValueRefs& refs,
                              sql::Statement& select_value_range);
 

@@ -8,7 +8,7 @@ namespace tollgate::checkpoint_internal {
 namespace {
 
 // Index i holds the migration to version i + 1. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 3> kMigrations = {{
+constexpr std::array<sql::Migration, 4> kMigrations = {{
     // 1: the tables.
     {R"sql(
 CREATE TABLE checkpoints (
@@ -45,6 +45,9 @@ CREATE TABLE writes (
     {"ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT '';"},
     // 3: checkpoint headers written in format 2 (header_codec.h), which builds before this one
     // cannot read: the tables stay as they are, the version keeps those builds out.
+    {"SELECT 1;"},
+    // 4: checkpoint headers written in format 3 (small values kept in the header), which
+    // builds before this one cannot read: likewise.
     {"SELECT 1;"},
 }};
 static_assert(kMigrations.size() == kSqliteSchemaVersion);

@@ -24,8 +24,9 @@ bool same_version(const ParentVersions& parent, const ChannelVersions& child,
 }
 
 bool delta_applies(const ListDelta& delta, const ValueRef& base, const Json& value) {
-  return delta.appended.is_array() && value.is_array() && delta.keep <= base.length &&
-         delta.keep + delta.appended.size() == value.size();
+  // A value kept inline is in no stored value a delta could name as its base.
+  return !base.inline_value && delta.appended.is_array() && value.is_array() &&
+         delta.keep <= base.length && delta.keep + delta.appended.size() == value.size();
 }
 
 // A MessagePack output that only counts the bytes written to it.
@@ -282,7 +283,60 @@ class MessagePackWriter {
   message_pack::Writer out_;
 };
 
+// Takes the encoded size of `value` off `left`; false (and `left` unspecified) as soon as it
+// does not fit, having looked at no more of `value` than `left` bytes' worth.
+bool fits_within(const Json& value, std::uint64_t& left) {
+  std::uint64_t size = 0;
+  switch (value.type()) {
+    case Json::value_t::array: {
+      const auto& items = value.get_ref<const Json::array_t&>();
+      size = message_pack::container_header_size(items.size());
+      if (size > left) return false;
+      left -= size;
+      for (const Json& item : items) {
+        if (!fits_within(item, left)) return false;
+      }
+      return true;
+    }
+    case Json::value_t::object: {
+      const auto& members = value.get_ref<const Json::object_t&>();
+      size = message_pack::container_header_size(members.size());
+      if (size > left) return false;
+      left -= size;
+      for (const auto& [key, member] : members) {
+        const std::uint64_t key_size = message_pack::string_size(key.size());
+        if (key_size > left) return false;
+        left -= key_size;
+        if (!fits_within(member, left)) return false;
+      }
+      return true;
+    }
+    default:
+      size = encoded_size(value);  // a scalar: counted without reading it
+      break;
+  }
+  if (size > left) return false;
+  left -= size;
+  return true;
+}
+
 }  // namespace
+
+std::optional<InlineValue> inline_encoding(const Json& value) {
+  std::uint64_t left = kInlineValueBytes;
+  if (!fits_within(value, left)) return std::nullopt;
+  InlineValue out;
+  out.size = static_cast<std::uint8_t>(kInlineValueBytes - left);
+  if (out.size == 0) return std::nullopt;  // a discarded value: nothing to keep
+  write_value(value, out.bytes.data());
+  return out;
+}
+
+ValueRef full_value_ref(const SharedId& self, const Json& value, std::uint64_t bytes,
+                        const std::optional<InlineValue>& inlined) {
+  return ValueRef{self, self,  value.is_array() ? value.size() : 0,
+                  0,    bytes, inlined.value_or(InlineValue{})};
+}
 
 std::vector<std::uint8_t> encode_value(const Json& value) {
   std::vector<std::uint8_t> encoded(encoded_size(value));
@@ -351,16 +405,6 @@ Json decode_value(const std::uint8_t* data, std::size_t size) {
   }
 }
 
-namespace {
-
-// Immutable, so shared by every saver and thread.
-const JsonPtr& shared_null() {
-  static const JsonPtr kNull = make_json_ptr(nullptr);
-  return kNull;
-}
-
-}  // namespace
-
 std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
                           const ParentValues& parent, const ChannelVersions& new_versions,
                           const ChannelDeltas& deltas, Encoding encoding, ValuePlanSink& sink) {
@@ -370,7 +414,7 @@ std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
     const bool changed = new_versions.find(channel) != new_versions.end();
     if (!changed && parent_ref != nullptr &&
         same_version(parent.versions, checkpoint.channel_versions, channel)) {
-      sink.add_ref(channel, *parent_ref);
+      sink.add_ref(channel, *parent_ref, false);
       continue;
     }
 
@@ -380,15 +424,26 @@ std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
     if (has_delta && parent_ref != nullptr && delta_applies(delta_it->second, *parent_ref, value)) {
       const std::uint64_t bytes = encoded_size(delta_it->second.appended);
       if (parent_ref->chain_bytes + bytes <= parent_ref->full_bytes) {
-        ValueRef ref{self, parent_ref->full_id, value.size(), parent_ref->chain_bytes + bytes,
-                     parent_ref->full_bytes};
+        ValueRef ref{self,
+                     parent_ref->full_id,
+                     value.size(),
+                     parent_ref->chain_bytes + bytes,
+                     parent_ref->full_bytes,
+                     {}};
         StoredValue stored{true, parent_ref->writer_id, delta_it->second.keep, nullptr,
                            encode_value(delta_it->second.appended)};
         total_bytes += bytes;
-        sink.add_ref(channel, std::move(ref));
+        sink.add_ref(channel, std::move(ref), false);
         sink.add_stored(channel, std::move(stored));
         continue;
       }
+    }
+
+    // A small value: kept in its ref.
+    if (std::optional<InlineValue> inlined = inline_encoding(value)) {
+      total_bytes += inlined->size;
+      sink.add_ref(channel, full_value_ref(self, value, inlined->size, inlined), true);
+      continue;
     }
 
     // A full value. The caller may append in place to a delta channel's list: keep its
@@ -400,10 +455,7 @@ std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
       stored.encoded = encode_value(value);
       bytes = stored.encoded.size();
     } else {
-      // Nulls (trigger channels write them every step) share one value instead of keeping
-      // each caller's allocation alive.
-      stored.payload =
-          value.is_null() && encoding == Encoding::kCompact ? shared_null() : value_ptr;
+      stored.payload = value_ptr;
       if (encoding == Encoding::kKeep) {
         stored.encoded = encode_value(value);
         bytes = stored.encoded.size();
@@ -412,7 +464,7 @@ std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
       }
     }
     total_bytes += bytes;
-    sink.add_ref(channel, ValueRef{self, self, value.is_array() ? value.size() : 0, 0, bytes});
+    sink.add_ref(channel, full_value_ref(self, value, bytes, std::nullopt), false);
     sink.add_stored(channel, std::move(stored));
   }
   return total_bytes;
@@ -425,8 +477,9 @@ ValuePlan plan_values(const Checkpoint& checkpoint, const ParentValues& parent,
   class Collect final : public ValuePlanSink {
    public:
     explicit Collect(ValuePlan& plan) : plan_(plan) {}
-    void add_ref(const std::string& channel, ValueRef ref) override {
+    void add_ref(const std::string& channel, ValueRef ref, bool set_here) override {
       plan_.refs.emplace_hint(plan_.refs.end(), channel, std::move(ref));
+      if (set_here) ++plan_.inlined;
     }
     void add_stored(const std::string& channel, StoredValue value) override {
       plan_.stored.emplace_hint(plan_.stored.end(), channel, std::move(value));
@@ -484,6 +537,9 @@ JsonPtr reconstruct_value(const ValueRef& ref, const StoredValueLookup& lookup, 
     }
     return value;
   };
+  if (ref.inline_value) {
+    return make_json_ptr(decode_value(ref.inline_value.bytes.data(), ref.inline_value.size));
+  }
   if (JsonPtr known = remembered(ref.writer_id)) return known;
   const StoredValue* stored = &lookup(ref.writer_id);
   if (!stored->is_delta) return remember(stored_json(*stored));
@@ -540,9 +596,12 @@ ValueRefs refs_from_json(const Json& json) {
     if (!item.is_array() || item.size() != 5) {
       throw Error::Internal("stored reference of channel '" + channel + "' is malformed");
     }
-    refs.emplace(channel, ValueRef{item[0].get<std::string>(), item[1].get<std::string>(),
-                                   item[2].get<std::size_t>(), item[3].get<std::uint64_t>(),
-                                   item[4].get<std::uint64_t>()});
+    refs.emplace(channel, ValueRef{item[0].get<std::string>(),
+                                   item[1].get<std::string>(),
+                                   item[2].get<std::size_t>(),
+                                   item[3].get<std::uint64_t>(),
+                                   item[4].get<std::uint64_t>(),
+                                   {}});
   }
   return refs;
 }

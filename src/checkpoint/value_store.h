@@ -12,6 +12,8 @@
 // Thread-safety: plain functions and values; callers guard their own storage.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <boost/container/flat_map.hpp>
 #include <cstdint>
 #include <functional>
@@ -54,6 +56,24 @@ class SharedId {
   std::shared_ptr<const std::string> id_;
 };
 
+// The most bytes a value's encoding may take to be kept in its ref (see InlineValue).
+inline constexpr std::size_t kInlineValueBytes = 15;
+
+// A value small enough to be kept in its ref, and so in its checkpoint's header, instead of in
+// a stored value of its own: most of an agent's channels hold a null trigger or a flag, and a
+// stored value (a row, in the SQL savers) costs far more than its one byte. Its MessagePack
+// encoding; empty when the value is stored (no encoding is empty).
+struct InlineValue {
+  std::uint8_t size = 0;
+  std::array<std::uint8_t, kInlineValueBytes> bytes{};
+
+  explicit operator bool() const { return size != 0; }
+  friend bool operator==(const InlineValue& a, const InlineValue& b) {
+    return a.size == b.size &&
+           std::equal(a.bytes.begin(), a.bytes.begin() + a.size, b.bytes.begin());
+  }
+};
+
 // Where a checkpoint finds the value of one channel, plus what the next delta needs to know.
 struct ValueRef {
   SharedId writer_id;             // the checkpoint (same thread and namespace) storing it
@@ -61,9 +81,20 @@ struct ValueRef {
   std::size_t length = 0;         // item count when the value is an array
   std::uint64_t chain_bytes = 0;  // bytes of the deltas stored since that full value
   std::uint64_t full_bytes = 0;   // bytes of that full value
+  // The value itself when small: then writer_id and full_id name the checkpoint that set it,
+  // and nothing is stored for it.
+  InlineValue inline_value;
 
   bool operator==(const ValueRef&) const = default;
 };
+
+// The encoding of `value` as an InlineValue when it takes at most kInlineValueBytes; looks at
+// no more of a large value than that.
+std::optional<InlineValue> inline_encoding(const Json& value);
+// The ref of a full value set by checkpoint `self`: kept inline when small, else stored by
+// `self` (its encoding `bytes` long).
+ValueRef full_value_ref(const SharedId& self, const Json& value, std::uint64_t bytes,
+                        const std::optional<InlineValue>& inlined);
 // By channel. A sorted vector: one allocation for a checkpoint's refs, not one per channel.
 using ValueRefs = boost::container::flat_map<std::string, ValueRef, std::less<>>;
 
@@ -87,7 +118,8 @@ JsonPtr stored_json(const StoredValue& value);
 struct ValuePlan {
   ValueRefs refs;           // one per channel in checkpoint.channel_values
   StoredValues stored;      // the values this checkpoint writes (writer_id == its id)
-  std::uint64_t bytes = 0;  // sum of the encoded sizes
+  std::uint64_t bytes = 0;  // sum of the encoded sizes (the values kept inline included)
+  std::size_t inlined = 0;  // values set by this checkpoint and kept inline in `refs`
 };
 
 // The channel versions of a parent checkpoint: a ChannelVersions map, or a function for a
@@ -140,15 +172,18 @@ struct ParentValues {
 //             encoding (what persistent savers write).
 //   kCompact: for a saver that keeps values in memory. Objects and arrays are kept only as
 //             their encoding (a JSON tree takes several times the bytes of its MessagePack);
-//             nulls share one process-wide value; other values share the caller's JsonPtr
-//             without an encoding (only their size is counted).
+//             other values share the caller's JsonPtr without an encoding (only their size
+//             is counted).
+// Either way a small value (nulls, flags, short strings) is kept in its ref (InlineValue).
 enum class Encoding { kKeep, kCompact };
 
 // Receives plan_values' decisions, in channel order: one ref per channel, and the values
 // the checkpoint stores itself.
 class ValuePlanSink {
  public:
-  virtual void add_ref(const std::string& channel, ValueRef ref) = 0;
+  // A channel's ref; `set_here` when it is a value set by this checkpoint and kept in the ref
+  // (an InlineValue: nothing is stored for it).
+  virtual void add_ref(const std::string& channel, ValueRef ref, bool set_here) = 0;
   virtual void add_stored(const std::string& channel, StoredValue value) = 0;
 
  protected:
@@ -156,8 +191,9 @@ class ValuePlanSink {
 };
 
 // Decides how each channel of `checkpoint` is stored (see Encoding) and hands the decisions
-// to `sink`; `self` is checkpoint.id, as the refs to the values it stores will hold it.
-// Returns the sum of the encoded sizes of the values stored.
+// to `sink`; `self` is checkpoint.id, as the refs to the values it stores will hold it. A
+// changed value whose encoding fits an InlineValue is kept in its ref, never stored, and is
+// never the base of a delta. Returns the sum of the encoded sizes of the values set here.
 std::uint64_t plan_values(const Checkpoint& checkpoint, const SharedId& self,
                           const ParentValues& parent, const ChannelVersions& new_versions,
                           const ChannelDeltas& deltas, Encoding encoding, ValuePlanSink& sink);

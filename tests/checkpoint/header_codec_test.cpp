@@ -1,10 +1,15 @@
-// The checkpoint header is written in format 2 and read field by field; rows of format 1 (the
-// JSON document's layout, written by builds before) read as they always did.
+// The checkpoint header is written in format 3 and read field by field; rows of formats 2 and 1
+// (the latter the JSON document's layout), written by builds before, read as they always did.
 #include "checkpoint/header_codec.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "tollgate/error.h"
 
@@ -23,9 +28,45 @@ Checkpoint sample_checkpoint() {
 ValueRefs sample_refs() {
   SharedId writer("1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce4257");
   ValueRefs refs;
-  refs.emplace("messages", ValueRef{writer, "1f1ee1fa-0000-6da1-bfff-fcd5c9ce4257", 4, 70000, 9});
-  refs.emplace("jump_to", ValueRef{writer, writer, 0, 0, 1});
+  refs.emplace("messages",
+               ValueRef{writer, "1f1ee1fa-0000-6da1-bfff-fcd5c9ce4257", 4, 70000, 9, {}});
+  refs.emplace("jump_to", ValueRef{writer, writer, 0, 0, 1, {}});
   return refs;
+}
+
+InlineValue inline_value(std::initializer_list<std::uint8_t> bytes) {
+  InlineValue value;
+  value.size = static_cast<std::uint8_t>(bytes.size());
+  std::copy(bytes.begin(), bytes.end(), value.bytes.begin());
+  return value;
+}
+
+// sample_refs with two values kept inline: jump_to null, and "todos" ["a"].
+ValueRefs inline_refs() {
+  ValueRefs refs = sample_refs();
+  refs.at("jump_to").inline_value = inline_value({0xC0});
+  SharedId writer("1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce4257");
+  refs.emplace("todos", ValueRef{writer, writer, 1, 0, 3, inline_value({0x91, 0xA1, 'a'})});
+  return refs;
+}
+
+std::string hex(const std::vector<std::uint8_t>& bytes) {
+  std::string out;
+  for (std::uint8_t byte : bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    out += kDigits[byte >> 4];
+    out += kDigits[byte & 0xF];
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> unhex(std::string_view text) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t at = 0; at + 1 < text.size(); at += 2) {
+    bytes.push_back(
+        static_cast<std::uint8_t>(std::stoi(std::string(text.substr(at, 2)), nullptr, 16)));
+  }
+  return bytes;
 }
 
 // A format-1 header, as builds before format 2 wrote it: a JSON object written by nlohmann's
@@ -102,37 +143,117 @@ TEST(HeaderCodecTest, WritesEachNameAndEachIdOnce) {
   EXPECT_LT(header.size() * 2, document_header(sample_checkpoint(), sample_refs()).size());
 }
 
-// The bytes of format 2 are fixed: rows written by earlier builds and by later ones read alike.
-// A name or id is listed at its first use (channel versions, refs, updated channels, versions
-// seen) and each field names it by that index.
-TEST(HeaderCodecTest, TheBytesOfFormat2AreFixed) {
+// A checkpoint and refs of every kind: the fixed bytes below are theirs.
+Checkpoint fixed_checkpoint() {
   Checkpoint checkpoint = sample_checkpoint();
   checkpoint.versions_seen["tools"] = {{"branch:to:tools", 2}, {"messages", 12}};
   checkpoint.updated_channels.push_back("branch:to:tools");
+  return checkpoint;
+}
+ValueRefs fixed_refs() {
   ValueRefs refs = sample_refs();
-  refs.emplace("todos", ValueRef{"checkpoint-7", "1f1ee1fa-0000-6da1-bfff-fcd5c9ce4257", 1, 2, 3});
-  const std::vector<std::uint8_t> header = encode_header(checkpoint, refs);
-  std::string hex;
-  for (std::uint8_t byte : header) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    hex += kDigits[byte >> 4];
-    hex += kDigits[byte & 0xF];
+  refs.emplace("todos",
+               ValueRef{"checkpoint-7", "1f1ee1fa-0000-6da1-bfff-fcd5c9ce4257", 1, 2, 3, {}});
+  return refs;
+}
+
+// The bytes a build writing format 2 wrote for fixed_checkpoint() and fixed_refs(). A name or id
+// is listed at its first use (channel versions, refs, updated channels, versions seen) and each
+// field names it by that index.
+constexpr std::string_view kFormat2Bytes =
+    "990201d920323032362d31322d30325430383a30303a30302e3030303030302b30303a303098af6272"
+    "616e63683a746f3a6d6f64656ca76a756d705f746fa86d65737361676573a5746f646f73af6272616e"
+    "63683a746f3a746f6f6c73a95f5f696e7075745f5fa56d6f64656ca5746f6f6c7393c4101f1ee1faea"
+    "2c6da1bffffcd5c9ce4257c4101f1ee1fa00006da1bffffcd5c9ce4257ac636865636b706f696e742d"
+    "3796000701d0d802cd012cdc001201000000000102000104ce000111700903020101020393020104960"
+    "590069202cd012b07940402020c";
+
+// Rows written by builds before format 3 read as they did.
+TEST(HeaderCodecTest, AFormat2HeaderWrittenBeforeReadsBack) {
+  const std::vector<std::uint8_t> header = unhex(kFormat2Bytes);
+  Checkpoint read;
+  ValueRefs refs;
+  decode_header(header.data(), header.size(), read, refs);
+  expect_same(read, fixed_checkpoint());
+  EXPECT_EQ(refs, fixed_refs());
+}
+
+// The bytes of format 3 are fixed: rows written by this build and by later ones read alike.
+// Without values inline they are format 2's with the format number 3, a tenth field and an
+// empty list of inline values at the end.
+TEST(HeaderCodecTest, TheBytesOfFormat3AreFixed) {
+  std::string expected(kFormat2Bytes);
+  expected.replace(0, 4, "9a03");
+  expected += "90";
+  EXPECT_EQ(hex(encode_header(fixed_checkpoint(), fixed_refs())), expected);
+  ValueRefs refs = fixed_refs();
+  refs.at("jump_to").inline_value = inline_value({0xC0});
+  refs.at("todos").inline_value = inline_value({0x91, 0xA1, 'a'});
+  // iv: jump_to (name 1) null, todos (name 3) ["a"].
+  expected.replace(expected.size() - 2, 2, "9401c401c003c40391a161");
+  EXPECT_EQ(hex(encode_header(fixed_checkpoint(), refs)), expected);
+}
+
+TEST(HeaderCodecTest, ValuesKeptInlineReadBack) {
+  const std::vector<std::uint8_t> header = encode_header(sample_checkpoint(), inline_refs());
+  Checkpoint read;
+  ValueRefs refs;
+  decode_header(header.data(), header.size(), read, refs);
+  EXPECT_EQ(refs, inline_refs());
+  EXPECT_EQ(refs.at("todos").inline_value.size, 3U);
+  EXPECT_FALSE(refs.at("messages").inline_value);
+}
+
+// A damaged list of inline values: a value longer than an InlineValue holds, an empty one, or
+// one of a channel without a ref. An Error each, never a value read past its bounds.
+TEST(HeaderCodecTest, AnInlineValueThatNoRefCanHoldIsRefused) {
+  const std::vector<std::uint8_t> header = encode_header(sample_checkpoint(), inline_refs());
+  const std::string written = hex(header);
+  // The last field: [jump_to, null, todos, ["a"]] as 94 <name> c401c0 <name> c40391a161.
+  const std::size_t iv = written.rfind("94");
+  ASSERT_EQ(written.substr(iv + 4, 6), "c401c0");
+  const std::string jump_to_name = written.substr(iv + 2, 2);
+  const std::string todos_name = written.substr(iv + 10, 2);
+  const std::string head = written.substr(0, iv);
+  const std::vector<std::string> damaged = {
+      head + "94" + jump_to_name + "c410" + std::string(32, '0') + todos_name + "c40391a161",
+      head + "94" + jump_to_name + "c400" + todos_name + "c40391a161",
+      head + "92" + "7f" + "c401c0",                                  // name 127: none
+      head + "94" + todos_name + "c401c0" + jump_to_name + "c401c0",  // not ascending
+  };
+  for (const std::string& bad : damaged) {
+    const std::vector<std::uint8_t> bytes = unhex(bad);
+    Checkpoint read;
+    ValueRefs refs;
+    EXPECT_THROW(decode_header(bytes.data(), bytes.size(), read, refs), Error) << bad;
   }
-  EXPECT_EQ(hex,
-            "990201d920323032362d31322d30325430383a30303a30302e3030303030302b30303a303098af6272"
-            "616e63683a746f3a6d6f64656ca76a756d705f746fa86d65737361676573a5746f646f73af6272616e"
-            "63683a746f3a746f6f6c73a95f5f696e7075745f5fa56d6f64656ca5746f6f6c7393c4101f1ee1faea"
-            "2c6da1bffffcd5c9ce4257c4101f1ee1fa00006da1bffffcd5c9ce4257ac636865636b706f696e742d"
-            "3796000701d0d802cd012cdc001201000000000102000104ce000111700903020101020393020104960"
-            "590069202cd012b07940402020c");
+}
+
+// A format number and a field count that do not go together: refused.
+TEST(HeaderCodecTest, AFormatNumberWithTheOtherFormatsFieldsIsRefused) {
+  std::string format3_as_2 = hex(encode_header(fixed_checkpoint(), fixed_refs()));
+  format3_as_2.replace(0, 4, "9a02");
+  std::string format2_as_3(kFormat2Bytes);
+  format2_as_3.replace(0, 4, "9903");
+  for (const std::string& bad : {format3_as_2, format2_as_3}) {
+    const std::vector<std::uint8_t> bytes = unhex(bad);
+    Checkpoint read;
+    ValueRefs refs;
+    EXPECT_THROW(decode_header(bytes.data(), bytes.size(), read, refs), Error) << bad;
+  }
 }
 
 TEST(HeaderCodecTest, IdsThatAreNotCanonicalUuidsReadBackAsWritten) {
   ValueRefs written;
-  written.emplace("a", ValueRef{"1F1EE1FA-EA2C-6DA1-BFFF-FCD5C9CE4257", "", 0, 0, 1});
-  written.emplace("b", ValueRef{"checkpoint-7", "1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce425", 1, 2, 3});
+  written.emplace("a", ValueRef{"1F1EE1FA-EA2C-6DA1-BFFF-FCD5C9CE4257", "", 0, 0, 1, {}});
+  written.emplace("b",
+                  ValueRef{"checkpoint-7", "1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce425", 1, 2, 3, {}});
   written.emplace("c", ValueRef{"1f1ee1fa-ea2c-6da1-bfff-fcd5c9ce42570",
-                                "1f1ee1fa_ea2c_6da1_bfff_fcd5c9ce4257", 0, 0, 0});
+                                "1f1ee1fa_ea2c_6da1_bfff_fcd5c9ce4257",
+                                0,
+                                0,
+                                0,
+                                {}});
   const std::vector<std::uint8_t> header = encode_header(Checkpoint{}, written);
   Checkpoint read;
   ValueRefs refs;
@@ -143,7 +264,7 @@ TEST(HeaderCodecTest, IdsThatAreNotCanonicalUuidsReadBackAsWritten) {
 TEST(HeaderCodecTest, RefSizesOfTheWhole64BitRangeReadBack) {
   // A format-1 header (read by nlohmann) may hold them; written again they must read back.
   ValueRefs written;
-  written.emplace("a", ValueRef{"w", "f", SIZE_MAX, UINT64_MAX, std::uint64_t{1} << 63});
+  written.emplace("a", ValueRef{"w", "f", SIZE_MAX, UINT64_MAX, std::uint64_t{1} << 63, {}});
   for (const std::vector<std::uint8_t>& header :
        {encode_header(Checkpoint{}, written), document_header(Checkpoint{}, written)}) {
     Checkpoint read;
@@ -170,10 +291,10 @@ TEST(HeaderCodecTest, AnIndexPastItsTableIsRefused) {
   Checkpoint checkpoint;
   checkpoint.updated_channels = {"messages"};
   std::vector<std::uint8_t> header = encode_header(checkpoint, ValueRefs{});
-  // The last items: uc [0] and vs []; name 5 instead of 0.
-  ASSERT_GE(header.size(), 3U);
-  ASSERT_EQ(header[header.size() - 2], 0x00);
-  header[header.size() - 2] = 0x05;
+  // The last items: uc [0], vs [] and iv []; name 5 instead of 0.
+  ASSERT_GE(header.size(), 4U);
+  ASSERT_EQ(header[header.size() - 3], 0x00);
+  header[header.size() - 3] = 0x05;
   Checkpoint read;
   ValueRefs refs;
   EXPECT_THROW(decode_header(header.data(), header.size(), read, refs), Error);

@@ -141,11 +141,11 @@ TEST(MemorySaverTest, GivesBackTheHeaderAndMetadataItWasGiven) {
 
 TEST(MemorySaverTest, KeepsAnUnchangedChannelOfTheParentWithoutStoringItAgain) {
   auto saver = make_memory_saver();
-  Checkpoint parent = make_checkpoint(0, {{"a", "a big value"}});
+  Checkpoint parent = make_checkpoint(0, {{"a", "a value too big to be kept inline"}});
   const CheckpointConfig parent_config =
       saver->put({"t", "", ""}, parent, Json::object(), {{"a", 1}});
   const std::uint64_t values_before = saver->stats().full_values_written;
-  Checkpoint child = make_checkpoint(1, {{"a", "a big value"}});
+  Checkpoint child = make_checkpoint(1, {{"a", "a value too big to be kept inline"}});
   const CheckpointConfig config = saver->put(parent_config, child, Json::object(), {});
   EXPECT_EQ(saver->stats().full_values_written, values_before);
   EXPECT_EQ(saver->get_tuple(config)->checkpoint.channel_values.at("a").get(),

@@ -176,12 +176,14 @@ TEST_F(SqliteSaverTest, AFailedPutLeavesNothingBehind) {
         "CREATE TRIGGER poison BEFORE INSERT ON channel_values WHEN NEW.channel = 'poison' "
         "BEGIN SELECT RAISE(ABORT, 'poisoned value'); END");
   }
-  Checkpoint checkpoint = make_checkpoint(-1, {{"fine", 1}, {"poison", 2}});
+  // Values too big to be kept in the header: each is a row of channel_values.
+  const Json big = "a value of more than fifteen bytes";
+  Checkpoint checkpoint = make_checkpoint(-1, {{"fine", big}, {"poison", big}});
   EXPECT_THROW(saver_->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions),
                Error);
   EXPECT_FALSE(saver_->get_tuple({"t", "", ""}).has_value());
   // The connection is usable afterwards.
-  Checkpoint good = make_checkpoint(-1, {{"fine", 1}});
+  Checkpoint good = make_checkpoint(-1, {{"fine", big}});
   saver_->put({"t", "", ""}, good, Json::object(), good.channel_versions);
   EXPECT_EQ(saver_->get_tuple({"t", "", ""})->checkpoint, good);
 }

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -92,23 +94,99 @@ TEST(ValueStoreTest, ReconstructionFollowsTheChain) {
   EXPECT_EQ(*reconstruct_value(chain.plans[49].refs.at("messages"), lookup), first_fifty);
 }
 
+// Values too large to be kept inline (an InlineValue holds 15 bytes).
+const Json kLongList = Json::array({"a value of more than fifteen bytes"});
+const Json kLongText = "another value of more than fifteen bytes";
+
 TEST(ValueStoreTest, ValuesOfDeltaChannelsAreKeptEncodedOthersShared) {
-  Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
-  ValuePlan plan = plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
-                               {{"list", ListDelta{0, Json::array({1})}}});
+  Checkpoint checkpoint = make_checkpoint(-1, {{"list", kLongList}, {"other", kLongText}});
+  ValuePlan plan =
+      plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}}, {{"list", ListDelta{0, kLongList}}});
   const StoredValue& list = plan.stored.at("list");
   EXPECT_EQ(list.payload, nullptr);
-  EXPECT_EQ(decode_value(list.encoded.data(), list.encoded.size()), Json::array({1}));
+  EXPECT_EQ(decode_value(list.encoded.data(), list.encoded.size()), kLongList);
   EXPECT_EQ(plan.stored.at("other").payload.get(), checkpoint.channel_values.at("other").get());
 }
 
 TEST(ValueStoreTest, CompactPlansEncodeOnlyWhatTheyCannotShare) {
-  Checkpoint checkpoint = make_checkpoint(-1, {{"list", Json::array({1})}, {"other", 2}});
+  Checkpoint checkpoint = make_checkpoint(-1, {{"list", kLongList}, {"other", kLongText}});
   ValuePlan plan = plan_values(checkpoint, {}, {{"list", 1}, {"other", 1}},
-                               {{"list", ListDelta{0, Json::array({1})}}}, Encoding::kCompact);
+                               {{"list", ListDelta{0, kLongList}}}, Encoding::kCompact);
   EXPECT_TRUE(plan.stored.at("other").encoded.empty());
-  EXPECT_EQ(plan.stored.at("list").encoded, encode_value(Json::array({1})));
-  EXPECT_EQ(plan.bytes, encoded_size(Json::array({1})) + encoded_size(2));
+  EXPECT_EQ(plan.stored.at("list").encoded, encode_value(kLongList));
+  EXPECT_EQ(plan.bytes, encoded_size(kLongList) + encoded_size(kLongText));
+}
+
+// A lookup for plans whose values are all kept inline: any stored value asked for is a fault.
+const StoredValue& no_stored_value(const std::string& writer_id) {
+  throw std::runtime_error("a stored value of " + writer_id + " was looked up");
+}
+
+TEST(ValueStoreTest, SmallValuesAreKeptInTheirRefsNotStored) {
+  const std::map<std::string, Json> values = {{"flag", true},          {"null", nullptr},
+                                              {"number", -40},         {"text", "short"},
+                                              {"list", Json::array()}, {"object", Json{{"k", 1}}}};
+  Checkpoint checkpoint = make_checkpoint(-1, values);
+  ChannelVersions changed;
+  for (const auto& [channel, value] : values) changed.emplace(channel, 1);
+  for (Encoding encoding : {Encoding::kKeep, Encoding::kCompact}) {
+    ValuePlan plan = plan_values(checkpoint, {}, changed, {}, encoding);
+    EXPECT_TRUE(plan.stored.empty());
+    EXPECT_EQ(plan.inlined, values.size());
+    std::uint64_t bytes = 0;
+    for (const auto& [channel, value] : values) {
+      const ValueRef& ref = plan.refs.at(channel);
+      ASSERT_TRUE(ref.inline_value) << channel;
+      EXPECT_EQ(ref.writer_id, checkpoint.id);
+      EXPECT_EQ(*reconstruct_value(ref, no_stored_value), value) << channel;
+      bytes += encoded_size(value);
+    }
+    EXPECT_EQ(plan.bytes, bytes);
+  }
+}
+
+TEST(ValueStoreTest, AValueOneBytePastTheInlineLimitIsStored) {
+  const Json fits = std::string(14, 'x');     // 15 bytes encoded
+  const Json too_big = std::string(15, 'x');  // 16
+  ASSERT_EQ(encoded_size(fits), kInlineValueBytes);
+  Checkpoint checkpoint = make_checkpoint(-1, {{"fits", fits}, {"too_big", too_big}});
+  ValuePlan plan = plan_values(checkpoint, {}, {{"fits", 1}, {"too_big", 1}}, {});
+  EXPECT_TRUE(plan.refs.at("fits").inline_value);
+  EXPECT_FALSE(plan.refs.at("too_big").inline_value);
+  EXPECT_EQ(plan.stored.count("fits"), 0U);
+  EXPECT_EQ(plan.stored.count("too_big"), 1U);
+  // Containers are measured whole, nested members included.
+  EXPECT_FALSE(inline_encoding(Json::array({Json::array({std::string(13, 'x')})})));
+  EXPECT_TRUE(inline_encoding(Json::array({Json::array({std::string(12, 'x')})})));
+  EXPECT_FALSE(inline_encoding(Json{{"key", std::string(10, 'x')}}));
+  EXPECT_TRUE(inline_encoding(Json{{"key", std::string(9, 'x')}}));
+}
+
+TEST(ValueStoreTest, AnUnchangedInlineValueIsKeptWithItsParentsRef) {
+  Checkpoint parent = make_checkpoint(-1, {{"flag", true}});
+  ValuePlan parent_plan = plan_values(parent, {}, {{"flag", 1}}, {});
+  Checkpoint child = make_checkpoint(0, {{"flag", true}});
+  ValuePlan plan = plan_values(child, {&parent_plan.refs, &parent.channel_versions}, {}, {});
+  EXPECT_EQ(plan.refs.at("flag"), parent_plan.refs.at("flag"));
+  EXPECT_EQ(plan.inlined, 0U);
+  EXPECT_EQ(*reconstruct_value(plan.refs.at("flag"), no_stored_value), true);
+}
+
+// A list kept inline is in no stored value: what is appended to it is stored whole, not as a
+// delta naming it.
+TEST(ValueStoreTest, AnInlineValueIsNeverTheBaseOfADelta) {
+  Checkpoint parent = make_checkpoint(-1, {{"messages", Json::array()}});
+  ValuePlan parent_plan =
+      plan_values(parent, {}, {{"messages", 1}}, {{"messages", ListDelta{0, Json::array()}}});
+  ASSERT_TRUE(parent_plan.refs.at("messages").inline_value);
+  const Json appended = Json::array({message(1)});
+  Checkpoint child = make_checkpoint(0, {{"messages", appended}}, {{"messages", 2}});
+  ValuePlan plan = plan_values(child, {&parent_plan.refs, &parent.channel_versions},
+                               {{"messages", 2}}, {{"messages", ListDelta{0, appended}}});
+  const StoredValue& stored = plan.stored.at("messages");
+  EXPECT_FALSE(stored.is_delta);
+  EXPECT_FALSE(plan.refs.at("messages").inline_value);
+  EXPECT_EQ(*stored_json(stored), appended);
 }
 
 TEST(ValueStoreTest, StoredJsonDecodesAnEncodedValue) {
