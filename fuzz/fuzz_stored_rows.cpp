@@ -1,13 +1,16 @@
 // What the database hands back is input too (a damaged file, a row of another build): a
-// checkpoint header (formats 1 and 2), a stored value and a thread's event batch, of any bytes.
-// Each either reads or fails with an Error; a header that reads is written again in format 2
-// and must read back the same; a value reads as nlohmann's MessagePack reader reads it.
+// checkpoint header (formats 1, 2 and 3), a stored value, a row of several pending writes and a
+// thread's event batch, of any bytes. Each either reads or fails with an Error; a header that
+// reads is written again in format 3 and must read back the same; a value reads as nlohmann's
+// MessagePack reader reads it.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/header_codec.h"
+#include "checkpoint/saver_rows.h"
 #include "checkpoint/value_store.h"
 #include "fuzz_input.h"
 #include "server/event_batch.h"
@@ -60,6 +63,22 @@ void value(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+// A row of `writes` holding several writes (saver_rows.h), of 2 to 5 by the first byte.
+void writes(const std::uint8_t* data, std::size_t size) {
+  if (size == 0 || size > 4096) return;  // nlohmann-free, but kept as short as value()'s
+  using tollgate::checkpoint_internal::StoredWrite;
+  std::vector<StoredWrite> rows;
+  rows.push_back(
+      StoredWrite{"task", "", std::vector<std::uint8_t>(data + 1, data + size), 2 + data[0] % 4});
+  tollgate::CheckpointTuple tuple;
+  try {
+    tollgate::checkpoint_internal::decode_pending_writes(std::move(rows), tuple);
+  } catch (const tollgate::Error&) {
+    return;
+  }
+  if (tuple.pending_writes.size() != static_cast<std::size_t>(2 + data[0] % 4)) std::abort();
+}
+
 void batch(const std::uint8_t* data, std::size_t size) {
   std::vector<tollgate::server::LogEntry> events;
   try {
@@ -105,6 +124,7 @@ void batch(const std::uint8_t* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   header(data, size);
   value(data, size);
+  writes(data, size);
   batch(data, size);
   return 0;
 }

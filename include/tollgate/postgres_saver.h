@@ -30,7 +30,7 @@
 namespace tollgate {
 
 // The schema version this build writes (and the highest it can open).
-inline constexpr int kPostgresSchemaVersion = 3;
+inline constexpr int kPostgresSchemaVersion = 4;
 
 struct PostgresSaverOptions {
   // The PostgreSQL schema holding the tables, created when missing. Empty: the connection's

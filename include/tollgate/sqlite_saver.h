@@ -25,7 +25,7 @@
 namespace tollgate {
 
 // The schema version this build writes (and the highest it can open).
-inline constexpr int kSqliteSchemaVersion = 4;
+inline constexpr int kSqliteSchemaVersion = 5;
 
 enum class SqliteSynchronous {
   kNormal,  // durable against process crashes; the default

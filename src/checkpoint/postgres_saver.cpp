@@ -51,36 +51,40 @@ struct PostgresSaver::Impl {
                              "channel_values WHERE thread_id = $1 AND checkpoint_ns = $2 AND "
                              "checkpoint_id BETWEEN $3 AND $4 AND channel = $5"),
           select_writes(c,
-                        "SELECT task_id, channel, value FROM writes WHERE thread_id = $1 AND "
-                        "checkpoint_ns = $2 AND checkpoint_id = $3 ORDER BY task_id, idx"),
+                        "SELECT task_id, channel, value, span FROM writes WHERE thread_id = $1 "
+                        "AND checkpoint_ns = $2 AND checkpoint_id = $3 ORDER BY task_id, idx"),
           upsert_write(c,
                        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-                       "channel, task_path, value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON "
-                       "CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO "
-                       "UPDATE SET channel = excluded.channel, task_path = excluded.task_path, "
-                       "value = excluded.value"),
+                       "channel, task_path, value, span) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+                       "$9) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) "
+                       "DO UPDATE SET channel = excluded.channel, task_path = excluded.task_path, "
+                       "value = excluded.value, span = excluded.span"),
           insert_write(c,
                        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-                       "channel, task_path, value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON "
-                       "CONFLICT DO NOTHING") {}
+                       "channel, task_path, value, span) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+                       "$9) ON CONFLICT DO NOTHING"),
+          select_task_rows(c,
+                           "SELECT idx, span FROM writes WHERE thread_id = $1 AND checkpoint_ns = "
+                           "$2 AND checkpoint_id = $3 AND task_id = $4 AND idx >= 0") {}
 
     // The checkpoint of (thread_id $1, checkpoint_ns $2) that `which` selects, then its pending
     // writes, in one statement (one snapshot, one round trip): the checkpoint's row first, its
-    // columns as kCheckpointColumns, then a row per write (task_id, channel, value in columns
-    // 7 to 9) in the order of select_writes.
+    // columns as kCheckpointColumns, then a row per row of writes (task_id, channel, value, span
+    // in columns 7 to 10) in the order of select_writes.
     static std::string with_writes(const std::string& which) {
       return std::string("WITH c AS (SELECT ") + kCheckpointColumns +
              " FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 " + which +
              ") SELECT c.*, 0 AS part, NULL AS task_id, NULL AS channel, NULL AS value, 0 AS "
-             "idx FROM c UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, 1, w.task_id, "
-             "w.channel, w.value, w.idx FROM writes w JOIN c ON w.thread_id = c.thread_id AND "
+             "span, 0 AS idx FROM c UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, 1, "
+             "w.task_id, w.channel, w.value, w.span, w.idx FROM writes w JOIN c ON w.thread_id = "
+             "c.thread_id AND "
              "w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id "
              "ORDER BY part, task_id, idx";
     }
 
     PostgresStatement select_by_id, select_latest, select_latest_with_writes,
         select_by_id_with_writes, select_header, insert_checkpoint, insert_value,
-        select_value_range, select_writes, upsert_write, insert_write;
+        select_value_range, select_writes, upsert_write, insert_write, select_task_rows;
   };
 
   // The checkpoint this connection put last, decoded: usually the parent of the next put,
@@ -123,6 +127,7 @@ struct PostgresSaver::Impl {
     const std::vector<std::vector<std::uint8_t>>& encoded;
     const std::string& task_id;
     const std::string& task_path;
+    std::vector<WriteRow> rows;  // plan_write_rows
   };
 
   // Stores the checkpoint, after `writes` (when given) in the same pipeline: one transaction.
@@ -132,8 +137,12 @@ struct PostgresSaver::Impl {
   void put_writes(const TaskWrites& writes);
   // Adds the INSERTs of `writes` to `pipeline`.
   void add_writes(PostgresPipeline& pipeline, const TaskWrites& writes);
-  // Counts the writes stored, from the rows changed by their INSERTs (the first results).
-  void count_writes(const TaskWrites& writes, const std::vector<int>& changed);
+  void add_write_row(PostgresPipeline& pipeline, const TaskWrites& writes, const WriteRow& row);
+  // Counts the writes stored, from the rows changed by their INSERTs (the first results), and
+  // stores what a row of several writes did not because some of its indices are held (a
+  // put_writes repeated): each of its other writes in a row of its own, after the pipeline
+  // (and so its transaction) — only a repeat, whose first writes are stored already, gets here.
+  void finish_writes(const TaskWrites& writes, const std::vector<int>& changed);
   void prune_namespace(const std::string& thread_id, const std::string& ns);
   // The tuple of `row`, its values and pending writes read through this connection.
   CheckpointTuple read(const CheckpointRow& row, const GetOptions& options,
@@ -249,6 +258,7 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
   ValuePlan plan = plan_values(checkpoint, parent_values, new_versions, deltas);
   const std::vector<std::uint8_t> header = encode_header(checkpoint, plan.refs);
   last.valid = false;
+  std::vector<int> changed;
   {
     // The writes, the checkpoint and its values in one round trip, one implicit transaction.
     PostgresPipeline pipeline(connection);
@@ -267,9 +277,9 @@ CheckpointConfig PostgresSaver::Impl::put(const CheckpointConfig& config,
                      checkpoint.id, channel, value);
       pipeline.add(statements->insert_value);
     }
-    const std::vector<int> changed = pipeline.finish();
-    if (writes != nullptr) count_writes(*writes, changed);
+    changed = pipeline.finish();
   }
+  if (writes != nullptr) finish_writes(*writes, changed);
   count_put(stats, plan, header.size() + metadata_json.size());
   last = LastPut{true,
                  config.thread_id,
@@ -288,27 +298,62 @@ void PostgresSaver::Impl::put_writes(const TaskWrites& writes) {
     add_writes(pipeline, writes);
     changed = pipeline.finish();
   }
-  count_writes(writes, changed);
+  finish_writes(writes, changed);
 }
 
 void PostgresSaver::Impl::add_writes(PostgresPipeline& pipeline, const TaskWrites& writes) {
-  const CheckpointConfig& config = writes.config;
-  for (std::size_t i = 0; i < writes.writes.size(); ++i) {
-    const std::string& channel = writes.writes[i].first;
-    const std::optional<int> special = special_write_index(channel);
-    PostgresStatement& insert = special ? statements->upsert_write : statements->insert_write;
-    insert.bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-    insert.bind(4, writes.task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
-    insert.bind(6, channel).bind(7, writes.task_path).bind_blob(8, writes.encoded[i]);
-    pipeline.add(insert);
-  }
+  for (const WriteRow& row : writes.rows) add_write_row(pipeline, writes, row);
 }
 
-void PostgresSaver::Impl::count_writes(const TaskWrites& writes, const std::vector<int>& changed) {
-  for (std::size_t i = 0; i < changed.size() && i < writes.encoded.size(); ++i) {
+void PostgresSaver::Impl::add_write_row(PostgresPipeline& pipeline, const TaskWrites& writes,
+                                        const WriteRow& row) {
+  const CheckpointConfig& config = writes.config;
+  PostgresStatement& insert = row.special ? statements->upsert_write : statements->insert_write;
+  insert.bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+  insert.bind(4, writes.task_id).bind(5, row.idx).bind(6, row.channel);
+  insert.bind(7, writes.task_path).bind_blob(8, row.value(writes.encoded)).bind(9, row.span);
+  pipeline.add(insert);
+}
+
+void PostgresSaver::Impl::finish_writes(const TaskWrites& writes, const std::vector<int>& changed) {
+  std::vector<const WriteRow*> not_stored;  // rows of several writes whose index is taken
+  for (std::size_t i = 0; i < changed.size() && i < writes.rows.size(); ++i) {
+    const WriteRow& row = writes.rows[i];
     if (changed[i] > 0) {
+      stats.writes_written += static_cast<std::uint64_t>(row.span);
+      stats.bytes_written += write_row_bytes(row, writes.encoded);
+    } else if (row.span > 1) {
+      not_stored.push_back(&row);
+    }
+  }
+  if (not_stored.empty()) return;
+  // Some of their indices are held already: each write whose index is not, in a row of its own.
+  std::vector<std::pair<std::int64_t, std::int64_t>> taken;
+  {
+    StatementUse query(statements->select_task_rows);
+    query->bind(1, writes.config.thread_id).bind(2, writes.config.checkpoint_ns);
+    query->bind(3, writes.config.checkpoint_id).bind(4, writes.task_id);
+    while (query->step()) taken.emplace_back(query->integer(0), query->integer(1));
+  }
+  std::vector<WriteRow> singles;
+  for (const WriteRow* row : not_stored) {
+    for (std::size_t position : writes_not_held(*row, taken)) {
+      WriteRow& single = singles.emplace_back();
+      single.first = position;
+      single.idx = static_cast<std::int64_t>(position);
+      single.channel = writes.writes[position].first;
+    }
+  }
+  std::vector<int> stored;
+  {
+    PostgresPipeline pipeline(connection);
+    for (const WriteRow& single : singles) add_write_row(pipeline, writes, single);
+    stored = pipeline.finish();
+  }
+  for (std::size_t i = 0; i < stored.size() && i < singles.size(); ++i) {
+    if (stored[i] > 0) {
       stats.writes_written += 1;
-      stats.bytes_written += writes.encoded[i].size();
+      stats.bytes_written += writes.encoded[singles[i].first].size();
     }
   }
 }
@@ -397,8 +442,9 @@ void PostgresSaver::put_writes(const CheckpointConfig& config,
                                const std::string& task_id, const std::string& task_path) {
   check_put_writes_arguments(config, task_id);
   const std::vector<std::vector<std::uint8_t>> encoded = encode_write_values(writes);
+  const Impl::TaskWrites task_writes{config,  writes,    encoded,
+                                     task_id, task_path, plan_write_rows(writes, encoded)};
   std::lock_guard lock(mutex_);
-  const Impl::TaskWrites task_writes{config, writes, encoded, task_id, task_path};
   impl_->reconnecting([&] { impl_->put_writes(task_writes); });
 }
 
@@ -411,8 +457,9 @@ CheckpointConfig PostgresSaver::put_after_writes(
   check_put_arguments(config, checkpoint, metadata);
   const std::vector<std::vector<std::uint8_t>> encoded = encode_write_values(writes);
   const std::string metadata_json = metadata_text(metadata);
+  const Impl::TaskWrites task_writes{writes_config, writes,    encoded,
+                                     task_id,       task_path, plan_write_rows(writes, encoded)};
   std::lock_guard lock(mutex_);
-  const Impl::TaskWrites task_writes{writes_config, writes, encoded, task_id, task_path};
   return impl_->reconnecting([&] {
     return impl_->put(config, checkpoint, metadata_json, new_versions, deltas, &task_writes);
   });
@@ -481,10 +528,10 @@ void PostgresSaver::copy_thread(const std::string& source_thread_id,
       "(thread_id, checkpoint_ns, checkpoint_id, channel) DO UPDATE SET base_checkpoint_id = "
       "excluded.base_checkpoint_id, keep = excluded.keep, value = excluded.value",
       "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
-      "task_path, value) SELECT $2::text, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
-      "task_path, value FROM writes WHERE thread_id = $1 ON CONFLICT (thread_id, checkpoint_ns, "
-      "checkpoint_id, task_id, idx) DO UPDATE SET channel = excluded.channel, task_path = "
-      "excluded.task_path, value = excluded.value",
+      "task_path, value, span) SELECT $2::text, checkpoint_ns, checkpoint_id, task_id, idx, "
+      "channel, task_path, value, span FROM writes WHERE thread_id = $1 ON CONFLICT (thread_id, "
+      "checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET channel = excluded.channel, "
+      "task_path = excluded.task_path, value = excluded.value, span = excluded.span",
   };
   std::lock_guard lock(mutex_);
   impl_->last_put.valid = false;

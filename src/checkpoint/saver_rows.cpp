@@ -1,9 +1,11 @@
 #include "checkpoint/saver_rows.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
 #include "checkpoint/header_codec.h"
+#include "checkpoint/message_pack.h"
 #include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
@@ -158,7 +160,8 @@ std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_colu
   while (rows.step()) {
     const auto value = rows.blob(first_column + 2);
     writes.push_back(StoredWrite{rows.text(first_column), rows.text(first_column + 1),
-                                 std::vector<std::uint8_t>(value.begin(), value.end())});
+                                 std::vector<std::uint8_t>(value.begin(), value.end()),
+                                 rows.integer(first_column + 3)});
   }
   return writes;
 }
@@ -170,13 +173,92 @@ std::vector<StoredWrite> read_stored_writes(const CheckpointRow& row,
   return read_stored_writes(*writes, 0);
 }
 
-void decode_pending_writes(std::vector<StoredWrite> writes, CheckpointTuple& tuple) {
-  tuple.pending_writes.reserve(tuple.pending_writes.size() + writes.size());
-  for (StoredWrite& write : writes) {
-    tuple.pending_writes.push_back(
-        PendingWrite{std::move(write.task_id), std::move(write.channel),
-                     decode_value(write.value.data(), write.value.size())});
+void decode_pending_writes(std::vector<StoredWrite> rows, CheckpointTuple& tuple) {
+  tuple.pending_writes.reserve(tuple.pending_writes.size() + rows.size());
+  for (StoredWrite& row : rows) {
+    Json value = decode_value(row.value.data(), row.value.size());
+    if (row.span <= 1) {
+      tuple.pending_writes.push_back(
+          PendingWrite{std::move(row.task_id), std::move(row.channel), std::move(value)});
+      continue;
+    }
+    auto* items = value.get_ptr<Json::array_t*>();
+    if (items == nullptr || items->size() != 2 * static_cast<std::uint64_t>(row.span)) {
+      throw Error::Internal("stored writes of task " + row.task_id + " in checkpoint " +
+                            tuple.checkpoint.id + " are not a list of " + std::to_string(row.span) +
+                            " writes");
+    }
+    for (std::size_t i = 0; i < items->size(); i += 2) {
+      auto* channel = (*items)[i].get_ptr<std::string*>();
+      if (channel == nullptr) {
+        throw Error::Internal("a stored write of task " + row.task_id + " in checkpoint " +
+                              tuple.checkpoint.id + " has no channel");
+      }
+      tuple.pending_writes.push_back(
+          PendingWrite{row.task_id, std::move(*channel), std::move((*items)[i + 1])});
+    }
   }
+}
+
+std::vector<WriteRow> plan_write_rows(const std::vector<std::pair<std::string, Json>>& writes,
+                                      const std::vector<std::vector<std::uint8_t>>& encoded) {
+  std::vector<WriteRow> rows;
+  std::size_t i = 0;
+  while (i < writes.size()) {
+    WriteRow row;
+    row.first = i;
+    row.channel = writes[i].first;
+    if (const std::optional<int> special = special_write_index(writes[i].first)) {
+      row.idx = *special;
+      row.special = true;
+      rows.push_back(std::move(row));
+      ++i;
+      continue;
+    }
+    row.idx = static_cast<std::int64_t>(i);
+    std::size_t end = i + 1;
+    while (end < writes.size() && !special_write_index(writes[end].first)) ++end;
+    row.span = static_cast<std::int64_t>(end - i);
+    if (row.span > 1) {
+      row.channel = "";  // not a null view: bound as an empty text, never as NULL
+      std::uint64_t size = message_pack::container_header_size(2 * (end - i));
+      for (std::size_t k = i; k < end; ++k) {
+        size += message_pack::string_size(writes[k].first.size()) + encoded[k].size();
+      }
+      row.packed.resize(size);
+      message_pack::Writer out(row.packed.data());
+      out.array_header(2 * (end - i));
+      for (std::size_t k = i; k < end; ++k) {
+        out.string(writes[k].first);
+        out.cursor() = std::copy(encoded[k].begin(), encoded[k].end(), out.cursor());
+      }
+    }
+    rows.push_back(std::move(row));
+    i = end;
+  }
+  return rows;
+}
+
+std::vector<std::size_t> writes_not_held(
+    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken) {
+  std::vector<std::size_t> missing;
+  for (std::int64_t k = 0; k < row.span; ++k) {
+    const std::int64_t idx = row.idx + k;
+    const bool held = std::any_of(taken.begin(), taken.end(), [idx](const auto& stored) {
+      return stored.first >= 0 && idx >= stored.first && idx - stored.first < stored.second;
+    });
+    if (!held) missing.push_back(row.first + static_cast<std::size_t>(k));
+  }
+  return missing;
+}
+
+std::uint64_t write_row_bytes(const WriteRow& row,
+                              const std::vector<std::vector<std::uint8_t>>& encoded) {
+  std::uint64_t bytes = 0;
+  for (std::int64_t k = 0; k < row.span; ++k) {
+    bytes += encoded[row.first + static_cast<std::size_t>(k)].size();
+  }
+  return bytes;
 }
 
 void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple) {

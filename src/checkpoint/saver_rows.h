@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,13 +87,24 @@ CheckpointTuple read_tuple_values(const CheckpointRow& row, const GetOptions& op
 // decoded): what read_tuple_values returns when the values are reused. Reads nothing more, so
 // it needs no connection.
 CheckpointTuple tuple_without_values(const CheckpointRow& row, MetadataMemo& metadata);
-// Appends the pending writes of the rows `rows` steps to (its columns first_column,
-// first_column + 1 and first_column + 2: task_id, channel, value), in their order, to `tuple`.
+// ---- pending writes
+//
+// A row of `writes` holds one write, or (its `span` column over 1) the consecutive ordinary
+// writes of one put_writes call, indices idx to idx + span - 1: then its channel is empty and
+// its value is the MessagePack array [channel, value, channel, value, ...]. A model's step
+// writes three or four ordinary writes, most of them one byte (`branch:to:…`, `jump_to`); a row
+// each cost more than they hold. A special channel's write (special_write_index) is always a
+// row of its own, replaced when written again; an ordinary write is never replaced: of a write
+// whose index a row already holds, the later one is dropped, as with a row each.
+
+// Appends the pending writes of the rows `rows` steps to (its columns first_column to
+// first_column + 3: task_id, channel, value, span), in their order, to `tuple`.
 void read_pending_writes(sql::Statement& rows, int first_column, CheckpointTuple& tuple);
-// A pending write as stored: its value still encoded.
+// A row of `writes` as stored: its value still encoded.
 struct StoredWrite {
   std::string task_id, channel;
   std::vector<std::uint8_t> value;
+  std::int64_t span = 1;
 };
 // The rows `rows` steps to, as read_pending_writes reads them, with their values left encoded
 // (for decode_pending_writes, which needs no connection).
@@ -100,12 +112,40 @@ std::vector<StoredWrite> read_stored_writes(sql::Statement& rows, int first_colu
 // The pending writes of `row`'s checkpoint, read through `select_writes` (as read_tuple's).
 std::vector<StoredWrite> read_stored_writes(const CheckpointRow& row,
                                             sql::Statement& select_writes);
-// Appends `writes`, decoded, to `tuple`.
-void decode_pending_writes(std::vector<StoredWrite> writes, CheckpointTuple& tuple);
+// Appends the writes of `rows`, decoded, to `tuple`. Error(kInternal) for a row of several
+// writes whose value is not their list.
+void decode_pending_writes(std::vector<StoredWrite> rows, CheckpointTuple& tuple);
+
+// One row a put_writes call stores.
+struct WriteRow {
+  std::size_t first = 0;             // the position of its first write in the call's writes
+  std::int64_t idx = 0;              // its key's index: the first write's (a special channel's own)
+  std::int64_t span = 1;             // the writes it holds
+  bool special = false;              // a special channel's write: replaces the row at its index
+  std::string_view channel;          // its write's channel; empty when it holds several
+  std::vector<std::uint8_t> packed;  // when it holds several: [channel, value, ...]
+  // The bytes of its value column: the write's encoding, or `packed`.
+  const std::vector<std::uint8_t>& value(
+      const std::vector<std::vector<std::uint8_t>>& encoded) const {
+    return span > 1 ? packed : encoded[first];
+  }
+};
+// The rows of a put_writes call's `writes`, whose values are `encoded` (encode_write_values):
+// each run of two or more consecutive ordinary writes in one row, every other write in its own.
+std::vector<WriteRow> plan_write_rows(const std::vector<std::pair<std::string, Json>>& writes,
+                                      const std::vector<std::vector<std::uint8_t>>& encoded);
+// The positions (in the call's writes) of the writes of `row`, a row of several that was not
+// stored because its index is taken, whose own indices no stored row holds; `taken` are the
+// (idx, span) of the task's stored ordinary rows. Each is then stored as a row of its own.
+std::vector<std::size_t> writes_not_held(
+    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken);
+// The bytes of the values of `row`'s writes, as counted in SaverStats::bytes_written.
+std::uint64_t write_row_bytes(const WriteRow& row,
+                              const std::vector<std::vector<std::uint8_t>>& encoded);
 
 // The tuple of `row`: read_tuple_values, then its pending writes through `select_writes`, which
-// takes (thread_id, checkpoint_ns, checkpoint_id) and selects (task_id, channel, value) in
-// order.
+// takes (thread_id, checkpoint_ns, checkpoint_id) and selects (task_id, channel, value, span)
+// in order.
 CheckpointTuple read_tuple(const CheckpointRow& row, const GetOptions& options,
                            DecodedValues& decoded, sql::Statement& select_value_range,
                            sql::Statement& select_writes, MetadataMemo& metadata);

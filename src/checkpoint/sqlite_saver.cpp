@@ -49,14 +49,17 @@ struct PreparedWrites {
   const std::string& task_id;
   const std::string& task_path;
   std::vector<std::vector<std::uint8_t>> encoded;
+  std::vector<checkpoint_internal::WriteRow> rows;
 };
 
 PreparedWrites prepare_writes(const CheckpointConfig& config,
                               const std::vector<std::pair<std::string, Json>>& writes,
                               const std::string& task_id, const std::string& task_path) {
   checkpoint_internal::check_put_writes_arguments(config, task_id);
-  return PreparedWrites{config, writes, task_id, task_path,
-                        checkpoint_internal::encode_write_values(writes)};
+  PreparedWrites prepared{
+      config, writes, task_id, task_path, checkpoint_internal::encode_write_values(writes), {}};
+  prepared.rows = checkpoint_internal::plan_write_rows(writes, prepared.encoded);
+  return prepared;
 }
 
 sql::SqliteSync sync_level(const SqliteOptions& options) {
@@ -89,19 +92,24 @@ struct SqliteSaver::Impl {
                              "channel_values WHERE thread_id = ? AND checkpoint_ns = ? AND "
                              "checkpoint_id BETWEEN ? AND ? AND channel = ?"),
           select_writes(c,
-                        "SELECT task_id, channel, value FROM writes WHERE thread_id = ? AND "
+                        "SELECT task_id, channel, value, span FROM writes WHERE thread_id = ? AND "
                         "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx"),
           upsert_write(c,
                        "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
-                       "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                       "task_id, idx, channel, task_path, value, span) VALUES (?, ?, ?, ?, ?, ?, "
+                       "?, ?, ?)"),
           data_version(c, "PRAGMA data_version"),
           insert_write(c,
                        "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, "
-                       "task_id, idx, channel, task_path, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)") {
-    }
+                       "task_id, idx, channel, task_path, value, span) VALUES (?, ?, ?, ?, ?, ?, "
+                       "?, ?, ?)"),
+          select_task_rows(c,
+                           "SELECT idx, span FROM writes WHERE thread_id = ? AND checkpoint_ns = "
+                           "? AND checkpoint_id = ? AND task_id = ? AND idx >= 0") {}
 
     SqliteStatement select_by_id, select_latest, select_header, insert_checkpoint, insert_value,
-        select_value_range, select_writes, upsert_write, data_version, insert_write;
+        select_value_range, select_writes, upsert_write, data_version, insert_write,
+        select_task_rows;
   };
 
   // The checkpoint this connection put last in a thread's namespace, decoded: usually the
@@ -464,16 +472,32 @@ void SqliteSaver::put_writes(const CheckpointConfig& config,
 SaverStats SqliteSaver::Impl::insert_writes(const PreparedWrites& prepared) {
   const CheckpointConfig& config = prepared.config;
   SaverStats written;
-  for (std::size_t i = 0; i < prepared.writes.size(); ++i) {
-    const std::string& channel = prepared.writes[i].first;
-    const std::optional<int> special = special_write_index(channel);
-    StatementUse insert(special ? statements->upsert_write : statements->insert_write);
+  auto insert_row = [&](const checkpoint_internal::WriteRow& row) {
+    StatementUse insert(row.special ? statements->upsert_write : statements->insert_write);
     insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-    insert->bind(4, prepared.task_id).bind(5, std::int64_t{special.value_or(static_cast<int>(i))});
-    insert->bind(6, channel).bind(7, prepared.task_path).bind_blob(8, prepared.encoded[i]);
-    if (insert->run() > 0) {
-      written.writes_written += 1;
-      written.bytes_written += prepared.encoded[i].size();
+    insert->bind(4, prepared.task_id).bind(5, row.idx).bind(6, row.channel);
+    insert->bind(7, prepared.task_path).bind_blob(8, row.value(prepared.encoded));
+    if (insert->bind(9, row.span).run() == 0) return false;
+    written.writes_written += static_cast<std::uint64_t>(row.span);
+    written.bytes_written += checkpoint_internal::write_row_bytes(row, prepared.encoded);
+    return true;
+  };
+  for (const checkpoint_internal::WriteRow& row : prepared.rows) {
+    if (insert_row(row) || row.span == 1) continue;
+    // Some of its indices are held already: each write whose index is not, in a row of its own.
+    std::vector<std::pair<std::int64_t, std::int64_t>> taken;
+    {
+      StatementUse query(statements->select_task_rows);
+      query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+      query->bind(4, prepared.task_id);
+      while (query->step()) taken.emplace_back(query->integer(0), query->integer(1));
+    }
+    for (std::size_t position : checkpoint_internal::writes_not_held(row, taken)) {
+      checkpoint_internal::WriteRow single;
+      single.first = position;
+      single.idx = static_cast<std::int64_t>(position);
+      single.channel = prepared.writes[position].first;
+      insert_row(single);
     }
   }
   return written;
@@ -566,8 +590,8 @@ void SqliteSaver::copy_thread(const std::string& source_thread_id,
       "base_checkpoint_id, keep, value) SELECT ?2, checkpoint_ns, channel, checkpoint_id, "
       "base_checkpoint_id, keep, value FROM channel_values WHERE thread_id = ?1",
       "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-      "channel, task_path, value) SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, "
-      "channel, task_path, value FROM writes WHERE thread_id = ?1",
+      "channel, task_path, value, span) SELECT ?2, checkpoint_ns, checkpoint_id, task_id, idx, "
+      "channel, task_path, value, span FROM writes WHERE thread_id = ?1",
   };
   std::lock_guard lock(mutex_);
   impl_->last_puts.clear();

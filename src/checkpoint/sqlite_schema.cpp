@@ -8,7 +8,7 @@ namespace tollgate::checkpoint_internal {
 namespace {
 
 // Index i holds the migration to version i + 1. Never edit a released migration: add one.
-constexpr std::array<sql::Migration, 4> kMigrations = {{
+constexpr std::array<sql::Migration, 5> kMigrations = {{
     // 1: the tables.
     {R"sql(
 CREATE TABLE checkpoints (
@@ -49,6 +49,8 @@ CREATE TABLE writes (
     // 4: checkpoint headers written in format 3 (small values kept in the header), which
     // builds before this one cannot read: likewise.
     {"SELECT 1;"},
+    // 5: a row of writes may hold several of a task's writes (saver_rows.h).
+    {"ALTER TABLE writes ADD COLUMN span INTEGER NOT NULL DEFAULT 1;"},
 }};
 static_assert(kMigrations.size() == kSqliteSchemaVersion);
 

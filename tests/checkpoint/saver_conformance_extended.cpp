@@ -137,6 +137,70 @@ TEST_P(SaverConformanceTest, OrdinaryWritesAreIdempotentPerTaskAndIndex) {
             (std::vector<PendingWrite>{{"task", "x", "first"}}));
 }
 
+// The SQL savers keep a run of a task's ordinary writes in one row; a repeat still keeps each
+// index's first write, whatever the repeat's length.
+TEST_P(SaverConformanceTest, ARepeatedPutWritesKeepsEachIndexsFirstWrite) {
+  CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  saver_->put_writes(config, {{"x", "first"}, {"y", "first"}}, "task");
+  saver_->put_writes(config, {{"x", "second"}, {"y", "second"}, {"z", "second"}}, "task");
+  saver_->put_writes(config, {{"x", "third"}}, "task");
+  saver_->put_writes(config, {{"a", 1}, {"b", 2}}, "other");
+  saver_->put_writes(config, {{"a", 3}}, "other");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"other", "a", 1},
+                                       {"other", "b", 2},
+                                       {"task", "x", "first"},
+                                       {"task", "y", "first"},
+                                       {"task", "z", "second"}}));
+}
+
+TEST_P(SaverConformanceTest, AWriteAfterALoneOneGoesOnAtItsOwnIndex) {
+  CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  saver_->put_writes(config, {{"x", "first"}}, "task");
+  saver_->put_writes(config, {{"x", "second"}, {"y", "second"}, {"z", "second"}}, "task");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{
+                {"task", "x", "first"}, {"task", "y", "second"}, {"task", "z", "second"}}));
+}
+
+TEST_P(SaverConformanceTest, RunsOfWritesAroundASpecialOneReadBackInOrder) {
+  const CheckpointConfig config =
+      saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  const std::string interrupt(kInterruptChannel);
+  saver_->put_writes(config,
+                     {{"a", 1},
+                      {"b", nullptr},
+                      {interrupt, Json::array({"why"})},
+                      {"c", "x"},
+                      {"d", Json::object()}},
+                     "task");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"task", interrupt, Json::array({"why"})},
+                                       {"task", "a", 1},
+                                       {"task", "b", nullptr},
+                                       {"task", "c", "x"},
+                                       {"task", "d", Json::object()}}));
+  // With the checkpoint they were put against, in a step's put (put_after_writes), likewise.
+  const Checkpoint next = make_checkpoint(0);
+  const CheckpointConfig next_config = saver_->put_after_writes(
+      config, {{"e", 5}, {"f", 6}}, "later", "", config, next, meta("loop", 0), {}, {});
+  const std::vector<PendingWrite> writes = saver_->get_tuple(config)->pending_writes;
+  ASSERT_EQ(writes.size(), 7U);
+  EXPECT_EQ(writes[0], (PendingWrite{"later", "e", 5}));
+  EXPECT_EQ(writes[1], (PendingWrite{"later", "f", 6}));
+  EXPECT_TRUE(saver_->get_tuple(next_config)->pending_writes.empty());
+}
+
+TEST_P(SaverConformanceTest, EveryWriteOfARunIsCountedOnce) {
+  CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  const std::uint64_t before = saver_->stats().writes_written;
+  saver_->put_writes(config, {{"x", 1}, {"y", 2}, {"z", 3}}, "task");
+  saver_->put_writes(config, {{"x", 1}, {"y", 2}, {"z", 3}, {"w", 4}}, "task");
+  const SaverStats stats = saver_->stats();
+  if (stats.checkpoints_written == 0) GTEST_SKIP() << "this saver keeps no statistics";
+  EXPECT_EQ(stats.writes_written - before, 4U);
+}
+
 TEST_P(SaverConformanceTest, SpecialChannelWritesAreReplaced) {
   CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
   const std::string error(kErrorChannel), interrupt(kInterruptChannel);

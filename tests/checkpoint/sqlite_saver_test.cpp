@@ -75,6 +75,30 @@ TEST_F(SqliteSaverTest, FileOfAnEarlierSchemaVersionIsMigratedOnOpen) {
   EXPECT_EQ(sql::schema_version(connection, "checkpoints"), kSqliteSchemaVersion);
 }
 
+// A step's ordinary writes are one row; a special channel's write a row of its own.
+TEST_F(SqliteSaverTest, ARunOfATasksWritesIsOneRow) {
+  Checkpoint checkpoint = make_checkpoint(-1);
+  CheckpointConfig config =
+      saver_->put({"t", "", ""}, checkpoint, Json::object(), checkpoint.channel_versions);
+  saver_->put_writes(config,
+                     {{"jump_to", nullptr},
+                      {"messages", Json::array({"hi"})},
+                      {"branch:to:tools", nullptr},
+                      {std::string(kInterruptChannel), Json::array({"why"})}},
+                     "task");
+  sql::SqliteConnection connection(path());
+  sql::SqliteStatement rows(connection,
+                            "SELECT idx, span, channel FROM writes ORDER BY task_id, idx");
+  ASSERT_TRUE(rows.step());
+  EXPECT_EQ(rows.integer(0), *special_write_index(kInterruptChannel));
+  EXPECT_EQ(rows.integer(1), 1);
+  ASSERT_TRUE(rows.step());
+  EXPECT_EQ(rows.integer(0), 0);
+  EXPECT_EQ(rows.integer(1), 3);
+  EXPECT_EQ(rows.text(2), "");
+  EXPECT_FALSE(rows.step());
+}
+
 TEST_F(SqliteSaverTest, FileOfANewerSchemaVersionIsRefused) {
   saver_.reset();
   {
