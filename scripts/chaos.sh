@@ -6,7 +6,8 @@
 #   scripts/chaos.sh [--clients N] [--kills N] [--seconds S] [--disk-full N] [--disk-full-ms M]
 #                    [--tmpfs-size SIZE] [--out FILE] [--keep]
 # Defaults: 8 clients, 20 kills over 120 s, 3 disk-full windows of 3 s on a 4g tmpfs.
-# --keep leaves the run's folder (db-copy/ the database, demo/ the outbox, server.log) and prints it.
+# --keep leaves the run's folder (db-copy/ the database, demo/ the outbox, server.log) and prints it;
+# a run whose invariants fail leaves it too.
 # The disk-full part needs `mount -t tmpfs` (root); without it that part is skipped, said so.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -54,7 +55,11 @@ cleanup() {
     mkdir -p "$run_dir/db-copy" && cp -a "$db_dir"/tollgate.db* "$run_dir/db-copy/" 2>/dev/null || true
   fi
   if [ "$mounted" = 1 ]; then umount "$db_dir" 2>/dev/null || umount -l "$db_dir" || true; fi
-  if [ "$keep" = 1 ]; then echo "chaos: the run's folder is kept: $run_dir"; else rm -rf "$run_dir"; fi
+  if [ "$keep" = 1 ]; then
+    echo "chaos: the run's folder is kept: $run_dir ($(du -sh "$run_dir" 2>/dev/null | cut -f1))"
+  else
+    rm -rf "$run_dir"
+  fi
 }
 trap cleanup EXIT
 if mount -t tmpfs -o "size=$tmpfs_size" tollgate-chaos "$db_dir" 2>/dev/null; then
@@ -67,7 +72,9 @@ fi
 status=0
 TOLLGATE_BIN="$binary" nice node tests/chaos/driver.mjs --db-dir "$db_dir" "${pass[@]}" || status=$?
 if [ "$status" != 0 ] && [ "$keep" = 0 ]; then
-  cp "$run_dir/server.log" "${TMPDIR:-/tmp}/tollgate-chaos-server.log" 2>/dev/null &&
-    echo "chaos: the server's log is in ${TMPDIR:-/tmp}/tollgate-chaos-server.log"
+  # A failed invariant is worth its evidence: the folder (the database copied off the tmpfs, the
+  # server's log, the outbox) is kept as with --keep. Remove it when done: it can take GBs.
+  keep=1
+  echo "chaos: an invariant failed: the run's folder is kept (remove it when done)"
 fi
 exit "$status"

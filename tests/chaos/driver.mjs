@@ -239,6 +239,20 @@ function pendingInterrupts(state) {
   return (state?.tasks ?? []).flatMap((t) => t.interrupts ?? []);
 }
 
+// What a failed invariant's report says of a thread: its latest checkpoint (step, next, each
+// task's interrupts and whether it has a result) and its runs, oldest first.
+async function describeThread(threadId, state) {
+  const tasks = (state?.tasks ?? [])
+    .map((t) => `${t.name}${t.interrupts?.length ? ` ${t.interrupts.length} interrupt(s)` : ""}${t.result ? " +result" : ""}`)
+    .join(", ");
+  const runs = await call("runs.list", (c) => c.runs.list(threadId, { limit: 20 }));
+  const history = runs.ok
+    ? [...runs.value].reverse().map((r) => `${r.run_id.slice(-6)} ${r.status}${r.kwargs?.command ? " (resume)" : ""}`).join(" -> ")
+    : `runs ${runs.status}`;
+  return `${threadId} [checkpoint ${state?.checkpoint?.checkpoint_id ?? "-"} step ${state?.metadata?.step ?? "-"}, ` +
+    `next [${(state?.next ?? []).join(", ")}], tasks [${tasks}]; runs: ${history}]`;
+}
+
 // The thread once no run is pending or running on it (null after `timeoutMs`).
 async function settled(threadId, timeoutMs = 60000) {
   const deadline = Date.now() + timeoutMs;
@@ -419,7 +433,7 @@ async function invariants() {
     }
     const pending = pendingInterrupts(state.value);
     if (pending.length === 0) {
-      if (t.status === "interrupted") phantom.push(t.thread_id);
+      if (t.status === "interrupted") phantom.push(await describeThread(t.thread_id, state.value));
       continue;
     }
     if (t.status !== "interrupted") wrongStatus.push(`${t.thread_id} (${t.status})`);
