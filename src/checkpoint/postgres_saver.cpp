@@ -59,10 +59,15 @@ struct PostgresSaver::Impl {
                        "$9) ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) "
                        "DO UPDATE SET channel = excluded.channel, task_path = excluded.task_path, "
                        "value = excluded.value, span = excluded.span"),
+          // An ordinary row is stored only when no stored row holds any of its indices.
           insert_write(c,
                        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-                       "channel, task_path, value, span) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                       "$9) ON CONFLICT DO NOTHING"),
+                       "channel, task_path, value, span) SELECT $1::text, $2::text, $3::text, "
+                       "$4::text, $5::bigint, $6::text, $7::text, $8::bytea, $9::bigint WHERE NOT "
+                       "EXISTS (SELECT 1 FROM writes WHERE thread_id = $1::text AND checkpoint_ns "
+                       "= $2::text AND checkpoint_id = $3::text AND task_id = $4::text AND idx >= "
+                       "0 AND idx < $5::bigint + $9::bigint AND idx + span > $5::bigint) ON "
+                       "CONFLICT DO NOTHING"),
           select_task_rows(c,
                            "SELECT idx, span FROM writes WHERE thread_id = $1 AND checkpoint_ns = "
                            "$2 AND checkpoint_id = $3 AND task_id = $4 AND idx >= 0") {}

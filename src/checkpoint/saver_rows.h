@@ -95,7 +95,9 @@ CheckpointTuple tuple_without_values(const CheckpointRow& row, MetadataMemo& met
 // writes three or four ordinary writes, most of them one byte (`branch:to:…`, `jump_to`); a row
 // each cost more than they hold. A special channel's write (special_write_index) is always a
 // row of its own, replaced when written again; an ordinary write is never replaced: of a write
-// whose index a row already holds, the later one is dropped, as with a row each.
+// whose index a row already holds, the later one is dropped, as with a row each (an ordinary
+// row is stored only when no stored row of its task holds any of its indices; a row of several
+// that is not is stored write by write, each whose index is free).
 
 // Appends the pending writes of the rows `rows` steps to (its columns first_column to
 // first_column + 3: task_id, channel, value, span), in their order, to `tuple`.
@@ -135,8 +137,8 @@ struct WriteRow {
 std::vector<WriteRow> plan_write_rows(const std::vector<std::pair<std::string, Json>>& writes,
                                       const std::vector<std::vector<std::uint8_t>>& encoded);
 // The positions (in the call's writes) of the writes of `row`, a row of several that was not
-// stored because its index is taken, whose own indices no stored row holds; `taken` are the
-// (idx, span) of the task's stored ordinary rows. Each is then stored as a row of its own.
+// stored because some of its indices are held, whose own indices no stored row holds; `taken` are
+// the (idx, span) of the task's stored ordinary rows. Each is then stored as a row of its own.
 std::vector<std::size_t> writes_not_held(
     const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken);
 // The bytes of the values of `row`'s writes, as counted in SaverStats::bytes_written.

@@ -1,5 +1,6 @@
 #include "checkpoint/sqlite_saver.h"
 
+#include <algorithm>
 #include <limits>
 #include <list>
 #include <map>
@@ -477,21 +478,28 @@ SaverStats SqliteSaver::Impl::insert_writes(const PreparedWrites& prepared) {
     insert->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
     insert->bind(4, prepared.task_id).bind(5, row.idx).bind(6, row.channel);
     insert->bind(7, prepared.task_path).bind_blob(8, row.value(prepared.encoded));
-    if (insert->bind(9, row.span).run() == 0) return false;
+    if (insert->bind(9, row.span).run() == 0) return;
     written.writes_written += static_cast<std::uint64_t>(row.span);
     written.bytes_written += checkpoint_internal::write_row_bytes(row, prepared.encoded);
-    return true;
   };
+  // An ordinary write is stored only when no stored row of its task holds its index. Usually
+  // the task has none (one probe of the key, no row read): then no row of this call can overlap
+  // one stored.
+  std::vector<std::pair<std::int64_t, std::int64_t>> taken;
+  const bool ordinary = std::any_of(prepared.rows.begin(), prepared.rows.end(),
+                                    [](const auto& row) { return !row.special; });
+  if (ordinary) {
+    StatementUse query(statements->select_task_rows);
+    query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
+    query->bind(4, prepared.task_id);
+    while (query->step()) taken.emplace_back(query->integer(0), query->integer(1));
+  }
   for (const checkpoint_internal::WriteRow& row : prepared.rows) {
-    if (insert_row(row) || row.span == 1) continue;
-    // Some of its indices are held already: each write whose index is not, in a row of its own.
-    std::vector<std::pair<std::int64_t, std::int64_t>> taken;
-    {
-      StatementUse query(statements->select_task_rows);
-      query->bind(1, config.thread_id).bind(2, config.checkpoint_ns).bind(3, config.checkpoint_id);
-      query->bind(4, prepared.task_id);
-      while (query->step()) taken.emplace_back(query->integer(0), query->integer(1));
+    if (row.special || taken.empty()) {
+      insert_row(row);
+      continue;
     }
+    // A repeated put_writes: each write whose index is free, in a row of its own.
     for (std::size_t position : checkpoint_internal::writes_not_held(row, taken)) {
       checkpoint_internal::WriteRow single;
       single.first = position;

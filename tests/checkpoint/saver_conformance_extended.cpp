@@ -163,6 +163,34 @@ TEST_P(SaverConformanceTest, AWriteAfterALoneOneGoesOnAtItsOwnIndex) {
                 {"task", "x", "first"}, {"task", "y", "second"}, {"task", "z", "second"}}));
 }
 
+// A later call's writes whose indices fall inside or across an earlier call's: each index keeps
+// its first write, whether the earlier writes were alone or a run.
+TEST_P(SaverConformanceTest, AWriteWhoseIndexAnEarlierRunHoldsIsDropped) {
+  CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  const std::string interrupt(kInterruptChannel);
+  saver_->put_writes(config, {{"a", 1}, {"b", 2}, {"c", 3}}, "task");
+  saver_->put_writes(config, {{interrupt, Json::array({"why"})}, {"y", "late"}}, "task");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"task", interrupt, Json::array({"why"})},
+                                       {"task", "a", 1},
+                                       {"task", "b", 2},
+                                       {"task", "c", 3}}));
+}
+
+TEST_P(SaverConformanceTest, ARunAcrossAnEarlierWritesIndexKeepsThatWrite) {
+  CheckpointConfig config = saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
+  const std::string interrupt(kInterruptChannel), error(kErrorChannel);
+  saver_->put_writes(config, {{"x", 0}, {interrupt, Json::array({"why"})}, {"y", 2}}, "task");
+  saver_->put_writes(config, {{error, "boom"}, {"a", 1}, {"b", 2}, {"c", 3}}, "task");
+  EXPECT_EQ(saver_->get_tuple(config)->pending_writes,
+            (std::vector<PendingWrite>{{"task", interrupt, Json::array({"why"})},
+                                       {"task", error, "boom"},
+                                       {"task", "x", 0},
+                                       {"task", "a", 1},
+                                       {"task", "y", 2},
+                                       {"task", "c", 3}}));
+}
+
 TEST_P(SaverConformanceTest, RunsOfWritesAroundASpecialOneReadBackInOrder) {
   const CheckpointConfig config =
       saver_->put({"t", "", ""}, make_checkpoint(-1), meta("input", -1), {});
