@@ -72,9 +72,10 @@ fi
 status=0
 TOLLGATE_BIN="$binary" nice node tests/chaos/driver.mjs --db-dir "$db_dir" "${pass[@]}" || status=$?
 if [ "$status" != 0 ] && [ "$keep" = 0 ]; then
-  # A failed invariant is worth its evidence: the folder (the database copied off the tmpfs, the
-  # server's log, the outbox) is kept as with --keep. Remove it when done: it can take GBs.
+  # A failed run (an invariant, or the driver itself) is worth its evidence: the folder (the
+  # database copied off the tmpfs, the server's log, the outbox) is kept as with --keep. Remove
+  # it when done: it can take GBs.
   keep=1
-  echo "chaos: an invariant failed: the run's folder is kept (remove it when done)"
+  echo "chaos: the run failed: its folder is kept (remove it when done)"
 fi
 exit "$status"
