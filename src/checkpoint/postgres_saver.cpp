@@ -342,11 +342,8 @@ void PostgresSaver::Impl::finish_writes(const TaskWrites& writes, const std::vec
   }
   std::vector<WriteRow> singles;
   for (const WriteRow* row : not_stored) {
-    for (std::size_t position : writes_not_held(*row, taken)) {
-      WriteRow& single = singles.emplace_back();
-      single.first = position;
-      single.idx = static_cast<std::int64_t>(position);
-      single.channel = writes.writes[position].first;
+    for (WriteRow& single : rows_of_free_writes(*row, taken, writes.writes)) {
+      singles.push_back(std::move(single));
     }
   }
   std::vector<int> stored;

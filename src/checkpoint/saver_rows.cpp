@@ -239,17 +239,22 @@ std::vector<WriteRow> plan_write_rows(const std::vector<std::pair<std::string, J
   return rows;
 }
 
-std::vector<std::size_t> writes_not_held(
-    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken) {
-  std::vector<std::size_t> missing;
+std::vector<WriteRow> rows_of_free_writes(
+    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken,
+    const std::vector<std::pair<std::string, Json>>& writes) {
+  std::vector<WriteRow> rows;
   for (std::int64_t k = 0; k < row.span; ++k) {
     const std::int64_t idx = row.idx + k;
     const bool held = std::any_of(taken.begin(), taken.end(), [idx](const auto& stored) {
       return stored.first >= 0 && idx >= stored.first && idx - stored.first < stored.second;
     });
-    if (!held) missing.push_back(row.first + static_cast<std::size_t>(k));
+    if (held) continue;
+    WriteRow& single = rows.emplace_back();
+    single.first = row.first + static_cast<std::size_t>(k);
+    single.idx = idx;
+    single.channel = writes[single.first].first;
   }
-  return missing;
+  return rows;
 }
 
 std::uint64_t write_row_bytes(const WriteRow& row,

@@ -136,11 +136,12 @@ struct WriteRow {
 // each run of two or more consecutive ordinary writes in one row, every other write in its own.
 std::vector<WriteRow> plan_write_rows(const std::vector<std::pair<std::string, Json>>& writes,
                                       const std::vector<std::vector<std::uint8_t>>& encoded);
-// The positions (in the call's writes) of the writes of `row`, a row of several that was not
-// stored because some of its indices are held, whose own indices no stored row holds; `taken` are
-// the (idx, span) of the task's stored ordinary rows. Each is then stored as a row of its own.
-std::vector<std::size_t> writes_not_held(
-    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken);
+// The writes of `row`, a row of several that is not to be stored as one because some of its
+// indices are held, whose own indices no stored row holds, each as a row of its own; `taken`
+// are the (idx, span) of the task's stored ordinary rows.
+std::vector<WriteRow> rows_of_free_writes(
+    const WriteRow& row, const std::vector<std::pair<std::int64_t, std::int64_t>>& taken,
+    const std::vector<std::pair<std::string, Json>>& writes);
 // The bytes of the values of `row`'s writes, as counted in SaverStats::bytes_written.
 std::uint64_t write_row_bytes(const WriteRow& row,
                               const std::vector<std::vector<std::uint8_t>>& encoded);

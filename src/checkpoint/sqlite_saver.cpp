@@ -500,11 +500,8 @@ SaverStats SqliteSaver::Impl::insert_writes(const PreparedWrites& prepared) {
       continue;
     }
     // A repeated put_writes: each write whose index is free, in a row of its own.
-    for (std::size_t position : checkpoint_internal::writes_not_held(row, taken)) {
-      checkpoint_internal::WriteRow single;
-      single.first = position;
-      single.idx = static_cast<std::int64_t>(position);
-      single.channel = prepared.writes[position].first;
+    for (const auto& single :
+         checkpoint_internal::rows_of_free_writes(row, taken, prepared.writes)) {
       insert_row(single);
     }
   }

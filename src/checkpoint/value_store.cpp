@@ -286,38 +286,29 @@ class MessagePackWriter {
 // Takes the encoded size of `value` off `left`; false (and `left` unspecified) as soon as it
 // does not fit, having looked at no more of `value` than `left` bytes' worth.
 bool fits_within(const Json& value, std::uint64_t& left) {
-  std::uint64_t size = 0;
+  auto take = [&left](std::uint64_t size) {
+    if (size > left) return false;
+    left -= size;
+    return true;
+  };
   switch (value.type()) {
     case Json::value_t::array: {
       const auto& items = value.get_ref<const Json::array_t&>();
-      size = message_pack::container_header_size(items.size());
-      if (size > left) return false;
-      left -= size;
-      for (const Json& item : items) {
-        if (!fits_within(item, left)) return false;
-      }
-      return true;
+      if (!take(message_pack::container_header_size(items.size()))) return false;
+      return std::all_of(items.begin(), items.end(),
+                         [&left](const Json& item) { return fits_within(item, left); });
     }
     case Json::value_t::object: {
       const auto& members = value.get_ref<const Json::object_t&>();
-      size = message_pack::container_header_size(members.size());
-      if (size > left) return false;
-      left -= size;
-      for (const auto& [key, member] : members) {
-        const std::uint64_t key_size = message_pack::string_size(key.size());
-        if (key_size > left) return false;
-        left -= key_size;
-        if (!fits_within(member, left)) return false;
-      }
-      return true;
+      if (!take(message_pack::container_header_size(members.size()))) return false;
+      return std::all_of(members.begin(), members.end(), [&](const auto& member) {
+        return take(message_pack::string_size(member.first.size())) &&
+               fits_within(member.second, left);
+      });
     }
     default:
-      size = encoded_size(value);  // a scalar: counted without reading it
-      break;
+      return take(encoded_size(value));  // a scalar: counted without reading it
   }
-  if (size > left) return false;
-  left -= size;
-  return true;
 }
 
 }  // namespace

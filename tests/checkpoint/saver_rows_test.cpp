@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,11 +98,23 @@ TEST(WriteRowsTest, OnlyTheWritesWhoseIndicesNoStoredRowHoldsAreLeft) {
   const auto encoded = encode_write_values(writes);
   const WriteRow row = plan_write_rows(writes, encoded).at(0);
   ASSERT_EQ(row.span, 4);
+  // The positions of the rows left, each a row of one write at its own index and channel.
+  auto left = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& taken) {
+    std::vector<std::size_t> positions;
+    for (const WriteRow& single : rows_of_free_writes(row, taken, writes)) {
+      EXPECT_EQ(single.span, 1);
+      EXPECT_FALSE(single.special);
+      EXPECT_EQ(single.idx, static_cast<std::int64_t>(single.first));
+      EXPECT_EQ(single.channel, writes.at(single.first).first);
+      positions.push_back(single.first);
+    }
+    return positions;
+  };
   // Stored: a row of 2 at index 0 and a special one (never an ordinary index).
-  EXPECT_EQ(writes_not_held(row, {{0, 2}, {-3, 1}}), (std::vector<std::size_t>{2, 3}));
-  EXPECT_EQ(writes_not_held(row, {{1, 1}, {3, 1}}), (std::vector<std::size_t>{0, 2}));
-  EXPECT_TRUE(writes_not_held(row, {{0, 4}}).empty());
-  EXPECT_EQ(writes_not_held(row, {}).size(), 4U);
+  EXPECT_EQ(left({{0, 2}, {-3, 1}}), (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(left({{1, 1}, {3, 1}}), (std::vector<std::size_t>{0, 2}));
+  EXPECT_TRUE(left({{0, 4}}).empty());
+  EXPECT_EQ(left({}).size(), 4U);
 }
 
 TEST(WriteRowsTest, StoredRowsOfSeveralWritesReadBackInOrder) {
