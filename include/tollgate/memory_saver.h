@@ -5,10 +5,10 @@
 // with a full copy now and then so that reading any checkpoint stays cheap. Values that came
 // with a delta, objects, arrays and pending writes are kept as their MessagePack encoding
 // (one compact buffer each, decoded when read; a JSON tree takes several times the bytes, and
-// the caller may append to a delta's list in place); nulls share one value; other scalars are
-// kept as the caller's JsonPtr (immutable, shared, no copy). A checkpoint's header and
-// metadata are one buffer too, naming channels and nodes by index into one table per saver:
-// an agent HITL cycle (7 checkpoints, 15 writes) keeps about 10 KB.
+// the caller may append to a delta's list in place); a value of at most 15 bytes (nulls,
+// flags, short strings) is kept in its channel's reference, not stored; other scalars are kept
+// as the caller's JsonPtr (immutable, shared, no copy). A checkpoint's header and metadata are
+// one buffer too, naming channels and nodes by index into one table per saver.
 //
 // Thread-safety: every method of the saver may be called concurrently; one mutex guards all
 // its state. The saver counts what it stores (Saver::stats(); bytes are MessagePack sizes).
