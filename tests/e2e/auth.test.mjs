@@ -128,9 +128,10 @@ test("a user sees only their own threads; a reviewer sees another user's paused 
   await rita.locator(`[data-thread="${threadId}"]`).click();
   const card = rita.getByTestId("action-card").first();
   await card.waitFor();
-  // Alice's turns are hers, not "You".
-  assert.equal(await rita.getByTestId("msg-human").first().locator(".who").textContent(), "alice");
-  assert.equal(await alice.getByTestId("msg-human").first().locator(".who").textContent(), "You");
+  // Alice's turns are hers, not "You" (named once the thread is read; never "You" before).
+  assert.notEqual(await rita.getByTestId("msg-human").first().locator(".who").textContent(), "You");
+  await rita.getByTestId("msg-human").first().locator(".who", { hasText: /^alice$/ }).waitFor();
+  await alice.getByTestId("msg-human").first().locator(".who", { hasText: /^You$/ }).waitFor();
   await button(card, "Approve").click();
   await rita.getByTestId("msg-ai").getByText(/^All done\./).waitFor();
   // Once it runs on, the thread is Alice's alone again: said as such, not as an error.

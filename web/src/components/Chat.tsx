@@ -184,7 +184,10 @@ export function Chat({ apiUrl, apiKey, client, threadId, assistantId, viewer, on
   const opened = pending.map((p) => parseHitl(p.value, p.style)?.actions[0]?.createdAt).find((c) => c);
   const waiting = thread?.status === "interrupted" ? since(opened ?? thread.updated_at, now) : "";
   const threadOwner = handedOff ?? (typeof threadMeta?.owner === "string" ? threadMeta.owner : null);
-  const author = me && threadOwner && threadOwner !== me ? threadOwner : "You";
+  // Whose turns these are is known once the thread is read (its pending cards may show first):
+  // until then no name rather than "You" on another person's words.
+  const ownerKnown = !me || !threadId || handedOff !== null || (thread !== null && thread.thread_id === threadId);
+  const author = !ownerKnown ? "" : me && threadOwner && threadOwner !== me ? threadOwner : "You";
   const paused = pending.length > 0;
   // An approval that was counted (not yet enough) leaves the run paused with one more approval
   // on the card: the card starts over showing it.
