@@ -69,8 +69,11 @@ if mount -t tmpfs -o "size=$tmpfs_size" tollgate-chaos "$db_dir" 2>/dev/null; th
 else
   echo "chaos: cannot mount a tmpfs here (mount -t tmpfs needs root): the disk-full windows are SKIPPED" >&2
 fi
+# The run uses its own copy of the binary: a rebuild of build/ during the run cannot then take the
+# file from under the restarts.
+cp "$binary" "$run_dir/tollgate"
 status=0
-TOLLGATE_BIN="$binary" nice node tests/chaos/driver.mjs --db-dir "$db_dir" "${pass[@]}" || status=$?
+TOLLGATE_BIN="$run_dir/tollgate" nice node tests/chaos/driver.mjs --db-dir "$db_dir" "${pass[@]}" || status=$?
 if [ "$status" != 0 ] && [ "$keep" = 0 ]; then
   # A failed run (an invariant, or the driver itself) is worth its evidence: the folder (the
   # database copied off the tmpfs, the server's log, the outbox) is kept as with --keep. Remove

@@ -312,7 +312,7 @@ RunEvents::SharedText RunEvents::show_values(const StreamEvent& event, const Sta
 }
 
 void RunEvents::write_task_start(std::string& out, const StreamEvent& event, std::size_t* input_at,
-                                 std::size_t* input_size) {
+                                 std::size_t* input_size, bool with_state) {
   if (event.state == nullptr || !event.data.is_object()) {
     append_event_json(out, event.data);
     return;
@@ -322,7 +322,7 @@ void RunEvents::write_task_start(std::string& out, const StreamEvent& event, std
   std::size_t at = 0;
   const std::string frame = event_json_with_text(event.data, "input", "", &at);
   out.append(frame, 0, at);
-  write_state(out, event.ns, *event.state, nullptr, nullptr, nullptr, &event);
+  if (with_state) write_state(out, event.ns, *event.state, nullptr, nullptr, nullptr, &event);
   *input_at = at;
   *input_size = out.size() - start - at;
   out.append(frame, at);
@@ -454,19 +454,26 @@ void RunEvents::on_event(const StreamEvent& event) {
         ref = StateRef{graph_id_, event.checkpoint_id, StateView::kTaskInput, 0, 0};
       }
       const StateRef* state = ref ? &*ref : nullptr;
-      const auto write = [&](std::string& out) {
-        std::size_t input_at = 0;
-        std::size_t input_size = 0;
-        write_task_start(out, event, &input_at, &input_size);
-        if (ref) {
-          ref->at = input_at;
-          ref->size = input_size;
-        }
+      const auto writer = [&](bool with_state) {
+        return [&, with_state](std::string& out) {
+          std::size_t input_at = 0;
+          std::size_t input_size = 0;
+          write_task_start(out, event, &input_at, &input_size, with_state);
+          if (ref) {
+            ref->at = input_at;
+            ref->size = input_size;
+          }
+        };
       };
+      const std::function<void(std::string&)> write = writer(true);
       if (v2_enabled_) {
-        const ThreadStreams::Emitted emitted =
-            streams_.emit_written(record_.thread_id, "tasks", event.ns, write,
-                                  last_state_size_ + 256, "", record_.run_id, state);
+        // When the thread's stream has no reader the event is only stored, and stored naming
+        // its state's checkpoint: its input is then never written out (a long thread's state,
+        // at every task of every step).
+        const std::function<void(std::string&)> write_stored = writer(false);
+        const ThreadStreams::Emitted emitted = streams_.emit_written(
+            record_.thread_id, "tasks", event.ns, write, last_state_size_ + 256, "", record_.run_id,
+            state, ref && !legacy_tasks ? &write_stored : nullptr);
         if (legacy_tasks) {
           legacy_json("tasks" + suffix,
                       emitted.entry->data.substr(emitted.data_at, emitted.data_size), state);

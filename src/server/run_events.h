@@ -188,9 +188,10 @@ class RunEvents {
   // root loop's kept lists then view.
   SharedText show_values(const StreamEvent& event, const StateRef* state);
   // Appends a task start's data to `out`; for a task on the step's state, sets where its
-  // input's text is in that data.
+  // input's text is in that data. Without `with_state`, that input is left out (its place is
+  // empty, *input_size 0): the data as the store keeps it, which names the state's checkpoint.
   void write_task_start(std::string& out, const StreamEvent& event, std::size_t* input_at,
-                        std::size_t* input_size);
+                        std::size_t* input_size, bool with_state = true);
   // The lists of the root loop's last `values` event, by key, with that event's
   // StreamEvent::loop and values_index, and the checkpoint whose state it showed ("" if not
   // known); or, before the first, the lists carried from the thread's last run.

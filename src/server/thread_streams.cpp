@@ -144,19 +144,25 @@ std::int64_t ThreadStreams::emit_json(const std::string& thread_id, const std::s
 ThreadStreams::Emitted ThreadStreams::emit_written(
     const std::string& thread_id, const std::string& method, const std::vector<std::string>& ns,
     const std::function<void(std::string&)>& write, std::size_t data_size_hint,
-    const std::string& node, const std::string& run_id, const StateRef* state) {
+    const std::string& node, const std::string& run_id, const StateRef* state,
+    const std::function<void(std::string&)>* write_stored) {
   return append(thread_id, method, channel_of(method), ns, write, data_size_hint, node, run_id,
-                state);
+                state, write_stored);
 }
 
-ThreadStreams::Emitted ThreadStreams::append(const std::string& thread_id,
-                                             const std::string& method, std::string channel,
-                                             const std::vector<std::string>& ns,
-                                             const std::function<void(std::string&)>& write,
-                                             std::size_t data_size_hint, const std::string& node,
-                                             const std::string& run_id, const StateRef* state) {
+ThreadStreams::Emitted ThreadStreams::append(
+    const std::string& thread_id, const std::string& method, std::string channel,
+    const std::vector<std::string>& ns, const std::function<void(std::string&)>& write,
+    std::size_t data_size_hint, const std::string& node, const std::string& run_id,
+    const StateRef* state, const std::function<void(std::string&)>* write_stored) {
   std::lock_guard lock(mutex_);
   Stream& stream = stream_locked(thread_id);
+  // Nobody reads the log (only this map holds it), it holds no event (every earlier one is in
+  // the store only) and none is held back: a reader that comes later reads this event from the
+  // store with the earlier ones (log()), so it is not kept here.
+  const bool store_only = stream.log.use_count() == 1 && !stream.held && stream.held_back.empty() &&
+                          stream.stored_through == stream.last_seq && stream.log->size() == 0;
+  const bool state_left_out = store_only && state != nullptr && write_stored != nullptr;
   const std::int64_t seq = ++stream.last_seq;
   LogEntry entry;
   entry.seq = seq;
@@ -167,16 +173,26 @@ ThreadStreams::Emitted ThreadStreams::append(const std::string& thread_id,
                  ? "synth:" + run_id + ":" + std::to_string(seq)
                  : std::to_string(seq);
   Emitted emitted;
-  entry.data = envelope_json(entry.id, seq, method, ns, write, data_size_hint, node,
-                             &emitted.data_at, &emitted.data_size);
+  entry.data = envelope_json(entry.id, seq, method, ns, state_left_out ? *write_stored : write,
+                             data_size_hint, node, &emitted.data_at, &emitted.data_size);
   if (state != nullptr) {
     const std::size_t at = std::min(state->at, emitted.data_size);
-    entry.stored = stored_with_state_ref(entry.data, emitted.data_at + at,
-                                         std::min(state->size, emitted.data_size - at), *state);
+    const std::size_t size = state_left_out ? 0 : std::min(state->size, emitted.data_size - at);
+    entry.stored = stored_with_state_ref(entry.data, emitted.data_at + at, size, *state);
+    if (state_left_out) {
+      // The stored form is all there is: read back (from the store's queue too), its state is
+      // written in from the checkpoint.
+      entry.data = std::move(entry.stored);
+      entry.stored.clear();
+      emitted.data_at = 0;
+      emitted.data_size = 0;
+    }
   }
   emitted.entry = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_thread_event(thread_id, emitted.entry);
-  if (stream.held) {
+  if (store_only) {
+    stream.stored_through = seq;
+  } else if (stream.held) {
     stream.held_back.push_back(emitted.entry);
   } else {
     stream.log->append(emitted.entry);

@@ -56,11 +56,16 @@ class ThreadStreams {
     std::size_t data_size = 0;
   };
   // `data_size_hint`: about how long the data will be (room reserved first).
+  // `write_stored`, given with `state`, appends the data with the state left out (at
+  // state->at, which it sets): it is used instead of `write` when the event is only stored (no
+  // reader has the thread's log: see append()), and the entry is then the stored form, as
+  // read from the store (its `data` names the checkpoint; Emitted::data_at/size are 0).
   Emitted emit_written(const std::string& thread_id, const std::string& method,
                        const std::vector<std::string>& ns,
                        const std::function<void(std::string&)>& write, std::size_t data_size_hint,
                        const std::string& node = "", const std::string& run_id = "",
-                       const StateRef* state = nullptr);
+                       const StateRef* state = nullptr,
+                       const std::function<void(std::string&)>* write_stored = nullptr);
   // The seq of the thread's latest event (0 if none).
   std::int64_t current_seq(const std::string& thread_id);
   void forget(const std::string& thread_id);
@@ -92,10 +97,14 @@ class ThreadStreams {
     std::vector<LogEntryPtr> held_back;  // emitted while held, in order
   };
   Stream& stream_locked(const std::string& thread_id);
+  // Appends to the thread's log, or, when nobody reads the log and it holds nothing the store
+  // lacks, only to the store (the log then lacks it as it lacks the events stored before it was
+  // made: Stream::stored_through), so that a thread nobody watches keeps no event in memory.
   Emitted append(const std::string& thread_id, const std::string& method, std::string channel,
                  const std::vector<std::string>& ns, const std::function<void(std::string&)>& write,
                  std::size_t data_size_hint, const std::string& node, const std::string& run_id,
-                 const StateRef* state = nullptr);
+                 const StateRef* state = nullptr,
+                 const std::function<void(std::string&)>* write_stored = nullptr);
   void drop_idle_locked();
 
   ServerStore& store_;

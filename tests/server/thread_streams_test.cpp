@@ -130,12 +130,10 @@ StreamEvent stream_event(StreamMode mode, Json data, const State* state = nullpt
   return event;
 }
 
-// A RunEvents of run r1 on thread t (`refer`: checkpoints are on disk before their events)
-// given `events`; returns the data of the thread's live v2 events.
-std::vector<std::string> play(const std::string& path, bool refer,
-                              const std::vector<StreamEvent>& events) {
-  SqliteStore store(path);
-  ThreadStreams streams(store);
+// A RunEvents of run r1 on thread t of graph g (`refer`: checkpoints are on disk before their
+// events) given `events`.
+void emit_run(SqliteStore& store, ThreadStreams& streams, bool refer,
+              const std::vector<StreamEvent>& events) {
   RunRecord record;
   record.run_id = "r1";
   record.thread_id = "t";
@@ -143,8 +141,17 @@ std::vector<std::string> play(const std::string& path, bool refer,
   RunEvents run_events(store, streams, std::make_shared<EventLog>(), record, request, "g");
   run_events.refer_to_checkpoints(refer);
   for (const StreamEvent& event : events) run_events.on_event(event);
+}
+
+// emit_run with a client reading the thread's stream; returns the data of its v2 events.
+std::vector<std::string> play(const std::string& path, bool refer,
+                              const std::vector<StreamEvent>& events) {
+  SqliteStore store(path);
+  ThreadStreams streams(store);
+  const std::shared_ptr<EventLog> reader = streams.log("t");  // a client reading as they come
+  emit_run(store, streams, refer, events);
   std::vector<std::string> live;
-  for (const auto& e : streams.log("t")->read(0, 100, nullptr)) live.push_back(e->data);
+  for (const auto& e : reader->read(0, 100, nullptr)) live.push_back(e->data);
   return live;
 }
 
@@ -164,6 +171,7 @@ std::vector<Json> v2_events(const std::vector<std::string>& events, const char* 
 TEST_F(ThreadStreamsTest, DataWrittenIntoTheEventIsWhereTheEventSaysAndItsStateRefIsCompleted) {
   SqliteStore store(path_.string());
   ThreadStreams streams(store);
+  const std::shared_ptr<EventLog> reader = streams.log("t");
   const std::string state = R"({"messages":[]})";
   StateRef ref{"g", "c1", StateView::kTaskInput, 0, 0};
   const ThreadStreams::Emitted emitted = streams.emit_written(
@@ -183,7 +191,7 @@ TEST_F(ThreadStreamsTest, DataWrittenIntoTheEventIsWhereTheEventSaysAndItsStateR
   // Stored naming the checkpoint in place of the input the writer said it wrote.
   ASSERT_TRUE(has_state_ref(emitted.entry->stored));
   EXPECT_EQ(emitted.entry->stored.find(state), std::string::npos);
-  EXPECT_EQ(streams.log("t")->read(0, 10, nullptr).front(), emitted.entry);
+  EXPECT_EQ(reader->read(0, 10, nullptr).front(), emitted.entry);
 }
 
 TEST_F(ThreadStreamsTest, ATaskStartingOnTheShownStateReadsAsThatStateAndAnotherAsItself) {
@@ -524,11 +532,26 @@ StreamEvent task_started(const Json& task, const State& input, std::string check
   return event;
 }
 
-TEST_F(ThreadStreamsTest, ATaskStartingOnACheckpointsStateIsStoredNamingIt) {
-  const State values = messages_state("the state of c1");
+// The state a task of the step starts on: the step's values and a private key.
+State task_input_of(const State& values) {
   std::map<std::string, JsonPtr, std::less<>> with_private = values.values();
   with_private["jump_to"] = std::make_shared<const Json>("model");
-  const State input(std::move(with_private));
+  return State(std::move(with_private));
+}
+
+// The store reads thread "t"'s checkpoint c1 of graph "g" as `values` and its tasks' `input`.
+void serve_c1(SqliteStore& store, const State& values, const State& input) {
+  store.set_state_texts([&values, &input](const std::string& thread_id, const std::string& graph_id,
+                                          const std::string& checkpoint_id,
+                                          StateView view) -> std::optional<std::string> {
+    if (thread_id != "t" || graph_id != "g" || checkpoint_id != "c1") return std::nullopt;
+    return state_event_json(view == StateView::kTaskInput ? input : values);
+  });
+}
+
+TEST_F(ThreadStreamsTest, ATaskStartingOnACheckpointsStateIsStoredNamingIt) {
+  const State values = messages_state("the state of c1");
+  const State input = task_input_of(values);
   const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
   const Json sent{{"id", "task-2"}, {"name", "each"}, {"input", {{"item", "a Send's own"}}}};
   const std::vector<std::string> live =
@@ -550,16 +573,97 @@ TEST_F(ThreadStreamsTest, ATaskStartingOnACheckpointsStateIsStoredNamingIt) {
     EXPECT_EQ(bare[3].data, live[6]);
   }
   SqliteStore store(path_.string());
-  store.set_state_texts([&](const std::string& thread_id, const std::string& graph_id,
-                            const std::string& checkpoint_id,
-                            StateView view) -> std::optional<std::string> {
-    if (thread_id != "t" || graph_id != "g" || checkpoint_id != "c1") return std::nullopt;
-    return state_event_json(view == StateView::kTaskInput ? input : values);
-  });
+  serve_c1(store, values, input);
   const std::vector<LogEntry> read = store.thread_events("t");
   ASSERT_EQ(read.size(), live.size());
   for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i].data, live[i]) << i;
   EXPECT_EQ(v2_events(live, "tasks")[1]["input"], input.to_json());
+}
+
+// An event's text with its time left out (two plays of the same events differ only there).
+Json timeless(const std::string& data) {
+  Json envelope = Json::parse(data);
+  envelope["params"].erase("timestamp");
+  return envelope;
+}
+
+TEST_F(ThreadStreamsTest, WithNobodyReadingATaskStartsInputIsNeverWrittenAndReadsBackWhole) {
+  const State values = messages_state("the state of c1");
+  const State input = task_input_of(values);
+  const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
+  const std::vector<StreamEvent> events = {
+      checkpoint_named("c1"), stream_event(StreamMode::kValues, Json(), &values),
+      task_started(task, input, "c1"),
+      stream_event(StreamMode::kCustom, Json("a chunk between"), nullptr)};
+  const std::vector<std::string> live = play(path_.string(), true, events);
+  ASSERT_EQ(live.size(), 4u);
+  std::filesystem::remove(path_);
+  std::filesystem::remove(path_.string() + "-wal");
+  std::filesystem::remove(path_.string() + "-shm");
+
+  SqliteStore store(path_.string());
+  serve_c1(store, values, input);
+  ThreadStreams streams(store);
+  emit_run(store, streams, true, events);
+  // Queued for the store naming c1 in place of the states (the task's input never written:
+  // the next test), the events read back as a reader connected all along read them.
+  const std::vector<LogEntry> queued = store.thread_events("t");  // resolved, as a reader's
+  ASSERT_EQ(queued.size(), live.size());
+  for (std::size_t i = 0; i < queued.size(); ++i) {
+    EXPECT_EQ(timeless(queued[i].data), timeless(live[i])) << i;
+  }
+  // A reader that comes now reads the same events, whole, then what comes after.
+  const std::shared_ptr<EventLog> reader = streams.log("t");
+  streams.emit("t", "lifecycle", {}, Json{{"event", "success"}}, "", "r1");
+  const std::vector<LogEntryPtr> read = reader->read(0, 100, nullptr);
+  ASSERT_EQ(read.size(), live.size() + 1);
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(timeless(read[i]->data), timeless(live[i])) << i;
+  }
+  EXPECT_EQ(read.back()->seq, 5);
+  EXPECT_EQ(Json::parse(read.back()->data)["params"]["data"]["event"], "success");
+}
+
+TEST_F(ThreadStreamsTest, WithNobodyReadingAnEventIsStoredOnlyAndItsTaskInputLeftOut) {
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  StateRef ref{"g", "c1", StateView::kTaskInput, 0, 0};
+  int with_state = 0;
+  int without_state = 0;
+  const std::function<void(std::string&)> write = [&](std::string& out) {
+    ++with_state;
+    out += R"({"id":"t1","input":)";
+    ref.at = 20;
+    ref.size = 15;
+    out += R"({"messages":[]})";
+    out += '}';
+  };
+  const std::function<void(std::string&)> write_stored = [&](std::string& out) {
+    ++without_state;
+    out += R"({"id":"t1","input":)";
+    ref.at = 20;
+    ref.size = 0;
+    out += '}';
+  };
+  const ThreadStreams::Emitted unread =
+      streams.emit_written("t", "tasks", {}, write, 0, "", "r1", &ref, &write_stored);
+  EXPECT_EQ(with_state, 0);
+  EXPECT_EQ(without_state, 1);
+  ASSERT_TRUE(has_state_ref(unread.entry->data));  // the stored form, as read from the store
+  EXPECT_TRUE(unread.entry->stored.empty());
+  EXPECT_EQ(unread.data_size, 0u);
+  // A reader now: the next one is written whole and kept for it.
+  const std::shared_ptr<EventLog> reader = streams.log("t");
+  EXPECT_EQ(reader->size(), 0u);  // the store cannot write c1's state back in: left out
+  const ThreadStreams::Emitted read =
+      streams.emit_written("t", "tasks", {}, write, 0, "", "r1", &ref, &write_stored);
+  EXPECT_EQ(with_state, 1);
+  EXPECT_EQ(without_state, 1);
+  EXPECT_FALSE(has_state_ref(read.entry->data));
+  ASSERT_TRUE(has_state_ref(read.entry->stored));
+  ASSERT_EQ(reader->size(), 1u);
+  EXPECT_EQ(reader->read(0, 1, nullptr).front(), read.entry);
+  EXPECT_EQ(read.entry->seq, 2);
 }
 
 TEST_F(ThreadStreamsTest, TheSeqGoesOnAfterALastEventLeftOut) {
