@@ -128,6 +128,11 @@ void RunEvents::legacy(const std::string& name, const Json& data) {
 }
 
 void RunEvents::legacy_json(const std::string& name, std::string data_json, const StateRef* state) {
+  legacy_entry(name, std::move(data_json), state);
+}
+
+LogEntryPtr RunEvents::legacy_entry(const std::string& name, std::string data_json,
+                                    const StateRef* state) {
   LogEntry entry;
   entry.seq = next_id_++;
   entry.event = name;
@@ -138,7 +143,8 @@ void RunEvents::legacy_json(const std::string& name, std::string data_json, cons
   if (!request_.temporary) entry.id = std::to_string(entry.seq);
   auto shared = std::make_shared<const LogEntry>(std::move(entry));
   store_.append_run_event(record_.run_id, shared);
-  log_->append(std::move(shared));
+  log_->append(shared);
+  return shared;
 }
 
 void RunEvents::v2(const std::string& method, const std::vector<std::string>& ns, const Json& data,
@@ -279,27 +285,45 @@ void RunEvents::write_state(std::string& out, const std::vector<std::string>& ns
   last_state_size_ = out.size() - start;
 }
 
-RunEvents::SharedText RunEvents::show_values(const StreamEvent& event, const StateRef* state) {
+RunEvents::SharedText RunEvents::show_values(const StreamEvent& event, const StateRef* state,
+                                             const std::string& legacy_name) {
   const bool root_loop = event.ns.empty() && event.loop != 0;
   std::vector<ValueSpan> spans;
   std::map<std::string, ListText, std::less<>> lists;
-  const auto write = [&](std::string& out) {
+  const std::function<void(std::string&)> write = [&](std::string& out) {
     write_state(out, event.ns, *event.state, &spans, root_loop ? &lists : nullptr, &event, nullptr);
   };
   SharedText data;
+  bool legacy_shown = legacy_name.empty();
   if (v2_enabled_) {
-    ThreadStreams::Emitted emitted =
-        streams_.emit_written(record_.thread_id, "values", event.ns, write, last_state_size_ + 256,
-                              "", record_.run_id, state);
-    const std::string* text = &emitted.entry->data;
-    data = SharedText(std::shared_ptr<const std::string>(std::move(emitted.entry), text),
-                      emitted.data_at, emitted.data_size);
-  } else {
+    // The state is the whole data: stored only (nobody reads the thread's stream), the event
+    // is its envelope naming the checkpoint, and the state is written once, below.
+    const std::function<void(std::string&)> write_stored = [](std::string&) {};
+    ThreadStreams::Emitted emitted = streams_.emit_written(
+        record_.thread_id, "values", event.ns, write, last_state_size_ + 256, "", record_.run_id,
+        state, state != nullptr ? &write_stored : nullptr);
+    if (!emitted.state_left_out) {
+      const std::string* text = &emitted.entry->data;
+      data = SharedText(std::shared_ptr<const std::string>(std::move(emitted.entry), text),
+                        emitted.data_at, emitted.data_size);
+    }
+  }
+  if (!data.buffer) {
     std::string out;
     out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
     write(out);
-    data = SharedText(std::move(out));
+    if (!legacy_shown) {
+      // The legacy event keeps the text, and the lists are views of it.
+      LogEntryPtr entry = legacy_entry(legacy_name, std::move(out), state);
+      const std::string* text = &entry->data;
+      data =
+          SharedText(std::shared_ptr<const std::string>(std::move(entry), text), 0, text->size());
+      legacy_shown = true;
+    } else {
+      data = SharedText(std::move(out));
+    }
   }
+  if (!legacy_shown) legacy_json(legacy_name, std::string(data.view()), state);
   shown_ = ShownState{event.ns, data.buffer, std::move(spans)};
   if (root_loop) {
     for (auto& [key, list] : lists) list.text.buffer = data.buffer;
@@ -355,9 +379,8 @@ void RunEvents::on_event(const StreamEvent& event) {
             ref->checkpoint_id = named_checkpoint;
           }
           const StateRef* state = ref ? &*ref : nullptr;
-          const SharedText values = show_values(event, state);
+          show_values(event, state, legacy_values ? "values" + suffix : std::string());
           if (root && event.loop != 0) list_texts_checkpoint_ = std::move(named_checkpoint);
-          if (legacy_values) legacy_json("values" + suffix, std::string(values.view()), state);
         }
         if (root && legacy_wants("messages")) {
           const auto& values = event.state->values();

@@ -96,6 +96,8 @@ class RunEvents {
  private:
   void legacy(const std::string& name, const Json& data);
   void legacy_json(const std::string& name, std::string data_json, const StateRef* state = nullptr);
+  // legacy_json's entry, returned.
+  LogEntryPtr legacy_entry(const std::string& name, std::string data_json, const StateRef* state);
   // Legacy `messages` mode: messages/metadata + cumulative messages/partial per streamed
   // message, messages/complete for each message new in the root values.
   void legacy_partial(const std::string& suffix, const Json& chunk, const Json& metadata);
@@ -186,7 +188,9 @@ class RunEvents {
   // Emits a `values` event of its event's state on the v2 stream (when on) and returns its
   // data: written once, into the v2 event's text (or a text of its own), which shown_ and a
   // root loop's kept lists then view.
-  SharedText show_values(const StreamEvent& event, const StateRef* state);
+  // `legacy_name`, when not empty, names the legacy `values` event that shows it too.
+  SharedText show_values(const StreamEvent& event, const StateRef* state,
+                         const std::string& legacy_name);
   // Appends a task start's data to `out`; for a task on the step's state, sets where its
   // input's text is in that data. Without `with_state`, that input is left out (its place is
   // empty, *input_size 0): the data as the store keeps it, which names the state's checkpoint.

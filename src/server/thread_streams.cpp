@@ -186,6 +186,7 @@ ThreadStreams::Emitted ThreadStreams::append(
       entry.stored.clear();
       emitted.data_at = 0;
       emitted.data_size = 0;
+      emitted.state_left_out = true;
     }
   }
   emitted.entry = std::make_shared<const LogEntry>(std::move(entry));

@@ -54,6 +54,7 @@ class ThreadStreams {
     LogEntryPtr entry;
     std::size_t data_at = 0;
     std::size_t data_size = 0;
+    bool state_left_out = false;  // written by `write_stored`: the entry is the stored form
   };
   // `data_size_hint`: about how long the data will be (room reserved first).
   // `write_stored`, given with `state`, appends the data with the state left out (at

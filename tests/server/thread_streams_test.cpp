@@ -624,6 +624,60 @@ TEST_F(ThreadStreamsTest, WithNobodyReadingATaskStartsInputIsNeverWrittenAndRead
   EXPECT_EQ(Json::parse(read.back()->data)["params"]["data"]["event"], "success");
 }
 
+TEST_F(ThreadStreamsTest, WithNobodyReadingAValuesEventsStateIsWrittenOnceForTheLegacyStream) {
+  const Json m0{{"id", "m0"}, {"content", "caf\xC3\xA9"}};
+  const Json m1{{"id", "m1"}, {"content", "more"}};
+  const State first = list_state(Json::array({m0}));
+  const State grown = list_state(Json::array({m0, m1}));
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  RunRecord record;
+  record.run_id = "r1";
+  record.thread_id = "t";
+  const RunRequest request;  // stream_mode "values"
+  auto run_log = std::make_shared<EventLog>();
+  RunEvents run_events(store, streams, run_log, record, request, "g");
+  run_events.refer_to_checkpoints(true);
+  for (const StreamEvent& event : {checkpoint_named("c1"), shown_values(first, 7, 1, 0),
+                                   checkpoint_named("c2"), shown_values(grown, 7, 2, 1)}) {
+    run_events.on_event(event);
+  }
+  // The legacy events hold the states' texts, stored naming their checkpoints.
+  std::vector<LogEntryPtr> legacy;
+  for (const LogEntryPtr& entry : run_log->read(0, 100, nullptr)) {
+    if (entry->event == "values") legacy.push_back(entry);
+  }
+  ASSERT_EQ(legacy.size(), 2u);
+  EXPECT_EQ(legacy[0]->data, event_json(first.to_json()));
+  EXPECT_EQ(legacy[1]->data, event_json(grown.to_json()));
+  EXPECT_TRUE(has_state_ref(legacy[1]->stored));
+  // The lists kept for the thread's next run are views of the last one's text.
+  const ValueTexts texts = run_events.list_texts_of(grown, "c2");
+  ASSERT_EQ(texts.count("messages"), 1u);
+  EXPECT_EQ(texts.at("messages").second, event_json(*grown.value_ptr("messages")));
+  EXPECT_EQ(state_event_json(grown, &texts), event_json(grown.to_json()));
+  // The thread's v2 events are queued as stored: without c1 and c2 both are left out.
+  const std::vector<LogEntry> bare = store.thread_events("t");
+  EXPECT_EQ(std::count_if(bare.begin(), bare.end(),
+                          [](const LogEntry& e) { return e.event == "values"; }),
+            0);
+  // A reader that comes reads them whole from the checkpoints.
+  store.set_state_texts([&](const std::string&, const std::string&,
+                            const std::string& checkpoint_id,
+                            StateView) -> std::optional<std::string> {
+    if (checkpoint_id == "c1") return state_event_json(first);
+    if (checkpoint_id == "c2") return state_event_json(grown);
+    return std::nullopt;
+  });
+  std::vector<Json> shown;
+  for (const LogEntryPtr& entry : streams.log("t")->read(0, 100, nullptr)) {
+    if (entry->event == "values") shown.push_back(Json::parse(entry->data)["params"]["data"]);
+  }
+  ASSERT_EQ(shown.size(), 2u);
+  EXPECT_EQ(shown[0], first.to_json());
+  EXPECT_EQ(shown[1], grown.to_json());
+}
+
 TEST_F(ThreadStreamsTest, WithNobodyReadingAnEventIsStoredOnlyAndItsTaskInputLeftOut) {
   SqliteStore store(path_.string());
   ThreadStreams streams(store);
