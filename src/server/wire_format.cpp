@@ -373,20 +373,34 @@ void append_array_json(std::string& out, const Json::array_t& items, std::string
   keep = std::min({keep, items.size(), ends.size()});
   if (keep > 0 && ends[keep - 1] > previous.size()) keep = 0;  // not that array's text
   const std::size_t start = out.size();
-  out.reserve(start + previous.size() + 256);  // a list grows a little between two texts
-  if (keep > 0) {
-    out.append(previous.data(), ends[keep - 1]);
-  } else {
-    out += '[';
-  }
   ends.resize(keep);
-  JsonOut json(out);
-  for (std::size_t i = keep; i < items.size(); ++i) {
-    if (i > 0) json.put(',');
-    json.value(items[i]);
-    ends.push_back(json.length() - start);
+  if (keep == 0) {
+    out += '[';
+    JsonOut json(out);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) json.put(',');
+      json.value(items[i]);
+      ends.push_back(json.length() - start);
+    }
+    json.put(']');
+    return;
   }
-  json.put(']');
+  // The new items are written apart first, so that the string is made as long as it has to
+  // be at once: a long list's kept text is copied once, never again as the string grows.
+  std::string added;
+  {
+    JsonOut json(added);
+    for (std::size_t i = keep; i < items.size(); ++i) {
+      json.put(',');
+      json.value(items[i]);
+      ends.push_back(ends[keep - 1] + json.length());
+    }
+  }
+  // With room for the members a state writes after the list.
+  out.reserve(start + ends[keep - 1] + added.size() + 1 + 1024);
+  out.append(previous.data(), ends[keep - 1]);
+  out += added;
+  out += ']';
 }
 
 namespace {

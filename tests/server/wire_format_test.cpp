@@ -238,6 +238,12 @@ TEST(WireFormatTest, AnArrayIsAppendedWithItsKeptItemsCopiedFromThePreviousText)
   append_array_json(out, items, previous, 2, ends);
   EXPECT_EQ(out, R"(prefix:["K0","K1",3])");
   EXPECT_EQ(ends, (std::vector<std::size_t>{5, 10, 12}));
+  // Two new items after one kept, each end where its text ends.
+  ends = {5, 10, 15};
+  out.clear();
+  append_array_json(out, items, previous, 1, ends);
+  EXPECT_EQ(out, R"(["K0","b",3])");
+  EXPECT_EQ(ends, (std::vector<std::size_t>{5, 9, 11}));
   // Nothing kept: the whole array is written, the ends made its own.
   ends.clear();
   out.clear();
