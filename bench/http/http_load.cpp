@@ -11,7 +11,11 @@
 // /threads/{id}/runs/wait with command.resume (approve; the reply must be the final state).
 // `pause` stops after the interrupt and reports the server's RSS growth per paused thread.
 // --thread-turns T plays T cycles on each thread before a new one is created (each a new human
-// message on the same thread): a long thread's per-turn cost next to a new thread's.
+// message on the same thread): a long thread's per-turn cost next to a new thread's. A client
+// keeps its thread from the warm-up through every rep, so with T past --warmup + reps * n a
+// warm-up of W cycles grows each client's thread to 4 * W / C messages (a human message, the
+// proposal, the tool's reply and the answer a turn) before the timed turns:
+//   tollgate_httpload --port P --assistant bench --thread-turns 100000 --warmup 300 --n 50
 // With --pid the server's CPU time and RSS are read from /proc; the client's own CPU time is
 // always reported so a saturated client shows. Benchmarks report; a failed request ends the
 // program with an error naming the call.
@@ -318,20 +322,29 @@ class CycleDriver {
   std::string resume_body_;
 };
 
-// Runs `count` operations split over `concurrency` threads, each with its own connection.
+// One driver per client (`concurrency`), kept from the warm-up through every rep.
+using Drivers = std::vector<std::unique_ptr<CycleDriver>>;
+Drivers make_drivers(const Options& options) {
+  Drivers drivers;
+  for (int t = 0; t < options.concurrency; ++t)
+    drivers.push_back(std::make_unique<CycleDriver>(options, static_cast<std::size_t>(t)));
+  return drivers;
+}
+
+// Runs `count` operations split over the drivers, a thread each.
 // `op(driver, latencies)` performs one operation.
 template <typename Op>
-Latencies run_parallel(const Options& options, long count, Op op) {
+Latencies run_parallel(Drivers& drivers, long count, Op op) {
   std::atomic<long> next{0};
   std::mutex mutex;
   Latencies all;
   std::string error;
   std::vector<std::thread> threads;
-  for (int t = 0; t < options.concurrency; ++t) {
+  for (std::size_t t = 0; t < drivers.size(); ++t) {
     threads.emplace_back([&, t] {
       Latencies mine;
       try {
-        CycleDriver driver(options, static_cast<std::size_t>(t));
+        CycleDriver& driver = *drivers[t];
         while (next.fetch_add(1) < count) op(driver, mine);
       } catch (const std::exception& e) {
         next = count;
@@ -378,7 +391,8 @@ Json common_fields(const Options& options) {
 
 void run_cycles(const Options& options) {
   auto one_cycle = [](CycleDriver& driver, Latencies& out) { driver.cycle(&out); };
-  if (options.warmup > 0) run_parallel(options, options.warmup, one_cycle);
+  Drivers drivers = make_drivers(options);
+  if (options.warmup > 0) run_parallel(drivers, options.warmup, one_cycle);
   std::vector<double> rates, client_cpu, server_cpu;
   Latencies pooled;
   double seconds_total = 0;
@@ -386,7 +400,7 @@ void run_cycles(const Options& options) {
     double cpu0 = own_cpu_seconds();
     double server0 = servers_cpu_seconds(options.pids);
     auto start = Clock::now();
-    Latencies lat = run_parallel(options, options.n, one_cycle);
+    Latencies lat = run_parallel(drivers, options.n, one_cycle);
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     double server1 = servers_cpu_seconds(options.pids);
     seconds_total += seconds;
@@ -421,12 +435,13 @@ void run_cycles(const Options& options) {
 void run_pause(const Options& options) {
   if (options.pids.empty()) usage_error("--workload pause: --pid of the server is required");
   auto one_cycle = [](CycleDriver& driver, Latencies& out) { driver.cycle(&out); };
-  if (options.warmup > 0) run_parallel(options, options.warmup, one_cycle);
+  Drivers drivers = make_drivers(options);
+  if (options.warmup > 0) run_parallel(drivers, options.warmup, one_cycle);
   std::this_thread::sleep_for(std::chrono::duration<double>(options.settle));
   long before = servers_rss_kb(options.pids);
   double server0 = servers_cpu_seconds(options.pids);
   auto start = Clock::now();
-  Latencies lat = run_parallel(options, options.n,
+  Latencies lat = run_parallel(drivers, options.n,
                                [](CycleDriver& driver, Latencies& out) { driver.pause(&out); });
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   double server1 = servers_cpu_seconds(options.pids);
