@@ -216,19 +216,35 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write_plain(HttpResponse response, bool keep_alive) {
+    if (response.shared_body) {
+      // Sent from the shared text, which the write holds until it is done.
+      auto message = std::make_shared<http::response<http::span_body<const char>>>();
+      message->body() = {response.shared_body->data(), response.shared_body->size()};
+      write_message(message, response, keep_alive, response.shared_body);
+      return;
+    }
     auto message = std::make_shared<http::response<http::string_body>>();
+    message->body() = std::move(response.body);
+    write_message(message, response, keep_alive, nullptr);
+  }
+
+  // Writes `message` (its body set) with the response's status and headers; `keep` is held
+  // until the write is done.
+  template <typename Message>
+  void write_message(const std::shared_ptr<Message>& message, const HttpResponse& response,
+                     bool keep_alive, std::shared_ptr<const std::string> keep) {
     message->version(11);
     message->result(static_cast<unsigned>(response.status));
     add_cors(message->base());
     if (!response.content_type.empty()) {
       message->set(http::field::content_type, response.content_type);
     }
-    for (auto& [name, value] : response.headers) message->set(name, value);
-    message->body() = std::move(response.body);
+    for (const auto& [name, value] : response.headers) message->set(name, value);
     message->keep_alive(keep_alive);
     message->prepare_payload();
     http::async_write(stream_, *message,
-                      [self = shared_from_this(), message](beast::error_code ec, std::size_t) {
+                      [self = shared_from_this(), message, keep = std::move(keep)](
+                          beast::error_code ec, std::size_t) {
                         if (!ec && self->drain_after_write_) {
                           self->drain();
                         } else if (ec || !message->keep_alive()) {

@@ -40,6 +40,13 @@ HttpResponse HttpResponse::json_text(std::string text, int status) {
   return response;
 }
 
+HttpResponse HttpResponse::json_shared(std::shared_ptr<const std::string> text, int status) {
+  HttpResponse response;
+  response.status = status;
+  response.shared_body = std::move(text);
+  return response;
+}
+
 HttpResponse HttpResponse::error(int status, const std::string& message) {
   return json(Json{{"detail", message}}, status);
 }

@@ -65,6 +65,9 @@ class HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Set: the body instead of `body`, sent from where it is kept (a run's result, which every
+  // answer waiting for the run shares), never copied.
+  std::shared_ptr<const std::string> shared_body;
   std::shared_ptr<StreamBody> stream;  // set: a chunked streamed response
   // Set by a stream's head_ready() when the head is decided by what the stores hold: the
   // server calls it on its handler pool and sends the response it returns (plain or streamed)
@@ -75,6 +78,8 @@ class HttpResponse {
   static HttpResponse json(const Json& value, int status = 200);
   // A JSON body already written as text.
   static HttpResponse json_text(std::string text, int status = 200);
+  // json_text of text kept elsewhere: sent from there (shared_body).
+  static HttpResponse json_shared(std::shared_ptr<const std::string> text, int status = 200);
   static HttpResponse error(int status, const std::string& message);
   static HttpResponse empty(int status);
   void add_header(std::string name, std::string value) {

@@ -162,11 +162,12 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
 
 // The answer of /runs/wait and /join once the run ended with `result`.
 HttpResponse result_response(ApiContext& context, const std::string& run_id,
-                             const std::string& result, const std::string& content_location) {
+                             const std::shared_ptr<const std::string>& result,
+                             const std::string& content_location) {
   std::shared_ptr<EventLog> log = context.runs.events(run_id);
   auto rejection = log ? log->rejection() : std::nullopt;
   HttpResponse plain = rejection ? HttpResponse::error(rejection->first, rejection->second)
-                                 : HttpResponse::json_text(result);
+                                 : HttpResponse::json_shared(result);
   if (!content_location.empty()) plain.add_header("Content-Location", content_location);
   return plain;
 }
@@ -196,7 +197,7 @@ std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::s
         std::shared_ptr<const std::string> ended =
             ctx->runs.result_once_ended(run_id, kFinishingPatience);
         if (!ended) return std::nullopt;
-        return result_response(*ctx, run_id, *ended, content_location);
+        return result_response(*ctx, run_id, ended, content_location);
       };
       return true;
     }
@@ -204,12 +205,12 @@ std::function<bool(HttpResponse&)> result_gate(ApiContext& context, const std::s
       head.settle = [ctx, run_id, content_location]() -> std::optional<HttpResponse> {
         std::shared_ptr<const std::string> stored = ctx->runs.result(run_id);
         if (!stored) return std::nullopt;
-        return result_response(*ctx, run_id, *stored, content_location);
+        return result_response(*ctx, run_id, stored, content_location);
       };
       return true;
     }
     if (!result) return false;
-    head = result_response(*ctx, run_id, *result, content_location);
+    head = result_response(*ctx, run_id, result, content_location);
     return true;
   };
 }

@@ -102,6 +102,11 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     router_.add("GET", "/ok", [](HttpRequest&) { return HttpResponse::json({{"ok", true}}); });
+    router_.add("GET", "/shared", [this](HttpRequest&) {
+      HttpResponse response = HttpResponse::json_shared(shared_text_, 201);
+      response.add_header("X-Kept", "yes");
+      return response;
+    });
     // Parses, copies and prints the body, as the API handlers do.
     router_.add("POST", "/echo", [](HttpRequest& request) {
       Json body = request.json_body();
@@ -143,12 +148,26 @@ class HttpServerTest : public ::testing::Test {
 
   Router router_;
   std::unique_ptr<HttpServer> server_;
+  std::shared_ptr<const std::string> shared_text_ =
+      std::make_shared<const std::string>(R"({"kept":")" + std::string(100000, 'x') + R"("})");
 };
 
 TEST_F(HttpServerTest, APlainRequestIsServed) {
   std::string received = exchange("GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(status_of(received), 200);
   EXPECT_EQ(Json::parse(body_of(received)), Json({{"ok", true}}));
+}
+
+TEST_F(HttpServerTest, ASharedBodyIsSentWholeWithItsStatusAndHeaders) {
+  std::string received = exchange("GET /shared HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_of(received), 201);
+  EXPECT_NE(received.find("Content-Length: " + std::to_string(shared_text_->size()) + "\r\n"),
+            std::string::npos);
+  EXPECT_NE(received.find("X-Kept: yes\r\n"), std::string::npos);
+  EXPECT_EQ(body_of(received), *shared_text_);
+  // The text is the handler's still, untouched, for the next answer.
+  EXPECT_EQ(shared_text_->size(), 100011u);
+  EXPECT_TRUE(still_serving());
 }
 
 // Defect 11: an oversized request line was dropped without a status.
