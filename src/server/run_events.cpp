@@ -313,7 +313,9 @@ RunEvents::SharedText RunEvents::show_values(const StreamEvent& event, const Sta
     out.reserve(last_state_size_ + 256);  // a state's text is about the size of the last one
     write(out);
     if (!legacy_shown) {
-      // The legacy event keeps the text, and the lists are views of it.
+      // The legacy event keeps the text, and the lists are views of it: for as long as the run
+      // is kept, so not with room to spare (a list written whole grows its string by doubling).
+      if (out.capacity() > out.size() + out.size() / 4 + 4096) out.shrink_to_fit();
       LogEntryPtr entry = legacy_entry(legacy_name, std::move(out), state);
       const std::string* text = &entry->data;
       data =

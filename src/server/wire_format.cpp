@@ -396,8 +396,15 @@ void append_array_json(std::string& out, const Json::array_t& items, std::string
       ends.push_back(ends[keep - 1] + json.length());
     }
   }
-  // With room for the members a state writes after the list.
-  out.reserve(start + ends[keep - 1] + added.size() + 1 + 1024);
+  // With room for the members a state writes after the list. Made exactly that long (reserve()
+  // would double the string's room when asked for a little more, and the text may be kept).
+  const std::size_t need = start + ends[keep - 1] + added.size() + 1 + 1024;
+  if (out.capacity() < need) {
+    std::string longer;
+    longer.reserve(need);
+    longer.append(out);
+    out.swap(longer);
+  }
   out.append(previous.data(), ends[keep - 1]);
   out += added;
   out += ']';

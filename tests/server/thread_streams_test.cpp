@@ -355,6 +355,13 @@ State messages_state(std::string text) {
   return State(std::move(values));
 }
 
+RunRecord run_record(const std::string& run_id, const std::string& thread_id) {
+  RunRecord record;
+  record.run_id = run_id;
+  record.thread_id = thread_id;
+  return record;
+}
+
 StreamEvent checkpoint_named(const std::string& id) {
   return stream_event(StreamMode::kCheckpoints,
                       Json{{"config", {{"configurable", {{"checkpoint_id", id}}}}},
@@ -624,6 +631,35 @@ TEST_F(ThreadStreamsTest, WithNobodyReadingATaskStartsInputIsNeverWrittenAndRead
   EXPECT_EQ(Json::parse(read.back()->data)["params"]["data"]["event"], "success");
 }
 
+// Run r1 of thread t (stream mode "values", checkpoints on disk before their events, nobody
+// reading the thread's stream) shows `first`, the state of c1, then `grown`, the state of c2
+// whose first `unchanged` items are first's.
+struct ValuesRun {
+  ValuesRun(SqliteStore& store, ThreadStreams& streams, const State& first, const State& grown,
+            std::size_t unchanged)
+      : events(store, streams, log, record, request, "g") {
+    events.refer_to_checkpoints(true);
+    for (const StreamEvent& event :
+         {checkpoint_named("c1"), shown_values(first, 7, 1, 0), checkpoint_named("c2"),
+          shown_values(grown, 7, 2, unchanged)}) {
+      events.on_event(event);
+    }
+  }
+  // The run's legacy `values` events.
+  std::vector<LogEntryPtr> legacy_values() const {
+    std::vector<LogEntryPtr> out;
+    for (const LogEntryPtr& entry : log->read(0, 100, nullptr)) {
+      if (entry->event == "values") out.push_back(entry);
+    }
+    return out;
+  }
+
+  RunRecord record = run_record("r1", "t");
+  const RunRequest request;
+  std::shared_ptr<EventLog> log = std::make_shared<EventLog>();
+  RunEvents events;
+};
+
 TEST_F(ThreadStreamsTest, WithNobodyReadingAValuesEventsStateIsWrittenOnceForTheLegacyStream) {
   const Json m0{{"id", "m0"}, {"content", "caf\xC3\xA9"}};
   const Json m1{{"id", "m1"}, {"content", "more"}};
@@ -631,22 +667,10 @@ TEST_F(ThreadStreamsTest, WithNobodyReadingAValuesEventsStateIsWrittenOnceForThe
   const State grown = list_state(Json::array({m0, m1}));
   SqliteStore store(path_.string());
   ThreadStreams streams(store);
-  RunRecord record;
-  record.run_id = "r1";
-  record.thread_id = "t";
-  const RunRequest request;  // stream_mode "values"
-  auto run_log = std::make_shared<EventLog>();
-  RunEvents run_events(store, streams, run_log, record, request, "g");
-  run_events.refer_to_checkpoints(true);
-  for (const StreamEvent& event : {checkpoint_named("c1"), shown_values(first, 7, 1, 0),
-                                   checkpoint_named("c2"), shown_values(grown, 7, 2, 1)}) {
-    run_events.on_event(event);
-  }
+  ValuesRun run(store, streams, first, grown, 1);
+  RunEvents& run_events = run.events;
   // The legacy events hold the states' texts, stored naming their checkpoints.
-  std::vector<LogEntryPtr> legacy;
-  for (const LogEntryPtr& entry : run_log->read(0, 100, nullptr)) {
-    if (entry->event == "values") legacy.push_back(entry);
-  }
+  const std::vector<LogEntryPtr> legacy = run.legacy_values();
   ASSERT_EQ(legacy.size(), 2u);
   EXPECT_EQ(legacy[0]->data, event_json(first.to_json()));
   EXPECT_EQ(legacy[1]->data, event_json(grown.to_json()));
@@ -676,6 +700,26 @@ TEST_F(ThreadStreamsTest, WithNobodyReadingAValuesEventsStateIsWrittenOnceForThe
   ASSERT_EQ(shown.size(), 2u);
   EXPECT_EQ(shown[0], first.to_json());
   EXPECT_EQ(shown[1], grown.to_json());
+}
+
+TEST_F(ThreadStreamsTest, ALegacyValuesTextKeptForTheRunHasLittleRoomToSpare) {
+  // A long conversation, then a long message more: the second text is written from the first.
+  Json::array_t long_list;
+  for (int i = 0; i < 2000; ++i) {
+    long_list.push_back(Json{{"id", "m" + std::to_string(i)}, {"content", std::string(40, 'a')}});
+  }
+  const State first = list_state(long_list);
+  long_list.push_back(Json{{"id", "long"}, {"content", std::string(3000, 'b')}});
+  const State grown = list_state(long_list);
+  SqliteStore store(path_.string());
+  ThreadStreams streams(store);
+  const std::vector<LogEntryPtr> legacy =
+      ValuesRun(store, streams, first, grown, 2000).legacy_values();
+  ASSERT_EQ(legacy.size(), 2u);
+  EXPECT_EQ(legacy[1]->data, event_json(grown.to_json()));
+  for (const LogEntryPtr& entry : legacy) {
+    EXPECT_LE(entry->data.capacity(), entry->data.size() + entry->data.size() / 4 + 4096);
+  }
 }
 
 TEST_F(ThreadStreamsTest, WithNobodyReadingAnEventIsStoredOnlyAndItsTaskInputLeftOut) {
