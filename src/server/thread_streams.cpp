@@ -36,6 +36,8 @@ void ThreadStreams::drop_idle_locked() {
 }
 
 std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
+  std::vector<LogEntry> stored;  // the events the log lacks, read so far: those through `read`
+  std::int64_t read = 0;
   for (;;) {
     std::int64_t through = 0;
     {
@@ -44,21 +46,29 @@ std::shared_ptr<EventLog> ThreadStreams::log(const std::string& thread_id) {
       if (stream.stored_through == 0) return stream.log;
       through = stream.stored_through;
     }
-    // The events stored before the log was made, read without the lock: writing a long
-    // thread's states back from its checkpoints takes a while, and every run's events wait for
-    // the lock.
-    std::vector<LogEntry> stored = store_.thread_events(thread_id, 0);
+    if (through < read) {  // the thread's events begin again (it was deleted and made anew)
+      stored.clear();
+      read = 0;
+    }
+    if (through > read) {
+      // The events the log lacks, read without the lock: writing a long thread's states back
+      // from its checkpoints takes a while, and every run's events wait for the lock. A second
+      // round reads only what was stored meanwhile.
+      for (LogEntry& entry : store_.thread_events(thread_id, read)) {
+        if (entry.seq <= through) stored.push_back(std::move(entry));
+      }
+      read = through;
+    }
     std::lock_guard lock(mutex_);
     Stream& stream = stream_locked(thread_id);
     if (stream.stored_through == 0) return stream.log;  // another reader completed it
-    // Made again meanwhile (a run's end let it go) after more events: read again.
+    // More events were stored only (nobody read the log), or the log was made again (a run's
+    // end let it go) after more events: read those too.
     if (stream.stored_through != through) continue;
     // Nobody reads the log yet (this is its first reader): a new one with the stored events
     // first, then those appended since, takes its place.
     auto log = std::make_shared<EventLog>();
-    for (LogEntry& entry : stored) {
-      if (entry.seq <= through) log->append(std::move(entry));
-    }
+    for (LogEntry& entry : stored) log->append(std::move(entry));
     bool closed = false;
     for (LogEntryPtr& entry : stream.log->read(0, stream.log->size(), &closed)) {
       log->append(std::move(entry));

@@ -722,6 +722,39 @@ TEST_F(ThreadStreamsTest, ALegacyValuesTextKeptForTheRunHasLittleRoomToSpare) {
   }
 }
 
+// A store whose first reads of thread events each see a run store one more event meanwhile.
+class BusyStore : public SqliteStore {
+ public:
+  using SqliteStore::SqliteStore;
+  std::vector<LogEntry> thread_events(const std::string& thread_id, std::int64_t after_seq,
+                                      std::int64_t* last_seq) override {
+    reads.push_back(after_seq);
+    std::vector<LogEntry> out = SqliteStore::thread_events(thread_id, after_seq, last_seq);
+    if (streams != nullptr && reads.size() <= 3) {
+      streams->emit(thread_id, "custom", {}, Json{{"during read", reads.size()}});
+    }
+    return out;
+  }
+  ThreadStreams* streams = nullptr;
+  std::vector<std::int64_t> reads;  // after_seq of each read
+};
+
+TEST_F(ThreadStreamsTest, AReaderComingWhileEventsAreStoredReadsEachOnceAndOnlyTheNewOnesAgain) {
+  BusyStore store(path_.string());
+  ThreadStreams streams(store);
+  for (int i = 0; i < 5; ++i) streams.emit("t", "custom", {}, Json{{"before", i}});
+  store.streams = &streams;
+  const std::shared_ptr<EventLog> reader = streams.log("t");
+  streams.emit("t", "custom", {}, Json{{"after", 0}});
+  // Every event once, in order: 5 before, 3 stored while the log was read, 1 after.
+  const std::vector<LogEntryPtr> read = reader->read(0, 100, nullptr);
+  ASSERT_EQ(read.size(), 9u);
+  for (std::size_t i = 0; i < read.size(); ++i) EXPECT_EQ(read[i]->seq, std::int64_t(i) + 1);
+  EXPECT_EQ(Json::parse(read[8]->data)["params"]["data"], Json({{"after", 0}}));
+  // Each round read only what the one before had not.
+  EXPECT_EQ(store.reads, (std::vector<std::int64_t>{0, 5, 6, 7}));
+}
+
 TEST_F(ThreadStreamsTest, WithNobodyReadingAnEventIsStoredOnlyAndItsTaskInputLeftOut) {
   SqliteStore store(path_.string());
   ThreadStreams streams(store);
