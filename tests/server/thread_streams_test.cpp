@@ -594,7 +594,7 @@ Json timeless(const std::string& data) {
   return envelope;
 }
 
-TEST_F(ThreadStreamsTest, WithNobodyReadingATaskStartsInputIsNeverWrittenAndReadsBackWhole) {
+TEST_F(ThreadStreamsTest, EventsStoredWithNobodyReadingReadBackWholeThenTheNewOnesLive) {
   const State values = messages_state("the state of c1");
   const State input = task_input_of(values);
   const Json task{{"id", "task-1"}, {"name", "model"}, {"triggers", Json::array({"a"})}};
