@@ -18,18 +18,21 @@ const tollgate::server::RequestLimits kLimits{
     .max_body_bytes = 16 << 10, .max_header_bytes = 4 << 10, .max_target_bytes = 1 << 10};
 
 // Feeds `rest` to `parser` until a request is complete or the bytes run out (then the client
-// is taken to have closed). Consumes what the parser used.
+// is taken to have closed). Consumes what the parser used. A parser that asks for more after
+// being offered every byte left is told the input ended: offering it the same bytes again, with
+// nothing new, breaks Beast's contract (as the server's reads never do: they put only after
+// reading more), and its chunk parser asserts on it.
 boost::beast::error_code parse_one(RequestParser& parser, std::string_view& rest) {
   boost::beast::error_code ec;
   while (!parser.is_done()) {
     const std::size_t used = parser.put(boost::asio::buffer(rest.data(), rest.size()), ec);
     rest.remove_prefix(used);
-    if (ec == http::error::need_more) ec = {};
-    if (ec) break;
-    if (used == 0 && !parser.is_done()) {
+    if (ec == http::error::need_more || (!ec && used == 0 && !parser.is_done())) {
+      ec = {};
       parser.put_eof(ec);
       break;
     }
+    if (ec) break;
   }
   return ec;
 }
