@@ -261,6 +261,24 @@ DROP INDEX server_runs_by_thread_status;
 CREATE INDEX server_runs_active ON server_runs(thread_id, status)
   WHERE status IN ('pending', 'running');
 )sql"},
+    // 12: a thread's state is kept in parts (sql_rows::split_state): the first in its row
+    // (state_values), the rest in server_thread_state_parts, state_parts counting them all. A
+    // long thread's state (hundreds of KB) was rewritten whole at each run's pause and end, and
+    // with it each write of the row (its status, its runs count); now a part whose text did not
+    // change is not written again, and the row stays short. Rows written before hold their whole
+    // state in state_values: one part.
+    {R"sql(
+ALTER TABLE server_threads ADD COLUMN state_parts INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE server_thread_state_parts (
+  thread_id TEXT NOT NULL, part INTEGER NOT NULL, chunk TEXT NOT NULL,
+  PRIMARY KEY (thread_id, part));
+)sql",
+     R"sql(
+ALTER TABLE server_threads ADD COLUMN state_parts BIGINT NOT NULL DEFAULT 1;
+CREATE TABLE server_thread_state_parts (
+  thread_id TEXT COLLATE "C" NOT NULL, part BIGINT NOT NULL, chunk TEXT NOT NULL,
+  PRIMARY KEY (thread_id, part));
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -273,6 +291,33 @@ constexpr sql::Schema kSchema{"server_store", kMigrations, adopt_legacy_version}
 }  // namespace
 
 using namespace sql_rows;
+
+sql_rows::StateParts sql_rows::split_state(std::string_view text) {
+  // The end of a part that would end at `at`: moved back to a character's first byte.
+  auto end_before = [&](std::size_t begin, std::size_t at) {
+    std::size_t end = at;
+    while (end > begin + 1 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    return end;
+  };
+  StateParts parts;
+  std::size_t end = text.size() <= kFirstStatePart ? text.size() : end_before(0, kFirstStatePart);
+  parts.first = text.substr(0, end);
+  for (std::size_t begin = end; begin < text.size(); begin = end) {
+    end = text.size() - begin <= kStatePart ? text.size() : end_before(begin, begin + kStatePart);
+    parts.rest.push_back(text.substr(begin, end - begin));
+  }
+  return parts;
+}
+
+const std::string& sql_rows::thread_read_columns(sql::Dialect dialect) {
+  auto columns = [](sql::Dialect d) {
+    return "thread_id, created_at, updated_at, metadata, read_status, config, " +
+           thread_state_sql(d) + ", interrupts, error";
+  };
+  static const std::string kSqlite = columns(sql::Dialect::kSqlite);
+  static const std::string kPostgres = columns(sql::Dialect::kPostgres);
+  return dialect == sql::Dialect::kPostgres ? kPostgres : kSqlite;
+}
 
 std::string sql_rows::upsert_sql(const char* table, const char* columns, const char* key,
                                std::size_t rows) {
@@ -562,21 +607,23 @@ bool SqlStore::create_thread(const ThreadRecord& t) {
   bool created = false;
   write_locked([&] {
     Statement s(prepared_locked(sql("INSERT INTO server_threads (", kThreadColumns,
-                                    ", pending_interrupts) VALUES (?,?,?,?,?,?,?,?,?,?) "
-                                    "ON CONFLICT DO NOTHING")));
+                                    ", pending_interrupts, state_parts) VALUES "
+                                    "(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING")));
+    const std::optional<std::string> values = json_text(t.values);
+    const StateParts parts = state_parts_of(values);
     s.bind(1, t.thread_id).bind(2, t.created_at).bind(3, t.updated_at).bind(4, t.metadata.dump());
-    s.bind(5, to_string(t.status))
-        .bind(6, t.config.dump())
-        .bind_json(7, t.values)
-        .bind_json(8, t.interrupts);
+    s.bind(5, to_string(t.status)).bind(6, t.config.dump());
+    s.bind_first_part(7, parts).bind_json(8, t.interrupts);
     s.bind_json(9, t.error).bind(10, std::int64_t{has_pending_interrupts(t.interrupts)});
+    s.bind(11, parts.count());
     created = s.run() == 1;
+    if (created) write_state_parts_locked(t.thread_id, parts);
   });
   return created;
 }
 
 std::optional<ThreadRecord> SqlStore::get_thread(const std::string& thread_id) {
-  return read_thread_row(thread_id, kThreadReadColumns);
+  return read_thread_row(thread_id, thread_read_columns(connection_->dialect()));
 }
 
 std::optional<ThreadRecord> SqlStore::get_thread_head(const std::string& thread_id) {
@@ -599,8 +646,8 @@ std::optional<ThreadRecord> SqlStore::read_thread_row(const std::string& thread_
 }
 
 std::optional<ThreadRecord> SqlStore::read_thread_locked(const std::string& thread_id) {
-  Statement s(prepared_locked(
-      sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads WHERE thread_id = ?")));
+  Statement s(prepared_locked(sql("SELECT ", thread_read_columns(connection_->dialect()).c_str(),
+                                  " FROM server_threads WHERE thread_id = ?")));
   s.bind(1, thread_id);
   if (!s.step()) return std::nullopt;
   return read_thread(s);
@@ -612,13 +659,16 @@ void SqlStore::update_thread(const ThreadRecord& t) {
     Statement s(
         prepared_locked("UPDATE server_threads SET updated_at = ?, metadata = ?, "
                         "status = ?, config = ?, state_values = ?, interrupts = ?, "
-                        "error = ?, pending_interrupts = ? WHERE thread_id = ?"));
+                        "error = ?, pending_interrupts = ?, state_parts = ? WHERE thread_id = ?"));
+    const std::optional<std::string> values = json_text(t.values);
+    const StateParts parts = state_parts_of(values);
     s.bind(1, t.updated_at)
         .bind(2, t.metadata.dump())
         .bind(3, to_string(t.status))
         .bind(4, t.config.dump());
-    s.bind_json(5, t.values).bind_json(6, t.interrupts).bind_json(7, t.error);
-    s.bind(8, std::int64_t{has_pending_interrupts(t.interrupts)}).bind(9, t.thread_id).run();
+    s.bind_first_part(5, parts).bind_json(6, t.interrupts).bind_json(7, t.error);
+    s.bind(8, std::int64_t{has_pending_interrupts(t.interrupts)}).bind(9, parts.count());
+    if (s.bind(10, t.thread_id).run() == 1) write_state_parts_locked(t.thread_id, parts);
   });
 }
 
@@ -734,28 +784,48 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
        "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, active_runs = ? "
        "WHERE thread_id = ?"},
       {"UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
-       "interrupts = ?, pending_interrupts = ? WHERE thread_id = ?",
+       "interrupts = ?, pending_interrupts = ?, state_parts = ? WHERE thread_id = ?",
        "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
-       "interrupts = ?, pending_interrupts = ?, active_runs = ? WHERE thread_id = ?"}};
+       "interrupts = ?, pending_interrupts = ?, state_parts = ?, active_runs = ? "
+       "WHERE thread_id = ?"}};
   const bool values = outcome.has_values();
   Statement s(prepared_locked(kTexts[values ? 1 : 0][active_runs ? 1 : 0]));
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
   int index = 4;
+  StateParts parts;
   if (values) {
-    // The values (long on a long thread) outlive the statement: not copied.
-    if (text.state_text != nullptr) {
-      s.bind_unowned(4, *text.state_text);
-    } else if (text.values) {
-      s.bind_unowned(4, *text.values);
-    } else {
-      s.bind_optional(4, text.values);
-    }
-    s.bind_optional(5, text.interrupts);
-    s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)});
-    index = 7;
+    // The values (long on a long thread) outlive the statement: their parts are not copied.
+    const std::string* state =
+        text.state_text != nullptr ? text.state_text : (text.values ? &*text.values : nullptr);
+    parts = state != nullptr ? split_state(*state) : StateParts{};
+    s.bind_first_part(4, parts).bind_optional(5, text.interrupts);
+    s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)}).bind(7, parts.count());
+    index = 8;
   }
   if (active_runs) s.bind(index++, *active_runs);
-  return s.bind(index, thread_id).run() == 1;
+  if (s.bind(index, thread_id).run() != 1) return false;
+  if (values) write_state_parts_locked(thread_id, parts);
+  return true;
+}
+
+void SqlStore::write_state_parts_locked(const std::string& thread_id, const StateParts& parts) {
+  // An unchanged part: the conflict's update is skipped (no page of the table is written).
+  static const std::string kPut =
+      "INSERT INTO server_thread_state_parts (thread_id, part, chunk) VALUES (?, ?, ?) "
+      "ON CONFLICT (thread_id, part) DO UPDATE SET chunk = excluded.chunk "
+      "WHERE server_thread_state_parts.chunk <> excluded.chunk";
+  for (std::size_t i = 0; i < parts.rest.size(); ++i) {
+    Statement(prepared_locked(kPut))
+        .bind(1, thread_id)
+        .bind(2, static_cast<std::int64_t>(i + 1))
+        .bind_unowned(3, parts.rest[i])
+        .run();
+  }
+  Statement(
+      prepared_locked("DELETE FROM server_thread_state_parts WHERE thread_id = ? AND part >= ?"))
+      .bind(1, thread_id)
+      .bind(2, parts.count())
+      .run();
 }
 
 std::vector<std::string> SqlStore::thread_ids_with_stored_status(ThreadStatus status) {
@@ -769,8 +839,8 @@ std::vector<std::string> SqlStore::thread_ids_with_stored_status(ThreadStatus st
 
 std::vector<ThreadRecord> SqlStore::list_threads() {
   std::lock_guard lock(mutex_);
-  Statement s(prepared_locked(
-      sql("SELECT ", kThreadReadColumns.c_str(), " FROM server_threads ORDER BY created_at DESC")));
+  Statement s(prepared_locked(sql("SELECT ", thread_read_columns(connection_->dialect()).c_str(),
+                                  " FROM server_threads ORDER BY created_at DESC")));
   std::vector<ThreadRecord> out;
   while (s.step()) out.push_back(read_thread(s));
   return out;
@@ -789,8 +859,8 @@ void bind_values(sql::Statement& statement, const std::vector<SqlValue>& args) {
 
 std::vector<ThreadRecord> SqlStore::search_threads(const ThreadFilter& filter,
                                                       const ThreadPage& page) {
-  ThreadSearchSql search =
-      thread_search_sql(filter, page, kThreadReadColumns, connection_->dialect());
+  ThreadSearchSql search = thread_search_sql(
+      filter, page, thread_read_columns(connection_->dialect()), connection_->dialect());
   // Not kept prepared: the text varies with the filter's keys and ids.
   std::lock_guard lock(mutex_);
   auto prepared = sql::prepare_once(*connection_, search.text);
@@ -826,6 +896,7 @@ void SqlStore::delete_thread_locked(const std::string& thread_id) {
   for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
                            "DELETE FROM server_thread_events WHERE thread_id = ?",
                            "DELETE FROM server_thread_event_batches WHERE thread_id = ?",
+                           "DELETE FROM server_thread_state_parts WHERE thread_id = ?",
                            "DELETE FROM server_threads WHERE thread_id = ?"}) {
     Statement(prepared_locked(text)).bind(1, thread_id).run();
   }

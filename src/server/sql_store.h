@@ -46,7 +46,11 @@ class StatementCache;
 
 namespace tollgate::server {
 
-inline constexpr int kServerSchemaVersion = 11;
+namespace sql_rows {
+struct StateParts;
+}  // namespace sql_rows
+
+inline constexpr int kServerSchemaVersion = 12;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.
@@ -237,6 +241,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
     const std::string* state_text = nullptr;
   };
   static OutcomeText outcome_text(const ThreadOutcome& outcome);
+  // The parts of a thread's state after its first (split_state), written into
+  // server_thread_state_parts: a part the table holds already as it is is not written again;
+  // parts past the last are deleted. The first part and the count go into the thread's row.
+  void write_state_parts_locked(const std::string& thread_id, const sql_rows::StateParts& parts);
   // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
                                  const OutcomeText& text,

@@ -2,15 +2,43 @@
 // column lists and the readers of each record. Internal to the SQL store's files.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/store.h"
 #include "server/thread_query.h"
 #include "sql/connection.h"
 
 namespace tollgate::server::sql_rows {
+
+// A thread's state text in parts (schema 12 of sql_store.cpp): the first, of at most
+// kFirstStatePart bytes, in the thread's row; each other of at most kStatePart bytes in
+// server_thread_state_parts. Parts end on a character's first byte (PostgreSQL's text is
+// UTF-8), so that a text that grew at its end keeps each earlier part as it was.
+inline constexpr std::size_t kFirstStatePart = 8 * 1024;
+inline constexpr std::size_t kStatePart = 32 * 1024;
+
+struct StateParts {
+  std::optional<std::string_view> first;  // nullopt: no state (NULL)
+  std::vector<std::string_view> rest;     // parts 1, 2, ... (views into the split text)
+
+  std::int64_t count() const { return static_cast<std::int64_t>(1 + rest.size()); }
+};
+
+// The parts of `text` (a view into it: it must outlive the parts).
+StateParts split_state(std::string_view text);
+inline StateParts state_parts_of(const std::optional<std::string>& text) {
+  return text ? split_state(*text) : StateParts{};
+}
+
+// A JSON column's text: nullopt for null.
+inline std::optional<std::string> json_text(const Json& value) {
+  if (value.is_null()) return std::nullopt;
+  return value.dump();
+}
 
 // One use of a cached prepared statement (SqlStore::prepared_locked), with the JSON and
 // optional-text columns of the store's tables; resets the statement when it goes out of scope.
@@ -37,6 +65,14 @@ class Statement {
       return *this;
     }
     return bind(index, value.dump());
+  }
+  // The first part of a state (state_values), NULL without one; the text outlives this.
+  Statement& bind_first_part(int index, const StateParts& parts) {
+    if (!parts.first) {
+      statement_.bind_null(index);
+      return *this;
+    }
+    return bind_unowned(index, *parts.first);
   }
   Statement& bind_optional(int index, const std::optional<std::string>& text) {
     if (!text) {
@@ -156,11 +192,10 @@ inline constexpr const char* kAssistantColumns =
     "updated_at";
 inline constexpr const char* kThreadColumns =
     "thread_id, created_at, updated_at, metadata, status, config, state_values, interrupts, error";
-// The columns of kThreadColumns as read: the status is busy while a run of the thread is pending
-// or running (read_status), else the stored one.
-inline const std::string kThreadReadColumns =
-    "thread_id, created_at, updated_at, metadata, read_status, config, state_values, interrupts, "
-    "error";
+// The columns of kThreadColumns as read in `dialect` (thread_row_texts): the status is busy while
+// a run of the thread is pending or running (read_status), else the stored one; the state whole
+// (thread_state_sql).
+const std::string& thread_read_columns(sql::Dialect dialect);
 // The same without the state (ServerStore::get_thread_head): values read as null.
 inline const std::string kThreadHeadColumns =
     "thread_id, created_at, updated_at, metadata, read_status, config, NULL, interrupts, error";

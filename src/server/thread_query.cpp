@@ -5,6 +5,22 @@
 #include <limits>
 
 namespace tollgate::server {
+
+const std::string& thread_state_sql(sql::Dialect dialect) {
+  // The rest in order of part: string_agg's ORDER BY; in SQLite group_concat as a window
+  // function, which adds the rows of its frame in the window's order.
+  static const std::string kSqlite =
+      "(CASE WHEN state_parts > 1 THEN state_values || coalesce((SELECT group_concat(chunk, '') "
+      "OVER (ORDER BY part ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM "
+      "server_thread_state_parts p WHERE p.thread_id = server_threads.thread_id LIMIT 1), '') "
+      "ELSE state_values END)";
+  static const std::string kPostgres =
+      "(CASE WHEN state_parts > 1 THEN state_values || coalesce((SELECT string_agg(chunk, '' "
+      "ORDER BY part) FROM server_thread_state_parts p WHERE p.thread_id = "
+      "server_threads.thread_id), '') ELSE state_values END)";
+  return dialect == sql::Dialect::kPostgres ? kPostgres : kSqlite;
+}
+
 namespace {
 
 // One term of a WHERE clause with the values of its ?.
@@ -99,7 +115,7 @@ FilterTerms filter_terms(const ThreadFilter& filter, sql::Dialect dialect) {
     out.all.push_back(std::move(in));
   }
   add_containment(dialect, "metadata", filter.metadata, out.all);
-  add_containment(dialect, "state_values", filter.values, out.all);
+  add_containment(dialect, thread_state_sql(dialect).c_str(), filter.values, out.all);
   const ThreadVisibility& visible = filter.visible;
   // A reviewer sees every interrupted thread: the status filter then implies visibility.
   if (visible.all || (visible.reviewer && filter.status == ThreadStatus::kInterrupted)) return out;

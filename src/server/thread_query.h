@@ -7,8 +7,8 @@
 //                    running (active_runs > 0), else the stored status;
 //   awaiting_review  1 when a reviewer sees the thread: read_status 'interrupted', or
 //                    interrupts still listed (pending_interrupts);
-// and the dialect's JSON tests for metadata and values (SQLite: json_each, json_extract,
-// json_type; PostgreSQL: jsonb operators over the text columns).
+// and the dialect's JSON tests for metadata and the state, thread_state_sql (SQLite: json_each,
+// json_extract, json_type; PostgreSQL: jsonb operators over the text columns).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,11 @@
 namespace tollgate::server {
 
 using SqlValue = std::variant<std::string, std::int64_t, double>;
+
+// A thread's state as one text, in a query over server_threads in `dialect`: its first part
+// (state_values) followed by the rest (server_thread_state_parts, schema 12 of sql_store.cpp)
+// in order; null when it has none.
+const std::string& thread_state_sql(sql::Dialect dialect);
 
 struct ThreadFilterSql {
   std::string where;            // "" when the filter selects every thread, else "WHERE ..."

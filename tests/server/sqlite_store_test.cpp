@@ -7,6 +7,7 @@
 #include "server/log_entry_testing.h"
 #include "server/run_request.h"
 #include "server/sql_store.h"
+#include "server/sql_store_rows.h"
 #include "server/sql_webhook_queue.h"
 #include "server/storage.h"
 #include "server/store_backend.h"
@@ -536,8 +537,15 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a database of the current schema back to version 10 (what schema 11 changed, undone).
+// Takes a database of the current schema back to version 11 (a thread's state whole in its
+// row: the test's states are of one part).
+#define TOLLGATE_BACK_TO_VERSION_11                                                            \
+  "DROP TABLE server_thread_state_parts; ALTER TABLE server_threads DROP COLUMN state_parts; " \
+  "UPDATE tollgate_schema SET version = 11 WHERE component = 'server_store'; "
+
+// ... and back to version 10 (what schema 11 changed, undone).
 #define TOLLGATE_BACK_TO_VERSION_10                                                           \
+  TOLLGATE_BACK_TO_VERSION_11                                                                 \
   "DROP INDEX server_runs_active; "                                                           \
   "CREATE INDEX server_runs_by_status ON server_runs(status) WHERE status IN ('pending', "    \
   "'running'); CREATE INDEX server_runs_by_thread_status ON server_runs(thread_id, status); " \
@@ -559,6 +567,141 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   "ALTER TABLE server_threads DROP COLUMN rollback_to; "                                        \
   "UPDATE tollgate_schema SET version = 4 WHERE component = 'server_store'; "
 constexpr const char* kBackToVersion4 = TOLLGATE_BACK_TO_VERSION_4;
+
+// A state of `n` messages, each with characters of two, three and four bytes in UTF-8, so that
+// the parts' ends fall inside characters.
+Json long_state(int n) {
+  Json messages = Json::array();
+  for (int i = 0; i < n; ++i) {
+    messages.push_back({{"type", "human"},
+                        {"content", "message " + std::to_string(i) +
+                                        " caf\u00e9 \u6f22\u5b57 \U0001F600 "
+                                        "padding padding padding"}});
+  }
+  return {{"messages", std::move(messages)}};
+}
+
+// A run's end that leaves the thread idle with `values`.
+ThreadOutcome idle_outcome(Json values) {
+  ThreadOutcome outcome;
+  outcome.status = ThreadStatus::kIdle;
+  outcome.values = std::move(values);
+  outcome.updated_at = 5;
+  return outcome;
+}
+
+TEST(StatePartsTest, PartsEndOnCharactersAndJoinToTheText) {
+  const std::string text = long_state(2000).dump();
+  const sql_rows::StateParts parts = sql_rows::split_state(text);
+  ASSERT_TRUE(parts.first);
+  ASSERT_GT(parts.rest.size(), 2u);
+  EXPECT_LE(parts.first->size(), sql_rows::kFirstStatePart);
+  std::string joined(*parts.first);
+  for (std::string_view part : parts.rest) {
+    EXPECT_FALSE(part.empty());
+    EXPECT_LE(part.size(), sql_rows::kStatePart);
+    EXPECT_NE(static_cast<unsigned char>(part.front()) & 0xC0, 0x80)
+        << "a part starts mid-character";
+    joined += part;
+  }
+  EXPECT_EQ(joined, text);
+}
+
+TEST(StatePartsTest, ATextThatGrewAtItsEndKeepsItsEarlierParts) {
+  const std::string text = long_state(1000).dump();
+  const std::string grown = text + std::string(5000, 'x');
+  const sql_rows::StateParts before = sql_rows::split_state(text);
+  const sql_rows::StateParts after = sql_rows::split_state(grown);
+  EXPECT_EQ(*after.first, *before.first);
+  ASSERT_GE(after.rest.size(), before.rest.size());
+  for (std::size_t i = 0; i + 1 < before.rest.size(); ++i) EXPECT_EQ(after.rest[i], before.rest[i]);
+}
+
+TEST(StatePartsTest, AShortStateIsOnePartAndNoStateNone) {
+  EXPECT_EQ(sql_rows::split_state(std::string_view(R"({"messages":[]})")).count(), 1);
+  EXPECT_EQ(*sql_rows::split_state(std::string_view("")).first, "");
+  const sql_rows::StateParts none = sql_rows::state_parts_of(std::nullopt);
+  EXPECT_FALSE(none.first);
+  EXPECT_EQ(none.count(), 1);
+}
+
+// A long state is kept in parts: read back whole by every read of the thread, found by a search
+// on its values, and its parts past the end of a shorter state are deleted with it.
+TEST_F(SqliteStoreTest, ALongStateIsReadWholeFoundByItsValuesAndShrinks) {
+  ThreadRecord t = thread("long");
+  t.values = long_state(3000);
+  ASSERT_TRUE(store_->create_thread(t));
+  EXPECT_GT(db_.rows("server_thread_state_parts"), 2);
+  EXPECT_EQ(store_->get_thread("long")->values, t.values);
+  EXPECT_TRUE(store_->get_thread_head("long")->values.is_null());
+  ThreadFilter by_values;
+  by_values.values = {{"messages", t.values["messages"]}};
+  auto found = store_->search_threads(by_values, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].values, t.values);
+  by_values.values = {{"messages", long_state(2999)["messages"]}};
+  EXPECT_EQ(store_->count_threads(by_values), 0u);
+
+  const ThreadOutcome shorter = idle_outcome(long_state(10));
+  ASSERT_TRUE(store_->set_thread_outcome("long", shorter));
+  EXPECT_EQ(db_.rows("server_thread_state_parts"), 0);
+  EXPECT_EQ(store_->get_thread("long")->values, shorter.values);
+
+  ThreadRecord again = *store_->get_thread("long");
+  again.values = long_state(1500);
+  store_->update_thread(again);
+  EXPECT_EQ(store_->get_thread("long")->values, again.values);
+  store_->delete_thread("long");
+  EXPECT_EQ(db_.rows("server_thread_state_parts"), 0);
+}
+
+// A state that grew at its end writes only its last parts: a part the table holds as it is is not
+// written again (counted by a trigger on the table).
+TEST_F(SqliteStoreTest, AStateThatGrewWritesOnlyItsChangedParts) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite trigger counts the writes";
+  ThreadRecord t = thread("t");
+  t.values = long_state(2000);
+  ASSERT_TRUE(store_->create_thread(t));
+  const std::int64_t parts = db_.rows("server_thread_state_parts");
+  ASSERT_GT(parts, 3);
+  db_.exec(
+      "CREATE TABLE part_writes (part INTEGER); "
+      "CREATE TRIGGER part_updated AFTER UPDATE ON server_thread_state_parts BEGIN "
+      "INSERT INTO part_writes VALUES (new.part); END; "
+      "CREATE TRIGGER part_inserted AFTER INSERT ON server_thread_state_parts BEGIN "
+      "INSERT INTO part_writes VALUES (new.part); END;");
+  const ThreadOutcome grown = idle_outcome(long_state(2010));
+  ASSERT_TRUE(store_->set_thread_outcome("t", grown));
+  EXPECT_EQ(store_->get_thread("t")->values, grown.values);
+  // The last part of before grew (and maybe one more was added); every other is as it was.
+  const std::int64_t written = db_.rows("part_writes");
+  EXPECT_GE(written, 1);
+  EXPECT_LE(written, 2);
+  EXPECT_EQ(db_.rows("part_writes WHERE part < " + std::to_string(parts - 1)), 0);
+}
+
+// A version-11 database kept each thread's state whole in its row: read as one part, found by
+// its values, and written in parts from its next write on.
+TEST_F(SqliteStoreTest, AVersion11DatabaseKeepsItsThreadsStates) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
+  ThreadRecord kept = thread("kept");
+  kept.values = {{"messages", Json::array({"hello"})}};
+  store_->create_thread(kept);
+  store_->create_thread(thread("empty"));
+  rewrite_closed_database({TOLLGATE_BACK_TO_VERSION_11});
+  reopen();
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  EXPECT_EQ(store_->get_thread("kept")->values, kept.values);
+  EXPECT_TRUE(store_->get_thread("empty")->values.is_null());
+  ThreadFilter by_values;
+  by_values.values = {{"messages", Json::array({"hello"})}};
+  auto found = store_->search_threads(by_values, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].thread_id, "kept");
+  const ThreadOutcome later = idle_outcome(long_state(1000));
+  ASSERT_TRUE(store_->set_thread_outcome("kept", later));
+  EXPECT_EQ(store_->get_thread("kept")->values, later.values);
+}
 
 // ... and back to version 3 (what schema 4 added, removed).
 constexpr const char* kBackToVersion3 = TOLLGATE_BACK_TO_VERSION_4
