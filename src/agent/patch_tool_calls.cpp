@@ -2,7 +2,10 @@
 // never got a ToolMessage is answered, so the model is never sent a dangling tool call (which
 // providers refuse with a 400). A call the new input left unfinished with its effect intent
 // stored (docs/effects.md) is answered as one that may have run, not as cancelled.
+#include <algorithm>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include "agent/hitl_texts.h"
 #include "tollgate/effect_intents.h"
@@ -32,9 +35,10 @@ const std::string* call_id_of(const Json& call) {
   return id != call.end() && id->is_string() ? &id->get_ref<const std::string&>() : nullptr;
 }
 
-// Whether an AI message has a tool call (valid or malformed) with no answer in `answered`.
-bool has_unanswered_call(const Json& messages,
-                         const std::set<std::string_view, std::less<>>& answered) {
+// Whether an AI message has a tool call (valid or malformed) whose id is not in `answered`
+// (sorted). The history is read once and nothing is copied: this runs before every run, on
+// every message of the conversation.
+bool has_unanswered_call(const Json& messages, const std::vector<std::string_view>& answered) {
   for (const auto& m : messages) {
     if (!is_type(m, "ai")) continue;
     for (const char* key : {"tool_calls", "invalid_tool_calls"}) {
@@ -42,7 +46,9 @@ bool has_unanswered_call(const Json& messages,
       if (calls == m.end() || !calls->is_array()) continue;
       for (const auto& call : *calls) {
         const std::string* id = call_id_of(call);
-        if (id != nullptr && answered.count(*id) == 0) return true;
+        if (id != nullptr && !std::binary_search(answered.begin(), answered.end(), *id)) {
+          return true;
+        }
       }
     }
   }
@@ -57,15 +63,18 @@ class PatchToolCallsMiddleware final : public AgentMiddleware {
   std::optional<HookResult> before_agent(const HookContext& ctx) const override {
     const Json& messages = ctx.state["messages"];
     if (!messages.is_array() || messages.empty()) return std::nullopt;
-    // Ids viewed in the messages, which outlive this call.
-    std::set<std::string_view, std::less<>> answered;
+    // The answered calls' ids, viewed in the messages (which outlive this call), sorted.
+    std::vector<std::string_view> answered_ids;
     for (const auto& m : messages) {
       if (!is_type(m, "tool")) continue;
       const auto id = m.find("tool_call_id");
-      if (id != m.end() && id->is_string()) answered.insert(id->get_ref<const std::string&>());
+      if (id != m.end() && id->is_string())
+        answered_ids.push_back(id->get_ref<const std::string&>());
     }
+    std::sort(answered_ids.begin(), answered_ids.end());
     // Nearly always every call has its answer: then nothing is copied.
-    if (!has_unanswered_call(messages, answered)) return std::nullopt;
+    if (!has_unanswered_call(messages, answered_ids)) return std::nullopt;
+    std::set<std::string_view, std::less<>> answered(answered_ids.begin(), answered_ids.end());
     Json patched = Json::array();
     bool changed = false;
     for (const auto& m : messages) {

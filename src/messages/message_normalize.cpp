@@ -202,13 +202,14 @@ std::string message_type(const Json& message) {
   if (message.is_string()) return "human";
   if (!message.is_object()) return "";
   // An unknown type or class name comes back as given (normalize_message refuses it); an
-  // unknown role is a chat message's.
-  if (is_lc_constructor(message)) {
-    const std::string& class_name = message["id"].back().get_ref<const std::string&>();
-    return std::string(canonical_message_type(class_name).value_or(class_name));
-  }
+  // unknown role is a chat message's. The type is looked up once: every message of a
+  // conversation is asked, at every model call.
   if (auto it = message.find("type"); it != message.end() && it->is_string()) {
     const std::string& type = it->get_ref<const std::string&>();
+    if (type == "constructor" && is_lc_constructor(message)) {
+      const std::string& class_name = message["id"].back().get_ref<const std::string&>();
+      return std::string(canonical_message_type(class_name).value_or(class_name));
+    }
     return std::string(canonical_message_type(type).value_or(type));
   }
   if (auto it = message.find("role"); it != message.end() && it->is_string()) {

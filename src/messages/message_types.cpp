@@ -35,6 +35,10 @@ constexpr std::array<std::string_view, 7> kStoredTypes = {"human",    "ai",   "s
 }  // namespace
 
 std::optional<std::string_view> canonical_message_type(std::string_view name) {
+  // A name as stored (the usual case) is found as it is, before any case folding.
+  for (const auto& [alias, type] : kNames) {
+    if (name == alias) return type;
+  }
   if (name.ends_with("Chunk")) name.remove_suffix(5);
   if (name.ends_with("Message")) name.remove_suffix(7);
   for (const auto& [alias, type] : kNames) {
