@@ -113,10 +113,6 @@ bool RunManager::any_run_of_locked(const std::string& thread_id) const {
   return false;
 }
 
-std::mutex& RunManager::submission_lock(const std::string& thread_id) {
-  return submission_locks_[std::hash<std::string>{}(thread_id) % kSubmissionLocks];
-}
-
 bool RunManager::run_in_memory(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   return active_.count(run_id) != 0;
@@ -144,7 +140,7 @@ RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotifi
   check_reviewers(stored, *thread, assistant->graph_id);
 
   // One submission of the thread at a time, to its run's insert (see the class comment).
-  std::lock_guard submitting(submission_lock(request.thread_id));
+  const KeyedLocks::Guard submitting = submission_locks_.lock(request.thread_id);
   if (shared()) {
     // The thread's runs on every replica; a reject is checked again as the run is inserted.
     std::vector<RunRecord> in_flight = replicas_->active_runs(request.thread_id);
@@ -365,7 +361,7 @@ void RunManager::delete_thread(const std::string& thread_id, Saver* checkpoints)
     streams_.forget(thread_id);
     return;
   }
-  std::lock_guard submitting(submission_lock(thread_id));
+  const KeyedLocks::Guard submitting = submission_locks_.lock(thread_id);
   std::unique_lock lock(mutex_);
   for (;;) {
     if (thread_active_locked(thread_id)) throw Error::Conflict(delete_busy_message(thread_id));
@@ -386,7 +382,7 @@ bool RunManager::prune_checkpoints(const std::string& thread_id, Saver& checkpoi
         thread_id, [&] { checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest); });
   }
   // Under the locks: no run of the thread can be submitted while its checkpoints change.
-  std::lock_guard submitting(submission_lock(thread_id));
+  const KeyedLocks::Guard submitting = submission_locks_.lock(thread_id);
   std::lock_guard lock(mutex_);
   if (thread_active_locked(thread_id)) return false;
   checkpoints.prune({thread_id}, PruneStrategy::kKeepLatest);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "server/event_log.h"
+#include "server/keyed_locks.h"
 #include "server/replica_store.h"
 #include "server/run_events.h"
 #include "server/run_request.h"
@@ -375,13 +376,11 @@ class RunManager {
   ExpiryListener expiry_listener_;
   std::vector<std::thread> workers_;
 
-  // The lock of the thread's submissions (see the class comment): one of kSubmissionLocks,
-  // by the thread id's hash.
-  std::mutex& submission_lock(const std::string& thread_id);
   // Whether the run is this replica's in memory (queued, executing, or being submitted).
   bool run_in_memory(const std::string& run_id);
-  static constexpr std::size_t kSubmissionLocks = 64;
-  std::array<std::mutex, kSubmissionLocks> submission_locks_;
+  // Each thread's submission lock (see the class comment), by thread id: a submission held up
+  // by the storage holds back no other thread's.
+  KeyedLocks submission_locks_;
 
   std::mutex mutex_;
   std::condition_variable wake_;        // the workers: a run may be taken up
