@@ -607,6 +607,25 @@ TEST(StatePartsTest, PartsEndOnCharactersAndJoinToTheText) {
   EXPECT_EQ(joined, text);
 }
 
+// Each part's end that would fall inside a character (here a 3-byte "\u20ac") moves back to
+// the character's first byte.
+TEST(StatePartsTest, APartNeverEndsInsideACharacter) {
+  const std::string euro = "\u20ac";
+  ASSERT_EQ(euro.size(), 3u);
+  std::string text(sql_rows::kFirstStatePart - 1, 'a');
+  text += euro;  // its bytes at kFirstStatePart - 1 .. + 1
+  text += std::string(sql_rows::kStatePart - 4, 'b');
+  text += euro;  // its second byte at the second part's end
+  text += "tail";
+  const sql_rows::StateParts parts = sql_rows::split_state(text);
+  ASSERT_EQ(parts.rest.size(), 2u);
+  EXPECT_EQ(parts.first->size(), sql_rows::kFirstStatePart - 1);
+  EXPECT_EQ(parts.rest[0].substr(0, 3), euro);
+  EXPECT_EQ(parts.rest[1].substr(0, 3), euro);
+  EXPECT_EQ(std::string(*parts.first) + std::string(parts.rest[0]) + std::string(parts.rest[1]),
+            text);
+}
+
 TEST(StatePartsTest, ATextThatGrewAtItsEndKeepsItsEarlierParts) {
   const std::string text = long_state(1000).dump();
   const std::string grown = text + std::string(5000, 'x');
