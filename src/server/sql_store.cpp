@@ -309,6 +309,11 @@ sql_rows::StateParts sql_rows::split_state(std::string_view text) {
   return parts;
 }
 
+std::optional<std::string> sql_rows::json_text(const Json& value) {
+  if (value.is_null()) return std::nullopt;
+  return event_json(value);
+}
+
 const std::string& sql_rows::thread_read_columns(sql::Dialect dialect) {
   auto columns = [](sql::Dialect d) {
     return "thread_id, created_at, updated_at, metadata, read_status, config, " +
@@ -764,16 +769,13 @@ bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutc
 }
 
 SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
-  auto text = [](const Json& value) -> std::optional<std::string> {
-    if (value.is_null()) return std::nullopt;
-    return event_json(value);  // text that is not UTF-8 (a tool's bytes) stored replaced
-  };
   if (outcome.state_text) {
-    return {std::nullopt, text(outcome.interrupts), text(outcome.error), &*outcome.state_text};
+    return {std::nullopt, json_text(outcome.interrupts), json_text(outcome.error),
+            &*outcome.state_text};
   }
   std::optional<std::string> values =
-      outcome.state ? state_event_json(*outcome.state) : text(outcome.values);
-  return {std::move(values), text(outcome.interrupts), text(outcome.error)};
+      outcome.state ? state_event_json(*outcome.state) : json_text(outcome.values);
+  return {std::move(values), json_text(outcome.interrupts), json_text(outcome.error)};
 }
 
 bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,

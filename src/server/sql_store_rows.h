@@ -34,11 +34,9 @@ inline StateParts state_parts_of(const std::optional<std::string>& text) {
   return text ? split_state(*text) : StateParts{};
 }
 
-// A JSON column's text: nullopt for null.
-inline std::optional<std::string> json_text(const Json& value) {
-  if (value.is_null()) return std::nullopt;
-  return value.dump();
-}
+// A JSON column's text: nullopt for null; text that is not UTF-8 (a tool's bytes) stored
+// replaced, as every event is written (event_json).
+std::optional<std::string> json_text(const Json& value);
 
 // One use of a cached prepared statement (SqlStore::prepared_locked), with the JSON and
 // optional-text columns of the store's tables; resets the statement when it goes out of scope.

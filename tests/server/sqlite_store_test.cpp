@@ -350,6 +350,17 @@ TEST_F(SqliteStoreTest, ThreadValuesWithBytesThatAreNotUtf8AreStoredReplaced) {
   EXPECT_EQ(store_->get_thread("t1")->values["out"], "ok \xEF\xBF\xBD\xEF\xBF\xBD end");
 }
 
+// A thread made or rewritten with such values (a copy, a state update) stores them the same way.
+TEST_F(SqliteStoreTest, AThreadWrittenWithBytesThatAreNotUtf8StoresThemReplaced) {
+  ThreadRecord t = thread("t1");
+  t.values = Json{{"out", "made \xFF end"}};
+  ASSERT_TRUE(store_->create_thread(t));
+  EXPECT_EQ(store_->get_thread("t1")->values["out"], "made \xEF\xBF\xBD end");
+  t.values = Json{{"out", "updated \xFE end"}};
+  store_->update_thread(t);
+  EXPECT_EQ(store_->get_thread("t1")->values["out"], "updated \xEF\xBF\xBD end");
+}
+
 TEST_F(SqliteStoreTest, InsertRunMergesTheThreadMetadataAndRefusesAGoneThread) {
   store_->create_thread(thread("t1"));
   EXPECT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), {{"graph_id", "hitl"}}));
