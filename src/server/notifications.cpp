@@ -33,7 +33,9 @@ Json expires_at_of(const Json* configs) {
 
 Notifications::Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
                              bool queue_in_store_database, bool queue_shared)
-    : queue_(queue), queue_in_store_database_(queue_in_store_database) {
+    : queue_(queue),
+      queue_in_store_database_(queue_in_store_database),
+      store_events_(!webhooks.empty() || queue_shared) {
   std::map<std::string, WebhookSender::Receiver> receivers;
   for (std::size_t i = 0; i < webhooks.size(); ++i) {
     const WebhookOptions& hook = webhooks[i];
@@ -218,7 +220,7 @@ void Notifications::told(const std::vector<QueuedNotification>& notices) {
 void Notifications::tell(std::vector<QueuedNotification> notices) {
   for (QueuedNotification& n : notices) {
     n.fresh = true;
-    if (queue_ == nullptr) continue;
+    if (!stores_events()) continue;
     try {
       n.fresh = queue_->add(n.event, n.urls);
     } catch (const std::exception& e) {

@@ -58,7 +58,10 @@ class Notifications {
   // `queue_in_store_database`: the queue's tables are in the server store's database
   // (Storage::one_database), so the store can write notices with their facts.
   // `queue_shared`: other processes send from the queue too (Storage::shared), so this one's
-  // sender leases under an id of its own (webhook_sender.h).
+  // sender leases under an id of its own (webhook_sender.h). Events are stored only when a
+  // webhook is configured or the queue is shared: a stored event is what a webhook delivers,
+  // and its id keeps a fact that another process tells again told once. A lone server without
+  // webhooks tells its events to the review stream alone (its events table would only grow).
   Notifications(const std::vector<WebhookOptions>& webhooks, WebhookQueue* queue,
                 bool queue_in_store_database = false, bool queue_shared = false);
   ~Notifications();
@@ -109,9 +112,11 @@ class Notifications {
       const std::string& run_id, const std::string& thread_id, const std::string& assistant_id,
       RunStatus status, std::optional<ThreadStatus> thread_status, const std::string& error) const;
 
-  // Whether notices can be stored by the server store with the facts they tell (a webhook
-  // queue exists in its database).
-  bool stored_with_facts() const { return queue_ != nullptr && queue_in_store_database_; }
+  // Whether notices are stored by the server store with the facts they tell (events are
+  // stored, and the webhook queue is in its database).
+  bool stored_with_facts() const { return stores_events() && queue_in_store_database_; }
+  // Whether events are stored at all (see the constructor).
+  bool stores_events() const { return queue_ != nullptr && store_events_; }
   // Notices a store wrote with their fact: the fresh ones are sent and published.
   void told(const std::vector<QueuedNotification>& notices);
   // Stores each notice in its own transaction (failures logged), then as told().
@@ -132,6 +137,7 @@ class Notifications {
 
   WebhookQueue* queue_;
   bool queue_in_store_database_;
+  bool store_events_;  // a webhook is configured, or the queue is shared
   std::map<std::string, std::vector<std::string>> urls_by_type_;
   std::unique_ptr<WebhookSender> sender_;  // null: no webhook configured
   std::shared_ptr<ReviewFeed> feed_ = std::make_shared<ReviewFeed>();

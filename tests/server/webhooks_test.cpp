@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "server/http_server.h"
 #include "server/http_test_client.h"
+#include "server/notifications.h"
 #include "server/router.h"
 #include "server/sql_webhook_queue.h"
 #include "server/webhook_receiver.h"
@@ -173,6 +174,47 @@ TEST_F(WebhookQueueTest, AnEventNoReceiverSubscribesToIsKeptOnceWithoutItsBody) 
   EXPECT_EQ(queue_->list(std::nullopt, 10)[0].event_id, "e2");
 }
 
+// ------------------------------------------------------------------ what is stored
+
+// Rows of server_webhook_events in the file at `db`.
+std::int64_t stored_events(const std::filesystem::path& db) {
+  sql::SqliteConnection file(db.string());
+  auto rows = file.prepare("SELECT count(*) FROM server_webhook_events");
+  EXPECT_TRUE(rows->step());
+  return rows->integer(0);
+}
+
+// review.requested of one review on thread t1, as the run manager builds it.
+std::vector<QueuedNotification> review_requested(const Notifications& notifications) {
+  const Json interrupts = Json::parse(
+      R"({"task-1": [{"id": "i-1", "value": {"action_requests": [], "review_configs": []}}]})");
+  return notifications.review_requested_notices("t1", "gate", "cp-1", interrupts);
+}
+
+std::size_t told_on_stream(const Notifications& notifications) {
+  return notifications.feed()->read_after(0).size();
+}
+
+TEST_F(WebhookQueueTest, ALoneServerWithoutWebhooksStoresNoEventAndTellsItOnTheStream) {
+  Notifications notifications({}, queue_.get(), /*queue_in_store_database=*/true,
+                              /*queue_shared=*/false);
+  EXPECT_FALSE(notifications.stores_events());
+  EXPECT_FALSE(notifications.stored_with_facts());
+  notifications.tell(review_requested(notifications));
+  EXPECT_EQ(stored_events(db_), 0);
+  EXPECT_EQ(told_on_stream(notifications), 1u);
+}
+
+TEST_F(WebhookQueueTest, ASharedQueueStoresEventsWithoutWebhooksSoAFactIsToldOnce) {
+  Notifications notifications({}, queue_.get(), /*queue_in_store_database=*/true,
+                              /*queue_shared=*/true);
+  EXPECT_TRUE(notifications.stored_with_facts());
+  notifications.tell(review_requested(notifications));
+  notifications.tell(review_requested(notifications));  // told again (another process, say)
+  EXPECT_EQ(stored_events(db_), 1);
+  EXPECT_EQ(told_on_stream(notifications), 1u);
+}
+
 TEST_F(WebhookQueueTest, EachReceiverGetsOnlyItsOldestPendingDeliveryTried) {
   queue_->add(event("e1"), {"http://a/", "http://b/"});
   queue_->add(event("e2"), {"http://a/"});
@@ -315,16 +357,19 @@ class WebhookServerTest : public ::testing::Test {
   void start(const std::vector<std::string>& events = {"review.requested", "review.decided",
                                                        "run.finished", "run.failed"},
              double first_retry_seconds = 0.02, int max_attempts = 4) {
+    WebhookOptions hook{receiver_.url(), kSecretEnv, events};
+    hook.first_retry_seconds = first_retry_seconds;
+    hook.jitter = 0;
+    hook.max_attempts = max_attempts;
+    start_with({hook});
+  }
+  void start_with(std::vector<WebhookOptions> webhooks) {
     ServerOptions options;
     options.port = 0;
     options.db_path = db_.string();
     options.checkpointer = saver_;
     options.heartbeat_seconds = 0;
-    WebhookOptions hook{receiver_.url(), kSecretEnv, events};
-    hook.first_retry_seconds = first_retry_seconds;
-    hook.jitter = 0;
-    hook.max_attempts = max_attempts;
-    options.webhooks = {hook};
+    options.webhooks = std::move(webhooks);
     server_ = std::make_unique<Server>(options, review_graph());
     server_->start();
   }
@@ -468,6 +513,16 @@ TEST_F(WebhookServerTest, ARestartKeepsAPendingDeliveryAndSendsItOnSchedule) {
 TEST_F(WebhookServerTest, AnEventTypeNoWebhookSubscribedToIsNotSent) {
   start({"run.failed"});
   pause();
+  auto log = call("GET", "/webhooks/deliveries").json();
+  EXPECT_TRUE(log.empty()) << log.dump();
+  // Kept by its id (a webhook is configured): review.requested and run.finished.
+  EXPECT_EQ(stored_events(db_), 2);
+}
+
+TEST_F(WebhookServerTest, AServerWithoutWebhooksStoresNoNotificationEvent) {
+  start_with({});
+  approve(pause());
+  EXPECT_EQ(stored_events(db_), 0);
   auto log = call("GET", "/webhooks/deliveries").json();
   EXPECT_TRUE(log.empty()) << log.dump();
 }
