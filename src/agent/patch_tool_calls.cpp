@@ -35,9 +35,20 @@ const std::string* call_id_of(const Json& call) {
   return id != call.end() && id->is_string() ? &id->get_ref<const std::string&>() : nullptr;
 }
 
+// The ids of the history's ToolMessages, viewed in the messages (which outlive them), sorted.
+std::vector<std::string_view> answered_ids(const Json& messages) {
+  std::vector<std::string_view> ids;
+  for (const auto& m : messages) {
+    if (!is_type(m, "tool")) continue;
+    const auto id = m.find("tool_call_id");
+    if (id != m.end() && id->is_string()) ids.push_back(id->get_ref<const std::string&>());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 // Whether an AI message has a tool call (valid or malformed) whose id is not in `answered`
-// (sorted). The history is read once and nothing is copied: this runs before every run, on
-// every message of the conversation.
+// (sorted).
 bool has_unanswered_call(const Json& messages, const std::vector<std::string_view>& answered) {
   for (const auto& m : messages) {
     if (!is_type(m, "ai")) continue;
@@ -55,6 +66,48 @@ bool has_unanswered_call(const Json& messages, const std::vector<std::string_vie
   return false;
 }
 
+// Calls left open at once before the history is read the sorting way (below): the open calls
+// are searched at each ToolMessage.
+constexpr std::size_t kMostOpenCalls = 64;
+
+// has_unanswered_call against every ToolMessage of the history, in one pass and nothing
+// copied: this runs before every run, on every message of the conversation. A call stays open
+// until a ToolMessage answers it, which is nearly always among the messages right after it;
+// answers met before their call are checked at the end. A history that leaves many calls open
+// is read the sorting way instead.
+bool has_unanswered_call(const Json& messages) {
+  std::vector<std::string_view> open;
+  std::vector<std::string_view> answered;
+  for (const auto& m : messages) {
+    if (!m.is_object()) continue;
+    const auto type = m.find("type");
+    if (type == m.end() || !type->is_string()) continue;
+    const std::string& kind = type->get_ref<const std::string&>();
+    if (kind == "tool") {
+      const auto id = m.find("tool_call_id");
+      if (id == m.end() || !id->is_string()) continue;
+      const std::string_view answer = id->get_ref<const std::string&>();
+      answered.push_back(answer);
+      open.erase(std::remove(open.begin(), open.end(), answer), open.end());
+    } else if (kind == "ai") {
+      for (const char* key : {"tool_calls", "invalid_tool_calls"}) {
+        const auto calls = m.find(key);
+        if (calls == m.end() || !calls->is_array()) continue;
+        for (const auto& call : *calls) {
+          if (const std::string* id = call_id_of(call)) open.push_back(*id);
+        }
+      }
+      if (open.size() > kMostOpenCalls)
+        return has_unanswered_call(messages, answered_ids(messages));
+    }
+  }
+  if (open.empty()) return false;
+  std::sort(answered.begin(), answered.end());
+  return std::any_of(open.begin(), open.end(), [&answered](std::string_view id) {
+    return !std::binary_search(answered.begin(), answered.end(), id);
+  });
+}
+
 class PatchToolCallsMiddleware final : public AgentMiddleware {
  public:
   std::string name() const override { return "PatchToolCallsMiddleware"; }
@@ -63,18 +116,10 @@ class PatchToolCallsMiddleware final : public AgentMiddleware {
   std::optional<HookResult> before_agent(const HookContext& ctx) const override {
     const Json& messages = ctx.state["messages"];
     if (!messages.is_array() || messages.empty()) return std::nullopt;
-    // The answered calls' ids, viewed in the messages (which outlive this call), sorted.
-    std::vector<std::string_view> answered_ids;
-    for (const auto& m : messages) {
-      if (!is_type(m, "tool")) continue;
-      const auto id = m.find("tool_call_id");
-      if (id != m.end() && id->is_string())
-        answered_ids.push_back(id->get_ref<const std::string&>());
-    }
-    std::sort(answered_ids.begin(), answered_ids.end());
     // Nearly always every call has its answer: then nothing is copied.
-    if (!has_unanswered_call(messages, answered_ids)) return std::nullopt;
-    std::set<std::string_view, std::less<>> answered(answered_ids.begin(), answered_ids.end());
+    if (!has_unanswered_call(messages)) return std::nullopt;
+    const std::vector<std::string_view> ids = answered_ids(messages);
+    std::set<std::string_view, std::less<>> answered(ids.begin(), ids.end());
     Json patched = Json::array();
     bool changed = false;
     for (const auto& m : messages) {

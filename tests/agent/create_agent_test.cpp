@@ -520,6 +520,41 @@ TEST(PatchToolCalls, AnswersOnlyTheCallsWithoutAToolMessageAndEachIdOnce) {
   EXPECT_EQ(message_text(messages[5]), "again");
 }
 
+TEST(PatchToolCalls, AToolMessageBeforeItsCallStillAnswersIt) {
+  AgentOptions options = options_with({Json("fine")});
+  options.middleware = {make_patch_tool_calls()};
+  const Json call{{"id", "c1"}, {"name", "echo"}, {"args", {{"text", "x"}}}};
+  const Json history = {human_message("hi", "h1"), tool_message("echo: x", "c1", "echo"),
+                        ai_message("", Json::array({call}), "a1"), human_message("again", "h2")};
+  const Json messages =
+      create_agent(std::move(options))->invoke(Json{{"messages", history}}).values["messages"];
+  ASSERT_EQ(messages.size(), 5u);  // no answer added: the model's reply only
+  EXPECT_EQ(messages[2]["id"], "a1");
+  EXPECT_EQ(message_text(messages[4]), "fine");
+}
+
+TEST(PatchToolCalls, AHistoryLeavingManyCallsOpenIsPatchedAsAShortOne) {
+  AgentOptions options = options_with({Json("fine")});
+  options.middleware = {make_patch_tool_calls()};
+  // 70 calls at once (more than are searched open one by one), answered but for c41.
+  Json calls = Json::array();
+  for (int i = 0; i < 70; ++i) {
+    calls.push_back({{"id", "c" + std::to_string(i)}, {"name", "echo"}, {"args", Json::object()}});
+  }
+  Json history = {human_message("hi", "h1"), ai_message("", calls, "a1")};
+  for (int i = 0; i < 70; ++i) {
+    if (i != 41) history.push_back(tool_message("ok", "c" + std::to_string(i), "echo"));
+  }
+  history.push_back(human_message("again", "h2"));
+  const Json messages =
+      create_agent(std::move(options))->invoke(Json{{"messages", history}}).values["messages"];
+  ASSERT_EQ(messages.size(), history.size() + 2);  // one answer added, and the model's reply
+  EXPECT_EQ(messages[2]["tool_call_id"], "c41");
+  EXPECT_EQ(messages[2]["content"],
+            "Tool call echo with id c41 was cancelled - another message came in before it could "
+            "be completed.");
+}
+
 TEST(PatchToolCalls, LeavesAWellFormedHistoryUntouched) {
   auto model = std::make_shared<ScriptedChatModel>(std::vector<Json>{Json("fine")});
   AgentOptions options;
