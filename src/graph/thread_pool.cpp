@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/thread_name.h"
+
 namespace tollgate::graph_internal {
 
 ThreadPool::ThreadPool(std::size_t threads)
@@ -22,7 +24,10 @@ void ThreadPool::submit(std::function<void()> job) {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(job));
     if (threads_.size() < size_ && threads_.size() < queue_.size() + 1) {
-      threads_.emplace_back([this] { work(); });
+      threads_.emplace_back([this] {
+        core::name_this_thread("tg-tasks");
+        work();
+      });
     }
   }
   ready_.notify_one();

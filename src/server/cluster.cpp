@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/thread_name.h"
 #include "server/log.h"
 #include "tollgate/error.h"
 
@@ -29,7 +30,10 @@ void Cluster::start() {
     std::lock_guard lock(mutex_);
     stopping_ = false;
   }
-  keeper_ = std::thread([this] { keep(); });
+  keeper_ = std::thread([this] {
+    core::name_this_thread("tg-cluster");
+    keep();
+  });
 }
 
 void Cluster::stop() {

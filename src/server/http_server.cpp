@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/hex.h"
+#include "core/thread_name.h"
 #include "server/cors_policy.h"
 #include "server/log.h"
 #include "server/request_reader.h"
@@ -23,6 +24,15 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 
 namespace {
+
+// Names a thread of the handler pool at its first job (the pool cannot name its threads as it
+// makes them).
+void name_handler_thread() {
+  thread_local bool named = false;
+  if (named) return;
+  core::name_this_thread("tg-http-handler");
+  named = true;
+}
 
 // A request on its way through the handler pool, and what became of it.
 struct HandlerJob {
@@ -144,6 +154,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto job = std::make_shared<HandlerJob>();
     job->request = std::move(request);
     net::post(handlers_, [self = shared_from_this(), job] {
+      name_handler_thread();
       try {
         job->response = self->router_.dispatch(job->request);
       } catch (const std::exception& e) {
@@ -319,6 +330,7 @@ class Session : public std::enable_shared_from_this<Session> {
     job->settle = std::move(head_.settle);
     head_.settle = nullptr;
     net::post(handlers_, [self = shared_from_this(), job] {
+      name_handler_thread();
       try {
         job->head = job->settle();
       } catch (const std::exception& e) {
@@ -600,7 +612,10 @@ void HttpServer::start() {
   impl_->accept();
   std::size_t count = impl_->options.threads == 0 ? 1 : impl_->options.threads;
   for (std::size_t i = 0; i < count; ++i) {
-    impl_->threads.emplace_back([this] { impl_->run_io(); });
+    impl_->threads.emplace_back([this] {
+      core::name_this_thread("tg-http-io");
+      impl_->run_io();
+    });
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/thread_name.h"
 #include "server/log.h"
 #include "tollgate/clock.h"
 #include "tollgate/error.h"
@@ -29,7 +30,10 @@ Retention::~Retention() {
 void Retention::start() {
   // Always: any client may give a thread a TTL.
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    core::name_this_thread("tg-retention");
+    loop();
+  });
 }
 
 void Retention::stop() {

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/thread_name.h"
 #include "server/log.h"
 
 namespace tollgate::server {
@@ -36,7 +37,10 @@ void ReviewTimer::start() {
     std::lock_guard lock(mutex_);
     stopping_ = false;
   }
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    core::name_this_thread("tg-deadlines");
+    loop();
+  });
 }
 
 void ReviewTimer::stop() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/thread_name.h"
 #include "server/cluster.h"
 #include "server/ids.h"
 #include "server/log.h"
@@ -48,8 +49,18 @@ void RunManager::start() {
     recover();
   }
   std::size_t count = worker_count_ == 0 ? 1 : worker_count_;
-  for (std::size_t i = 0; i < count; ++i) workers_.emplace_back([this] { worker_loop(); });
-  if (shared()) flusher_ = std::thread([this] { flush_loop(); });
+  for (std::size_t i = 0; i < count; ++i) {
+    workers_.emplace_back([this] {
+      core::name_this_thread("tg-run");
+      worker_loop();
+    });
+  }
+  if (shared()) {
+    flusher_ = std::thread([this] {
+      core::name_this_thread("tg-run-flush");
+      flush_loop();
+    });
+  }
 }
 
 void RunManager::stop() {

@@ -4,10 +4,11 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/sha256.h"
+#include "core/thread_name.h"
 #include "models/http_client.h"
 #include "server/ids.h"
 #include "server/log.h"
-#include "core/sha256.h"
 
 namespace tollgate::server {
 namespace {
@@ -53,7 +54,10 @@ WebhookSender::~WebhookSender() {
 
 void WebhookSender::start() {
   if (thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    core::name_this_thread("tg-webhooks");
+    loop();
+  });
 }
 
 void WebhookSender::stop() {

@@ -12,6 +12,7 @@
 #include <map>
 #include <system_error>
 
+#include "core/thread_name.h"
 #include "sql/file_faults.h"
 
 namespace tollgate::sql {
@@ -159,7 +160,10 @@ void ConnectionLock::start_checkpointer(State& state, const std::string& path) {
     // the database after.
     state.checkpoint_connection = std::make_unique<SqliteConnection>(
         path, SqliteFileOptions{std::chrono::milliseconds(0), /*wal=*/true, SqliteSync::kNormal});
-    state.checkpointer = std::thread([&state] { run_checkpointer(state); });
+    state.checkpointer = std::thread([&state] {
+      core::name_this_thread("tg-wal");
+      run_checkpointer(state);
+    });
   } catch (...) {
     // Without it, the commits checkpoint the WAL themselves, as before.
     state.checkpoint_connection.reset();

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/sha256.h"
+#include "core/thread_name.h"
 #include "sql/postgres_connection.h"
 #include "tollgate/error.h"
 
@@ -49,7 +50,10 @@ void PostgresListener::start() {
   connected_ = true;
   std::lock_guard lock(mutex_);
   started_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    core::name_this_thread("tg-pg-listen");
+    run();
+  });
 }
 
 void PostgresListener::stop() {
