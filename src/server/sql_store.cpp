@@ -279,6 +279,20 @@ CREATE TABLE server_thread_state_parts (
   thread_id TEXT COLLATE "C" NOT NULL, part BIGINT NOT NULL, chunk TEXT NOT NULL,
   PRIMARY KEY (thread_id, part));
 )sql"},
+    // 13: a run's stream events are stored a batch a write too (event_batch.h), as a thread's
+    // since 6: one row for the events of one run that one write stores, keyed by the last of
+    // their sequence numbers, instead of a row (and an index entry) each. Events stored before
+    // stay in server_run_events, read before the batches and deleted with them.
+    {R"sql(
+CREATE TABLE server_run_event_batches (
+  run_id TEXT NOT NULL, last_seq INTEGER NOT NULL, events TEXT NOT NULL,
+  PRIMARY KEY (run_id, last_seq));
+)sql",
+     R"sql(
+CREATE TABLE server_run_event_batches (
+  run_id TEXT COLLATE "C" NOT NULL, last_seq BIGINT NOT NULL, events TEXT NOT NULL,
+  PRIMARY KEY (run_id, last_seq));
+)sql"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -427,26 +441,20 @@ void SqlStore::put_back_events(std::vector<PendingEvent> events) {
 
 void SqlStore::write_events_locked(const std::vector<PendingEvent>& events) {
   std::set<std::string> told;  // one notice per run and thread with new events, sent at commit
-  std::vector<const PendingEvent*> run_rows;
-  // Each thread's events in the order queued, a batch row each (few threads a write).
+  // Each thread's and run's events in the order queued, a batch row each (few a write).
   std::vector<std::vector<const PendingEvent*>> batches;
   for (const PendingEvent& pending : events) {
     if (!channels_.events.empty()) {
       std::string payload = (pending.of_thread ? "t:" : "r:") + pending.owner_id;
       if (told.insert(payload).second) notify_locked(channels_.events, payload);
     }
-    if (!pending.of_thread) {
-      run_rows.push_back(&pending);
-      continue;
-    }
     auto batch = std::find_if(batches.begin(), batches.end(), [&](const auto& b) {
-      return b.front()->owner_id == pending.owner_id;
+      return b.front()->of_thread == pending.of_thread && b.front()->owner_id == pending.owner_id;
     });
     if (batch == batches.end()) batch = batches.emplace(batches.end());
     batch->push_back(&pending);
   }
   for (const auto& batch : batches) insert_event_batch_locked(batch);
-  insert_run_event_rows_locked(run_rows);
 }
 
 void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>& batch) {
@@ -466,7 +474,17 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
     appended_at = std::max(appended_at, pending->appended_at);
   }
   // Written again after a commit that may not have happened (PostgreSQL), the batch replaces
-  // itself, or overlaps an earlier one that thread_events reads past.
+  // itself, or overlaps an earlier one that the reads read past.
+  if (!batch.front()->of_thread) {
+    static const std::string kPutRun =
+        upsert_sql("server_run_event_batches", "run_id, last_seq, events", "run_id, last_seq");
+    Statement(prepared_locked(kPutRun))
+        .bind(1, batch.front()->owner_id)
+        .bind(2, last_seq)
+        .bind_unowned(3, text)
+        .run();
+    return;
+  }
   static const std::string kPut =
       upsert_sql("server_thread_event_batches", "thread_id, last_seq, appended_at, events",
                  "thread_id, last_seq");
@@ -476,56 +494,6 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
       .bind(3, appended_at)
       .bind_unowned(4, text)
       .run();
-}
-
-namespace {
-
-// Rows per INSERT of queued run events: a run's end writes them in one statement instead of
-// one statement (and, on PostgreSQL, one round trip) each.
-constexpr std::size_t kEventRowsPerInsert = 64;
-
-// The INSERT of `rows` run event rows (1 to kEventRowsPerInsert), each text made once for the
-// process.
-const std::string& event_insert_sql(std::size_t rows) {
-  using Texts = std::array<std::string, kEventRowsPerInsert + 1>;
-  static const Texts kTexts = [] {
-    Texts texts;
-    for (std::size_t n = 1; n <= kEventRowsPerInsert; ++n) {
-      texts[n] =
-          upsert_sql("server_run_events", "run_id, seq, event, data, event_id", "run_id, seq", n);
-    }
-    return texts;
-  }();
-  return kTexts[rows];
-}
-
-}  // namespace
-
-void SqlStore::insert_run_event_rows_locked(const std::vector<const PendingEvent*>& rows) {
-  std::size_t begin = 0;
-  while (begin < rows.size()) {
-    // An upsert may touch a row once per statement: a key seen again starts the next one.
-    std::set<std::pair<std::string_view, std::int64_t>> keys;
-    std::size_t end = begin;
-    while (end < rows.size() && end - begin < kEventRowsPerInsert &&
-           keys.emplace(rows[end]->owner_id, rows[end]->entry->seq).second) {
-      ++end;
-    }
-    Statement s(prepared_locked(event_insert_sql(end - begin)));
-    constexpr int kColumns = 5;
-    for (std::size_t row = begin; row < end; ++row) {
-      const PendingEvent& pending = *rows[row];
-      const LogEntry& e = *pending.entry;
-      const int at = static_cast<int>(row - begin) * kColumns;
-      s.bind(at + 1, pending.owner_id)
-          .bind(at + 2, e.seq)
-          .bind(at + 3, e.event)
-          .bind_unowned(at + 4, e.stored.empty() ? e.data : e.stored)  // `rows` holds them
-          .bind(at + 5, e.id);
-    }
-    s.run();
-    begin = end;
-  }
 }
 
 void SqlStore::hold_thread_events(const std::string& thread_id) {
@@ -891,10 +859,12 @@ void SqlStore::delete_thread(const std::string& thread_id) {
 }
 
 void SqlStore::delete_thread_locked(const std::string& thread_id) {
-  Statement(prepared_locked("DELETE FROM server_run_events WHERE run_id IN "
-                            "(SELECT run_id FROM server_runs WHERE thread_id = ?)"))
-      .bind(1, thread_id)
-      .run();
+  for (const char* text : {"DELETE FROM server_run_events WHERE run_id IN "
+                           "(SELECT run_id FROM server_runs WHERE thread_id = ?)",
+                           "DELETE FROM server_run_event_batches WHERE run_id IN "
+                           "(SELECT run_id FROM server_runs WHERE thread_id = ?)"}) {
+    Statement(prepared_locked(text)).bind(1, thread_id).run();
+  }
   for (const char* text : {"DELETE FROM server_runs WHERE thread_id = ?",
                            "DELETE FROM server_thread_events WHERE thread_id = ?",
                            "DELETE FROM server_thread_event_batches WHERE thread_id = ?",
@@ -1178,6 +1148,7 @@ void SqlStore::delete_run(const std::string& run_id) {
 void SqlStore::delete_run_locked(const std::string& run_id) {
   const std::optional<std::string> thread_id = thread_of_run_locked(run_id);
   for (const char* text : {"DELETE FROM server_run_events WHERE run_id = ?",
+                           "DELETE FROM server_run_event_batches WHERE run_id = ?",
                            "DELETE FROM server_runs WHERE run_id = ?"}) {
     Statement(prepared_locked(text)).bind(1, run_id).run();
   }
@@ -1208,18 +1179,26 @@ std::vector<LogEntry> SqlStore::run_events(const std::string& run_id, std::int64
   std::optional<std::string> thread_id;
   {
     std::lock_guard lock(mutex_);
-    bool refs = false;
     {
-      Statement s(
-          prepared_locked("SELECT seq, event, data, event_id FROM server_run_events "
-                          "WHERE run_id = ? AND seq > ? ORDER BY seq"));
-      s.bind(1, run_id).bind(2, after_seq);
+      // One statement: rows stored one an event (before schema 13, so before every batch of
+      // the run), then the batches.
+      Statement s(prepared_locked(
+          "SELECT 0 AS part, seq, event, data, event_id, NULL AS events FROM server_run_events "
+          "WHERE run_id = ? AND seq > ? UNION ALL SELECT 1, last_seq, NULL, NULL, NULL, events "
+          "FROM server_run_event_batches WHERE run_id = ? AND last_seq > ? ORDER BY part, seq"));
+      s.bind(1, run_id).bind(2, after_seq).bind(3, run_id).bind(4, after_seq);
       while (s.step()) {
-        out.push_back(log_entry_of(s));
-        refs = refs || has_state_ref(out.back().data);
+        if (s.integer(0) == 1) {
+          read_event_batch(s.text(5), after_seq, "run " + run_id, out);
+        } else {
+          out.push_back(log_entry_of(s, 1));
+        }
       }
     }
-    if (refs) thread_id = thread_of_run_locked(run_id);
+    if (std::any_of(out.begin(), out.end(),
+                    [](const LogEntry& e) { return has_state_ref(e.data); })) {
+      thread_id = thread_of_run_locked(run_id);
+    }
     append_queued_locked(false, run_id, after_seq, out);
   }
   // The states written back outside the lock: they are read through the checkpoint saver.

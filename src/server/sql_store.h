@@ -50,7 +50,7 @@ namespace sql_rows {
 struct StateParts;
 }  // namespace sql_rows
 
-inline constexpr int kServerSchemaVersion = 12;
+inline constexpr int kServerSchemaVersion = 13;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.
@@ -170,7 +170,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
 
  private:
   struct PendingEvent {
-    bool of_thread;        // a thread's (batched: event_batch.h), else a run's
+    bool of_thread;        // a thread's, else a run's (both batched: event_batch.h)
     std::string owner_id;  // thread id or run id
     LogEntryPtr entry;
     std::int64_t appended_at;  // milliseconds since the epoch (thread events keep it)
@@ -275,9 +275,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void write_events_locked(const std::vector<PendingEvent>& events);
   // Queues an event; flushes the queue (taking the connection) at each kMaxPendingEvents.
   void queue_event(PendingEvent event);
-  // INSERTs the rows of run events, several rows per statement.
-  void insert_run_event_rows_locked(const std::vector<const PendingEvent*>& rows);
-  // Stores the events of one thread (queued in this order) as one batch row.
+  // Stores the events of one thread or run (queued in this order) as one batch row.
   void insert_event_batch_locked(const std::vector<const PendingEvent*>& batch);
   void flush_events_locked();
   // Flushes the queue; false (the queue kept) when the write fails.

@@ -55,12 +55,14 @@ std::size_t SqlStore::prune_events(std::int64_t before) {
   std::lock_guard lock(mutex_);
   std::size_t deleted = 0;
   write_locked([&] {
-    deleted += static_cast<std::size_t>(
-        Statement(prepared_locked("DELETE FROM server_run_events WHERE run_id IN (SELECT run_id "
-                                  "FROM server_runs WHERE updated_at < ? AND status NOT IN "
-                                  "('pending', 'running'))"))
-            .bind(1, before)
-            .run());
+    for (const char* table : {"server_run_events", "server_run_event_batches"}) {
+      deleted += static_cast<std::size_t>(
+          Statement(prepared_locked(std::string("DELETE FROM ") + table +
+                                    " WHERE run_id IN (SELECT run_id FROM server_runs WHERE "
+                                    "updated_at < ? AND status NOT IN ('pending', 'running'))"))
+              .bind(1, before)
+              .run());
+    }
     deleted += static_cast<std::size_t>(
         Statement(prepared_locked(
                       "DELETE FROM server_thread_events WHERE appended_at < ?1 AND seq < (SELECT "

@@ -396,11 +396,12 @@ TEST_F(RunLifecycleTest, ADeletedThreadLeavesNoRowsAndNoCheckpointsBehind) {
        {{"assistant_id", "hitl"}, {"command", {{"resume", "approve"}}}});
   const std::string run_id = call("GET", "/threads/" + thread + "/runs").json()[0]["run_id"];
   ASSERT_GT(rows("server_thread_event_batches", "thread_id", thread), 0);
+  ASSERT_GT(rows("server_run_event_batches", "run_id", run_id), 0);
   ASSERT_EQ(call("DELETE", "/threads/" + thread).status, 204);
   EXPECT_EQ(rows("server_threads", "thread_id", thread), 0);
   EXPECT_EQ(rows("server_runs", "thread_id", thread), 0);
   EXPECT_EQ(rows("server_thread_event_batches", "thread_id", thread), 0);
-  EXPECT_EQ(rows("server_run_events", "run_id", run_id), 0);
+  EXPECT_EQ(rows("server_run_event_batches", "run_id", run_id), 0);
   EXPECT_FALSE(saver_->get_tuple(CheckpointConfig{thread, "", ""}).has_value());
 }
 

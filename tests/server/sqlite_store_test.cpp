@@ -548,9 +548,16 @@ TEST_F(SqliteStoreTest, MergeThreadMetadataLeavesEveryOtherColumnAlone) {
   EXPECT_FALSE(store_->merge_thread_metadata("gone", {{"owner", "ada"}}, 7));
 }
 
-// Takes a database of the current schema back to version 11 (a thread's state whole in its
-// row: the test's states are of one part).
+// Takes a database of the current schema back to version 12 (a run's events a row each: the
+// test adds none in batches).
+#define TOLLGATE_BACK_TO_VERSION_12       \
+  "DROP TABLE server_run_event_batches; " \
+  "UPDATE tollgate_schema SET version = 12 WHERE component = 'server_store'; "
+
+// ... and back to version 11 (a thread's state whole in its row: the test's states are of one
+// part).
 #define TOLLGATE_BACK_TO_VERSION_11                                                            \
+  TOLLGATE_BACK_TO_VERSION_12                                                                  \
   "DROP TABLE server_thread_state_parts; ALTER TABLE server_threads DROP COLUMN state_parts; " \
   "UPDATE tollgate_schema SET version = 11 WHERE component = 'server_store'; "
 
@@ -774,6 +781,33 @@ TEST_F(SqliteStoreTest, AVersion5DatabaseKeepsItsThreadEventsAndGoesOnInBatches)
   EXPECT_EQ(read[2].seq, 3);
 }
 
+// A version-12 database stored a run's events a row each: read before the batches written
+// from then on, and deleted with the run.
+TEST_F(SqliteStoreTest, AVersion12DatabaseKeepsItsRunEventsAndGoesOnInBatches) {
+  if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
+  store_->create_thread(thread("t1"));
+  store_->put_run(run_of("r1", "t1", RunStatus::kSuccess));
+  rewrite_closed_database({TOLLGATE_BACK_TO_VERSION_12,
+                           "INSERT INTO server_run_events (run_id, seq, event, data, event_id) "
+                           "VALUES ('r1', 0, 'metadata', '{\"run_id\":\"r1\"}', '0'), "
+                           "('r1', 1, 'values', '{}', '1')"});
+  reopen();
+  EXPECT_EQ(store_->schema_version(), kServerSchemaVersion);
+  store_->append_run_event("r1", thread_event(2));
+  store_->flush_events();
+  EXPECT_EQ(db_.rows("server_run_event_batches"), 1);
+  const std::vector<LogEntry> read = store_->run_events("r1");
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].event, "metadata");
+  EXPECT_EQ(read[0].data, R"({"run_id":"r1"})");
+  EXPECT_EQ(read[1].seq, 1);
+  EXPECT_EQ(read[2].seq, 2);
+  EXPECT_EQ(store_->run_events("r1", 1).size(), 1u);
+  store_->delete_run("r1");
+  EXPECT_EQ(db_.rows("server_run_events"), 0);
+  EXPECT_EQ(db_.rows("server_run_event_batches"), 0);
+}
+
 TEST_F(SqliteStoreTest, AVersion4DatabaseGainsRunOwnersAndKeepsItsPendingRuns) {
   if (testing::StoreBackend::postgres()) GTEST_SKIP() << "a SQLite file of an older layout";
   store_->create_thread(thread("t1"));
@@ -909,7 +943,7 @@ TEST_F(SqliteStoreTest, QueuedEventsCommitWithTheNextWrite) {
   run.assistant_id = "a";
   store_->put_run(run);
   EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
-  EXPECT_EQ(db_.rows("server_run_events"), 1);
+  EXPECT_EQ(db_.rows("server_run_event_batches"), 1);
 }
 
 TEST_F(SqliteStoreTest, QueuedEventsAreWrittenWhenTheStoreCloses) {
@@ -935,6 +969,27 @@ TEST_F(SqliteStoreTest, AThreadsEventsOfOneWriteAreOneRowAndReadBackWhole) {
   testing::expect_same_events(store_->thread_events("t1"), events);
   testing::expect_same_events(store_->thread_events("t1", 37),
                               std::vector<LogEntry>(events.begin() + 37, events.end()));
+}
+
+TEST_F(SqliteStoreTest, ARunsEventsOfOneWriteAreOneRowAndReadBackWhole) {
+  std::vector<LogEntry> events;
+  for (std::int64_t seq = 0; seq < 40; ++seq) {
+    LogEntry e = thread_event(seq);  // a run's events have no channel nor namespace
+    e.channel.clear();
+    if (seq == 0) e.event = "metadata";
+    events.push_back(e);
+    store_->append_run_event("r1", e);
+  }
+  store_->append_run_event("r2", values_event());
+  store_->flush_events();
+  EXPECT_EQ(db_.rows("server_run_event_batches WHERE run_id = 'r1'"), 1);
+  EXPECT_EQ(db_.rows("server_run_event_batches WHERE run_id = 'r2'"), 1);
+  store_.reset();  // read from the file, not the queue
+  store_ = std::make_unique<SqlStore>(db_.connect());
+  testing::expect_same_events(store_->run_events("r1"), events);
+  testing::expect_same_events(store_->run_events("r1", 36),
+                              std::vector<LogEntry>(events.begin() + 37, events.end()));
+  EXPECT_EQ(store_->run_events("r2").size(), 1u);
 }
 
 TEST_F(SqliteStoreTest, AThreadsEventsReadFromBatchesAfterTheRowsOfAnOlderSchema) {
@@ -969,9 +1024,10 @@ TEST_F(SqliteStoreTest, AReadServesQueuedEventsAfterTheStoredOnesWithoutWriting)
   EXPECT_EQ(store_->run_events("r1", 1).size(), 1u);
   // Nothing of the queue was written by the reads (t2's events among them).
   EXPECT_EQ(db_.rows("server_thread_event_batches"), 1);
-  EXPECT_EQ(db_.rows("server_run_events"), 1);
+  EXPECT_EQ(db_.rows("server_run_event_batches"), 1);
   store_->flush_events();
   EXPECT_EQ(db_.rows("server_thread_event_batches"), 3);
+  EXPECT_EQ(db_.rows("server_run_event_batches"), 2);
   EXPECT_EQ(store_->thread_events("t1").size(), 2u);
 }
 
@@ -995,30 +1051,49 @@ TEST_F(SqliteStoreTest, AHeldThreadsQueuedEventsAreNotReadUntilReleased) {
   EXPECT_EQ(store_->thread_events("t1").size(), 2u);
 }
 
-TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
-  store_->append_thread_event("t1", thread_event(1));
-  store_->append_thread_event("t1", thread_event(2));
-  store_->flush_events();
-  LogEntry again = thread_event(2);
-  again.data = R"({"again":true})";
-  store_->append_thread_event("t1", again);
-  store_->append_thread_event("t1", thread_event(3));
-  store_->flush_events();
-  const std::vector<LogEntry> read = store_->thread_events("t1");
-  ASSERT_EQ(read.size(), 3u);
-  EXPECT_EQ(read[1].data, again.data);
-  EXPECT_EQ(read[2].seq, 3);
+// A thread's stored events, or a run's.
+std::vector<LogEntry> stored_events(SqlStore& store, bool of_thread, const std::string& owner) {
+  return of_thread ? store.thread_events(owner) : store.run_events(owner);
 }
 
-TEST_F(SqliteStoreTest, AMalformedStoredBatchIsAnErrorNamingTheThread) {
+void append_event(SqlStore& store, bool of_thread, const std::string& owner, const LogEntry& e) {
+  of_thread ? store.append_thread_event(owner, e) : store.append_run_event(owner, e);
+}
+
+TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
+  for (const bool of_thread : {true, false}) {
+    SCOPED_TRACE(of_thread ? "a thread's events" : "a run's events");
+    const std::string owner = of_thread ? "t1" : "r1";
+    append_event(*store_, of_thread, owner, thread_event(1));
+    append_event(*store_, of_thread, owner, thread_event(2));
+    store_->flush_events();
+    LogEntry again = thread_event(2);
+    again.data = R"({"again":true})";
+    append_event(*store_, of_thread, owner, again);
+    append_event(*store_, of_thread, owner, thread_event(3));
+    store_->flush_events();
+    const std::vector<LogEntry> read = stored_events(*store_, of_thread, owner);
+    ASSERT_EQ(read.size(), 3u);
+    EXPECT_EQ(read[1].data, again.data);
+    EXPECT_EQ(read[2].seq, 3);
+  }
+}
+
+TEST_F(SqliteStoreTest, AMalformedStoredBatchIsAnErrorNamingItsThreadOrRun) {
   db_.exec(
       "INSERT INTO server_thread_event_batches (thread_id, last_seq, appended_at, events) "
       "VALUES ('t1', 1, 0, '1 6 2 1 6 0\nvalues{}')");
-  try {
-    store_->thread_events("t1");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("thread t1"), std::string::npos) << e.what();
+  db_.exec(
+      "INSERT INTO server_run_event_batches (run_id, last_seq, events) "
+      "VALUES ('r1', 1, '1 6 2 1 0 0\nvalues{}')");
+  for (const bool of_thread : {true, false}) {
+    const std::string named = of_thread ? "thread t1" : "run r1";
+    try {
+      stored_events(*store_, of_thread, of_thread ? "t1" : "r1");
+      ADD_FAILURE() << "no error reading " << named;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
   }
 }
 
