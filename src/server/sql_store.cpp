@@ -714,6 +714,12 @@ bool SqlStore::add_run_locked(const RunRecord& run, const RunTexts& texts,
                               const Json& thread_metadata) {
   const MergedMetadata merged = merged_thread_metadata_locked(run.thread_id, thread_metadata);
   if (!merged.found) return false;
+  add_run_row_locked(run, texts, merged);
+  return true;
+}
+
+void SqlStore::add_run_row_locked(const RunRecord& run, const RunTexts& texts,
+                                  const MergedMetadata& merged) {
   write_run_row_locked(run, texts);
   // The thread's row was locked by the read above: the count includes every replica's runs.
   const std::optional<ActiveRuns> active = active_runs_locked(run.thread_id);
@@ -721,7 +727,6 @@ bool SqlStore::add_run_locked(const RunRecord& run, const RunTexts& texts,
                            active && active->stored != active->counted
                                ? std::optional<std::int64_t>(active->counted)
                                : std::nullopt);
-  return true;
 }
 
 bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
@@ -1007,13 +1012,18 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
   // The run's last events are stored with its end.
   release_thread_events(run.thread_id);
   write_locked([&] {
-    {
+    // A run that names its replica has its owner checked with its thread's row locked
+    // (PostgreSQL): taken here, with the row's existence.
+    const bool locked = !run.owner.empty();
+    if (locked) {
+      found = lock_thread_locked(run.thread_id);
+    } else {
       Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));
       s.bind(1, run.thread_id);
       found = s.step();
     }
     if (!found) return;
-    if (!run.owner.empty() && !owned_locked(run)) {
+    if (locked && !owned_locked(run)) {
       // Another replica took this one for dead and adopted the run: its end is theirs to write.
       fenced = true;
       return;
@@ -1036,7 +1046,9 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
         count_active_runs_locked(run.thread_id);
       } else {
         // Written by the outcome's UPDATE below: the thread's row is written once.
-        if (connection_->dialect() == sql::Dialect::kPostgres) lock_thread_locked(run.thread_id);
+        if (!locked && connection_->dialect() == sql::Dialect::kPostgres) {
+          lock_thread_locked(run.thread_id);
+        }
         if (auto counted = active_runs_locked(run.thread_id)) active = counted->counted;
       }
     } else {
@@ -1052,7 +1064,6 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
 }
 
 bool SqlStore::owned_locked(const RunRecord& run) {
-  lock_thread_locked(run.thread_id);
   Statement s(prepared_locked("SELECT owner FROM server_runs WHERE run_id = ?"));
   s.bind(1, run.run_id);
   return !s.step() || s.text(0) == run.owner;

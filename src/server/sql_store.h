@@ -215,11 +215,13 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void count_active_runs_locked(const std::string& thread_id);
   // Whether no run of the thread is pending or running, read with the thread's row locked.
   bool idle_thread_locked(const std::string& thread_id);
+  // Whether a run of the thread is pending or running; the caller has locked the thread's row.
+  bool has_active_run_locked(const std::string& thread_id);
   // The pending and running runs that meet `condition` (SQL with one parameter, bound to
   // `value`), oldest first.
   std::vector<RunRecord> active_runs_where_locked(const char* condition, const std::string& value);
-  // Whether `run`'s stored owner is still its owner (or the run is not stored), with its
-  // thread's row locked: an end written by a replica that was taken for dead is dropped.
+  // Whether `run`'s stored owner is still its owner (or the run is not stored); the caller has
+  // locked its thread's row: an end written by a replica that was taken for dead is dropped.
   bool owned_locked(const RunRecord& run);
   void delete_thread_locked(const std::string& thread_id);
   // pg_notify(channel, payload) in the current transaction (nothing on SQLite or without a
@@ -257,6 +259,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
     std::optional<std::string> text;
   };
   MergedMetadata merged_thread_metadata_locked(const std::string& thread_id, const Json& metadata);
+  // The run's row, and its thread's row updated with `merged` (read by
+  // merged_thread_metadata_locked, which locked it) and the count of its active runs.
+  void add_run_row_locked(const RunRecord& run, const RunTexts& texts,
+                          const MergedMetadata& merged);
   // One UPDATE of the thread's row: its updated_at, its metadata when the merge changed it, its
   // active_runs when given.
   void update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,

@@ -228,10 +228,15 @@ void SqlStore::set_rollback_point(const std::string& thread_id, const std::strin
 
 bool SqlStore::idle_thread_locked(const std::string& thread_id) {
   lock_thread_locked(thread_id);
-  Statement s(prepared_locked(std::string("SELECT 1 FROM server_runs WHERE thread_id = ? AND ") +
-                              kActive + " LIMIT 1"));
+  return !has_active_run_locked(thread_id);
+}
+
+bool SqlStore::has_active_run_locked(const std::string& thread_id) {
+  static const std::string kAny =
+      std::string("SELECT 1 FROM server_runs WHERE thread_id = ? AND ") + kActive + " LIMIT 1";
+  Statement s(prepared_locked(kAny));
   s.bind(1, thread_id);
-  return !s.step();
+  return s.step();
 }
 
 bool SqlStore::delete_idle_thread(const std::string& thread_id) {
@@ -261,12 +266,15 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
   std::lock_guard lock(mutex_);
   Insert outcome = Insert::kThreadGone;
   write_locked([&] {
-    if (!lock_thread_locked(run.thread_id)) return;
-    if (!idle_thread_locked(run.thread_id)) {
+    // The read of the thread's metadata locks its row (PostgreSQL) for the rest: the check for
+    // its active runs, the insert and their count.
+    const MergedMetadata merged = merged_thread_metadata_locked(run.thread_id, thread_metadata);
+    if (!merged.found) return;
+    if (has_active_run_locked(run.thread_id)) {
       outcome = Insert::kThreadBusy;
       return;
     }
-    if (!add_run_locked(run, texts, thread_metadata)) return;
+    add_run_row_locked(run, texts, merged);
     write_notices_locked(notices);
     outcome = Insert::kInserted;
   });
