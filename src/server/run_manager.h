@@ -322,6 +322,10 @@ class RunManager {
   // decided). Throws Error(kConflict) when one of them is no longer pending; then none is
   // claimed.
   void claim_reviews(const RunRequest& request, const std::string& run_id);
+  // Puts back the claims among `records` (of one checkpoint) on `interrupt_id` whose run was
+  // never stored; true when it put one back.
+  bool put_back_orphaned_claims(const std::vector<ReviewRecord>& records,
+                                const std::string& interrupt_id, std::int64_t now);
   // For a decision that approves actions needing several approvals (approvals_required > 1):
   // records this reviewer's approval of each (Error(kConflict) when they already approved
   // one), and marks the request approval-only (binding "approval_only": true) while any of

@@ -54,14 +54,33 @@ void RunManager::check_reviewers(const RunRequest& request, const ThreadRecord& 
   }
 }
 
+bool RunManager::put_back_orphaned_claims(const std::vector<ReviewRecord>& records,
+                                          const std::string& interrupt_id, std::int64_t now) {
+  // A claim whose run was never stored (its insert failed and so did putting the claim back,
+  // e.g. on a full disk, or the process died in between) holds the review for nobody: it is
+  // put back. Here a thread's claims and run inserts happen under its submission lock, held
+  // now; another replica's claim may be a moment from its insert, so it is taken for orphaned
+  // only once it is older than a replica is given to live.
+  const std::int64_t orphaned_before =
+      shared() ? now - cluster_->options().timeout.count() : now + 1;
+  bool orphaned = false;
+  for (const ReviewRecord& r : records) {
+    if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
+        (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
+        r.decided_at < orphaned_before && !run_in_memory(r.run_id) && !store_.get_run(r.run_id)) {
+      reviews_->reopen(r.run_id);
+      orphaned = true;
+    }
+  }
+  return orphaned;
+}
+
 void RunManager::claim_reviews(const RunRequest& request, const std::string& run_id) {
   if (reviews_ == nullptr || !request.binding.is_object() || !request.command) return;
   const Command command = Command::from_json(*request.command);
   if (command.resume_map.empty()) return;  // a plain resume the graph refuses (none or several)
   const std::string checkpoint = request.binding.value("checkpoint_id", "");
   const Json shown = request.binding.value("shown", Json::object());
-  // Threads paused before review records were kept get theirs now.
-  reviews_->add_pending(review_records_for(request.thread_id, checkpoint, shown, Json(), *clock_));
   const std::vector<std::string> pending = interrupt_ids_of(shown);
   const std::int64_t now = now_millis(*clock_);
   // The timer's answer expires the records; a person's decides them. Either claim is
@@ -78,24 +97,17 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
     };
     std::size_t claimed = claim();
     if (claimed == 0) {
-      // A claim whose run was never stored (its insert failed and so did putting the claim
-      // back, e.g. on a full disk, or the process died in between) holds the review for
-      // nobody: it is put back. Here a thread's claims and run inserts happen under its
-      // submission lock, held now; another replica's claim may be a moment from its insert, so
-      // it is taken for orphaned only once it is older than a replica is given to live.
-      const std::int64_t orphaned_before =
-          shared() ? now - cluster_->options().timeout.count() : now + 1;
-      bool orphaned = false;
-      for (const ReviewRecord& r : reviews_->at_checkpoint(request.thread_id, checkpoint)) {
-        if (r.interrupt_id == interrupt_id && !r.run_id.empty() &&
-            (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
-            r.decided_at < orphaned_before && !run_in_memory(r.run_id) &&
-            !store_.get_run(r.run_id)) {
-          reviews_->reopen(r.run_id);
-          orphaned = true;
-        }
+      const std::vector<ReviewRecord> kept = reviews_->at_checkpoint(request.thread_id, checkpoint);
+      if (std::none_of(kept.begin(), kept.end(),
+                       [&](const ReviewRecord& r) { return r.interrupt_id == interrupt_id; })) {
+        // A thread paused before review records were kept (or whose records were not written
+        // at its pause) gets them now, pending, and claimed like any other.
+        reviews_->add_pending(
+            review_records_for(request.thread_id, checkpoint, shown, Json(), *clock_));
+        claimed = claim();
+      } else if (put_back_orphaned_claims(kept, interrupt_id, now)) {
+        claimed = claim();
       }
-      if (orphaned) claimed = claim();
     }
     if (claimed == 0) {
       reviews_->reopen(run_id);

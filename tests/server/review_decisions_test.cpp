@@ -12,6 +12,7 @@
 #include "server/sql_review_store.h"
 #include "server/sql_store.h"
 #include "server/thread_streams.h"
+#include "sql/sqlite_connection.h"
 #include "tollgate/error.h"
 #include "tollgate/memory_saver.h"
 
@@ -114,6 +115,21 @@ TEST_F(ReviewDecisionsTest, APausedRunLeavesAPendingReviewRecord) {
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].status, ReviewStatus::kPending);
   EXPECT_EQ(store_->get_thread("thread-1")->status, ThreadStatus::kInterrupted);
+}
+
+// A thread paused before review records were kept (or whose records were not written at its
+// pause) gets its records at the decision, claimed by it like any other.
+TEST_F(ReviewDecisionsTest, ADecisionOnAPauseWithoutReviewRecordsRecordsAndClaimsThem) {
+  sql::SqliteConnection(path_.string(),
+                        sql::SqliteFileOptions{std::chrono::milliseconds(10000), true})
+      .exec("DELETE FROM server_reviews");
+  ASSERT_TRUE(reviews_->list("thread-1").empty());
+  EXPECT_EQ(finish(submit(approve(), user("alice")))["decision"]["decisions"][0]["type"],
+            "approve");
+  auto records = reviews_->list("thread-1");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].status, ReviewStatus::kDecided);
+  EXPECT_EQ(records[0].decided_by, "alice");
 }
 
 TEST_F(ReviewDecisionsTest, ADecisionBySomeoneTheRulesDoNotAllowIs403NamingTheRule) {
