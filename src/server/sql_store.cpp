@@ -590,7 +590,8 @@ bool SqlStore::create_thread(const ThreadRecord& t) {
     s.bind_json(9, t.error).bind(10, std::int64_t{has_pending_interrupts(t.interrupts)});
     s.bind(11, parts.count());
     created = s.run() == 1;
-    if (created) write_state_parts_locked(t.thread_id, parts);
+    // A new row has no parts yet: a thread's are deleted with it.
+    if (created) write_state_parts_locked(t.thread_id, parts, /*fresh=*/true);
   });
   return created;
 }
@@ -783,7 +784,8 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
   return true;
 }
 
-void SqlStore::write_state_parts_locked(const std::string& thread_id, const StateParts& parts) {
+void SqlStore::write_state_parts_locked(const std::string& thread_id, const StateParts& parts,
+                                        bool fresh) {
   // An unchanged part: the conflict's update is skipped (no page of the table is written).
   static const std::string kPut =
       "INSERT INTO server_thread_state_parts (thread_id, part, chunk) VALUES (?, ?, ?) "
@@ -796,6 +798,7 @@ void SqlStore::write_state_parts_locked(const std::string& thread_id, const Stat
         .bind_unowned(3, parts.rest[i])
         .run();
   }
+  if (fresh) return;
   Statement(
       prepared_locked("DELETE FROM server_thread_state_parts WHERE thread_id = ? AND part >= ?"))
       .bind(1, thread_id)

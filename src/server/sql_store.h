@@ -245,8 +245,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   static OutcomeText outcome_text(const ThreadOutcome& outcome);
   // The parts of a thread's state after its first (split_state), written into
   // server_thread_state_parts: a part the table holds already as it is is not written again;
-  // parts past the last are deleted. The first part and the count go into the thread's row.
-  void write_state_parts_locked(const std::string& thread_id, const sql_rows::StateParts& parts);
+  // parts past the last are deleted, unless `fresh` (the thread's row was just inserted: it has
+  // none). The first part and the count go into the thread's row.
+  void write_state_parts_locked(const std::string& thread_id, const sql_rows::StateParts& parts,
+                                bool fresh = false);
   // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
                                  const OutcomeText& text,
