@@ -311,17 +311,15 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   const std::int64_t now = now_millis();
   std::string thread_id, run_id;
   {
+    // One statement settles the entry and names its thread and run (RETURNING: SQLite 3.35+,
+    // PostgreSQL); no row when it is not pending.
     auto s = statements_->use(
-        "SELECT thread_id, run_id FROM server_audit_log WHERE audit_id = ? AND "
-        "outcome = 'pending'");
-    if (!s->bind(1, id).step()) return false;
+        "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
+        "WHERE audit_id = ? AND outcome = 'pending' RETURNING thread_id, run_id");
+    if (!s->bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).step()) return false;
     thread_id = s->text(0);
     run_id = s->text(1);
   }
-  auto update = statements_->use(
-      "UPDATE server_audit_log SET outcome = ?, message = ?, settled_at = ? "
-      "WHERE audit_id = ? AND outcome = 'pending'");
-  update->bind(1, outcome).bind(2, message).bind(3, now).bind(4, id).run();
   AuditEntry settled;
   settled.kind = "outcome";
   settled.refers_to = id;
