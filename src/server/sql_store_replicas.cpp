@@ -3,6 +3,7 @@
 // should look elsewhere rather than wait); on SQLite the single writer already serialises every
 // write transaction.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -281,6 +282,38 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
   return outcome;
 }
 
+namespace {
+
+constexpr std::size_t kFeedRowsPerInsert = 16;
+
+// The INSERT of `rows` feed events (1 to kFeedRowsPerInsert): ?1 their time, ?2... the events in
+// order. PostgreSQL numbers them after the last (appenders take turns: see append_feed); SQLite
+// by its AUTOINCREMENT.
+const std::string& feed_insert_sql(bool postgres, std::size_t rows) {
+  using Texts = std::array<std::string, kFeedRowsPerInsert + 1>;
+  static const std::array<Texts, 2> kTexts = [] {
+    std::array<Texts, 2> texts;
+    for (std::size_t n = 1; n <= kFeedRowsPerInsert; ++n) {
+      std::string values;
+      std::string numbered;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::string at = std::to_string(i + 2);
+        values += (i == 0 ? "(?" : ", (?") + at + ", ?1)";
+        numbered += (i == 0 ? "(" : ", (") + std::to_string(i + 1) + ", ?" + at + ")";
+      }
+      texts[0][n] = "INSERT INTO server_feed (event, created_at) VALUES " + values;
+      texts[1][n] =
+          "INSERT INTO server_feed (seq, event, created_at) SELECT last.seq + v.n, v.event, ?1 "
+          "FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM server_feed) last, (VALUES " +
+          numbered + ") AS v(n, event)";
+    }
+    return texts;
+  }();
+  return kTexts[postgres ? 1 : 0][rows];
+}
+
+}  // namespace
+
 void SqlStore::append_feed(const std::vector<std::string>& events, std::int64_t at) {
   if (events.empty()) return;
   std::lock_guard lock(mutex_);
@@ -292,11 +325,15 @@ void SqlStore::append_feed(const std::vector<std::string>& events, std::int64_t 
                     "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.server_feed'))"))
           .step();
     }
-    const char* insert = postgres ? "INSERT INTO server_feed (seq, event, created_at) VALUES "
-                                    "((SELECT COALESCE(MAX(seq), 0) + 1 FROM server_feed), ?, ?)"
-                                  : "INSERT INTO server_feed (event, created_at) VALUES (?, ?)";
-    for (const std::string& event : events) {
-      Statement(prepared_locked(insert)).bind(1, event).bind(2, at).run();
+    // Up to kFeedRowsPerInsert events a statement (one round trip on PostgreSQL).
+    for (std::size_t begin = 0; begin < events.size(); begin += kFeedRowsPerInsert) {
+      const std::size_t rows = std::min(kFeedRowsPerInsert, events.size() - begin);
+      Statement s(prepared_locked(feed_insert_sql(postgres, rows)));
+      s.bind(1, at);
+      for (std::size_t i = 0; i < rows; ++i) {
+        s.bind(static_cast<int>(i) + 2, events[begin + i]);
+      }
+      s.run();
     }
     notify_locked(channels_.feed, "");
   });

@@ -1051,6 +1051,28 @@ TEST_F(SqliteStoreTest, AHeldThreadsQueuedEventsAreNotReadUntilReleased) {
   EXPECT_EQ(store_->thread_events("t1").size(), 2u);
 }
 
+TEST_F(SqliteStoreTest, TheFeedKeepsItsEventsInTheOrderAppendedNumberedUpward) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 20; ++i) many.push_back("e" + std::to_string(i));
+  store_->append_feed({"a", "b", "c"}, 5);
+  store_->append_feed({"d"}, 6);
+  store_->append_feed(many, 7);  // more than one statement's rows
+  const auto feed = store_->feed_after(0, 100);
+  ASSERT_EQ(feed.size(), 24u);
+  std::vector<std::string> events;
+  for (std::size_t i = 0; i < feed.size(); ++i) {
+    events.push_back(feed[i].second);
+    if (i > 0) EXPECT_GT(feed[i].first, feed[i - 1].first);
+  }
+  std::vector<std::string> want = {"a", "b", "c", "d"};
+  want.insert(want.end(), many.begin(), many.end());
+  EXPECT_EQ(events, want);
+  const auto after_b = store_->feed_after(feed[1].first, 2);
+  ASSERT_EQ(after_b.size(), 2u);
+  EXPECT_EQ(after_b[0].second, "c");
+  EXPECT_EQ(after_b[1].second, "d");
+}
+
 // A thread's stored events, or a run's.
 std::vector<LogEntry> stored_events(SqlStore& store, bool of_thread, const std::string& owner) {
   return of_thread ? store.thread_events(owner) : store.run_events(owner);
