@@ -103,6 +103,8 @@ void share_review_stream(ApiService::Parts& p, ReplicaStore& replicas) {
     for (const NotificationEvent& event : events) texts.push_back(feed_event_text(event));
     replicas.append_feed(texts, now_millis());
   });
+  // The notices stored with their facts are fed in the same transactions.
+  replicas.set_feed_texts(feed_event_text);
   p.feed = std::make_unique<FeedFollower>(replicas, p.notifications->feed());
   FeedFollower* feed = p.feed.get();
   p.cluster->on_notification("feed", [feed](const std::string&) { feed->catch_up(); });

@@ -211,7 +211,7 @@ void Notifications::told(const std::vector<QueuedNotification>& notices) {
   for (const QueuedNotification& n : notices) {
     if (!n.fresh) continue;  // told before
     to_send = to_send || !n.urls.empty();
-    fresh.push_back(n.event);
+    if (!n.in_feed) fresh.push_back(n.event);  // else the store fed it with the fact
   }
   publish(std::move(fresh));
   if (to_send && sender_) sender_->wake();

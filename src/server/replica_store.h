@@ -31,6 +31,8 @@
 
 namespace tollgate::server {
 
+struct NotificationEvent;  // webhook_queue.h
+
 // A run a replica took up.
 struct ClaimedRun {
   RunRecord record;         // status running, its attempt counted
@@ -99,6 +101,10 @@ class ReplicaStore {
   // The review stream's events (ReviewFeed) of every replica: appended in one transaction
   // (numbered after every event committed before), read back in that order by each replica.
   virtual void append_feed(const std::vector<std::string>& events, std::int64_t at) = 0;
+  // From now on, the fresh notices a write of the store stores with their fact (run inserts and
+  // ends, thread outcomes) go into the feed in that write's transaction too, `text` making each
+  // one's event (QueuedNotification::in_feed): no transaction of their own.
+  virtual void set_feed_texts(std::function<std::string(const NotificationEvent&)> text) = 0;
   // Events numbered above `after`, oldest first, at most `limit`.
   virtual std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
                                                                        std::size_t limit) = 0;

@@ -966,7 +966,14 @@ bool SqlStore::insert_run(const RunRecord& run, const Json& thread_metadata,
 
 void SqlStore::write_notices_locked(std::vector<QueuedNotification>* notices) {
   if (notices == nullptr) return;
-  for (QueuedNotification& n : *notices) n.fresh = write_webhook_event(*statements_, n.event, n.urls);
+  std::vector<std::string> feed;
+  for (QueuedNotification& n : *notices) {
+    n.fresh = write_webhook_event(*statements_, n.event, n.urls);
+    // A fact told before (not fresh) was fed then.
+    n.in_feed = n.fresh && feed_texts_;
+    if (n.in_feed) feed.push_back(feed_texts_(n.event));
+  }
+  if (!feed.empty()) append_feed_locked(feed, now_millis());
 }
 
 std::optional<int> SqlStore::begin_attempt(const std::string& run_id, RunStatus status,

@@ -144,6 +144,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   bool with_idle_thread(const std::string& thread_id, const std::function<void()>& body) override;
   void flush_events() override;
   void append_feed(const std::vector<std::string>& events, std::int64_t at) override;
+  void set_feed_texts(std::function<std::string(const NotificationEvent&)> text) override;
   std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
                                                                std::size_t limit) override;
   std::int64_t last_feed_seq() override;
@@ -229,8 +230,11 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void notify_locked(const std::string& channel, const std::string& payload);
   // Sends the kept notices in one statement.
   void send_notices_locked();
-  // Writes each notice with the current write transaction (write_webhook_event); null: none.
+  // Writes each notice with the current write transaction (write_webhook_event), and the fresh
+  // ones into the feed when set_feed_texts was called; null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
+  // append_feed's rows, in the current write transaction.
+  void append_feed_locked(const std::vector<std::string>& events, std::int64_t at);
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
   // The thread's stored and queued events with seq > after_seq, as stored.
   void read_thread_events(const std::string& thread_id, std::int64_t after_seq,
@@ -310,6 +314,8 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // cache_assistants_).
   std::map<std::string, std::optional<AssistantRecord>, std::less<>> assistants_;
   StateTexts state_texts_;  // set before the store is shared, then only read
+  // set_feed_texts's (guarded by mutex_).
+  std::function<std::string(const NotificationEvent&)> feed_texts_;
 };
 
 // The store in the SQLite file `path` (created if needed). Throws Error(kUnavailable) when the

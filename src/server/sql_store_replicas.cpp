@@ -317,26 +317,33 @@ const std::string& feed_insert_sql(bool postgres, std::size_t rows) {
 void SqlStore::append_feed(const std::vector<std::string>& events, std::int64_t at) {
   if (events.empty()) return;
   std::lock_guard lock(mutex_);
+  write_locked([&] { append_feed_locked(events, at); });
+}
+
+void SqlStore::append_feed_locked(const std::vector<std::string>& events, std::int64_t at) {
   const bool postgres = connection_->dialect() == sql::Dialect::kPostgres;
-  write_locked([&] {
-    if (postgres) {
-      // Numbers are taken in commit order: the next appender waits for this commit.
-      Statement(prepared_locked(
-                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.server_feed'))"))
-          .step();
+  if (postgres) {
+    // Numbers are taken in commit order: the next appender waits for this commit.
+    Statement(prepared_locked(
+                  "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.server_feed'))"))
+        .step();
+  }
+  // Up to kFeedRowsPerInsert events a statement (one round trip on PostgreSQL).
+  for (std::size_t begin = 0; begin < events.size(); begin += kFeedRowsPerInsert) {
+    const std::size_t rows = std::min(kFeedRowsPerInsert, events.size() - begin);
+    Statement s(prepared_locked(feed_insert_sql(postgres, rows)));
+    s.bind(1, at);
+    for (std::size_t i = 0; i < rows; ++i) {
+      s.bind(static_cast<int>(i) + 2, events[begin + i]);
     }
-    // Up to kFeedRowsPerInsert events a statement (one round trip on PostgreSQL).
-    for (std::size_t begin = 0; begin < events.size(); begin += kFeedRowsPerInsert) {
-      const std::size_t rows = std::min(kFeedRowsPerInsert, events.size() - begin);
-      Statement s(prepared_locked(feed_insert_sql(postgres, rows)));
-      s.bind(1, at);
-      for (std::size_t i = 0; i < rows; ++i) {
-        s.bind(static_cast<int>(i) + 2, events[begin + i]);
-      }
-      s.run();
-    }
-    notify_locked(channels_.feed, "");
-  });
+    s.run();
+  }
+  notify_locked(channels_.feed, "");
+}
+
+void SqlStore::set_feed_texts(std::function<std::string(const NotificationEvent&)> text) {
+  std::lock_guard lock(mutex_);
+  feed_texts_ = std::move(text);
 }
 
 std::vector<std::pair<std::int64_t, std::string>> SqlStore::feed_after(std::int64_t after,

@@ -50,6 +50,9 @@ struct QueuedNotification {
   NotificationEvent event;
   std::vector<std::string> urls;
   bool fresh = false;
+  // Several replicas: appended to the review feed by the store's write that stored it
+  // (ReplicaStore::set_feed_texts), so not relayed again.
+  bool in_feed = false;
 };
 
 struct WebhookDelivery {

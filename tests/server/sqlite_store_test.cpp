@@ -482,6 +482,36 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, WithFeedTextsAWritesFreshNoticesAreFedInItsTransactionOnce) {
+  SqlWebhookQueue queue(db_.connect());
+  store_->set_feed_texts([](const NotificationEvent& e) { return "fed " + e.id; });
+  store_->create_thread(thread("t1"));
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  ASSERT_TRUE(
+      store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object(), &notices));
+  EXPECT_TRUE(notices[0].in_feed);
+  // The same fact told again (an end stored twice): not fed again.
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &notices));
+  EXPECT_FALSE(notices[0].fresh);
+  EXPECT_FALSE(notices[0].in_feed);
+  std::vector<QueuedNotification> end = {notice_of("e2")};
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, &end));
+  const auto feed = store_->feed_after(0, 10);
+  ASSERT_EQ(feed.size(), 2u);
+  EXPECT_EQ(feed[0].second, "fed e1");
+  EXPECT_EQ(feed[1].second, "fed e2");
+}
+
+TEST_F(SqliteStoreTest, AWriteThatFailsFeedsNothing) {
+  // No webhook queue was opened on this database: writing the notification fails.
+  store_->set_feed_texts([](const NotificationEvent& e) { return "fed " + e.id; });
+  store_->create_thread(thread("t1"));
+  std::vector<QueuedNotification> notices = {notice_of("e1")};
+  EXPECT_ANY_THROW(
+      store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object(), &notices));
+  EXPECT_TRUE(store_->feed_after(0, 10).empty());
+}
+
 TEST_F(SqliteStoreTest, InsertRunStoresItsNotificationsWithItAndNoneForAGoneThread) {
   SqlWebhookQueue queue(db_.connect());
   std::vector<QueuedNotification> lost = {notice_of("e0")};

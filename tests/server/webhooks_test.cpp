@@ -215,6 +215,23 @@ TEST_F(WebhookQueueTest, ASharedQueueStoresEventsWithoutWebhooksSoAFactIsToldOnc
   EXPECT_EQ(told_on_stream(notifications), 1u);
 }
 
+TEST_F(WebhookQueueTest, ANoticeTheStoreFedIsNotRelayedAgain) {
+  Notifications notifications({}, queue_.get(), /*queue_in_store_database=*/true,
+                              /*queue_shared=*/true);
+  std::size_t relayed = 0;
+  notifications.set_feed_relay(
+      [&](const std::vector<NotificationEvent>& events) { relayed += events.size(); });
+  std::vector<QueuedNotification> notices = review_requested(notifications);
+  notices.push_back(notices.front());
+  notices[0].event.id = "fed";
+  notices[0].fresh = true;
+  notices[0].in_feed = true;  // appended with its fact by the store
+  notices[1].event.id = "not-fed";
+  notices[1].fresh = true;
+  notifications.told(notices);
+  EXPECT_EQ(relayed, 1u);
+}
+
 TEST_F(WebhookQueueTest, EachReceiverGetsOnlyItsOldestPendingDeliveryTried) {
   queue_->add(event("e1"), {"http://a/", "http://b/"});
   queue_->add(event("e2"), {"http://a/"});
