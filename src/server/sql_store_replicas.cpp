@@ -112,20 +112,25 @@ ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& r
       if (!s.step() || s.text(0) != run_id) return;
     }
     {
-      Statement s(prepared_locked(
-          "UPDATE server_runs SET status = 'running', attempts = attempts + 1, updated_at = ? "
-          "WHERE run_id = ? AND status = 'pending' AND owner = ?"));
-      if (s.bind(1, now).bind(2, run_id).bind(3, replica_id).run() != 1) {
+      // The run as taken up, returned by the update (RETURNING: SQLite 3.35+, PostgreSQL).
+      static const std::string kTakeUp =
+          std::string(
+              "UPDATE server_runs SET status = 'running', attempts = attempts + 1, "
+              "updated_at = ? WHERE run_id = ? AND status = 'pending' AND owner = ? "
+              "RETURNING ") +
+          kRunColumns;
+      Statement s(prepared_locked(kTakeUp));
+      if (!s.bind(1, now).bind(2, run_id).bind(3, replica_id).step()) {
         outcome = ClaimOutcome::kGone;
         return;
       }
+      claimed.record = read_run(s);
     }
     if (!rollback_to.empty()) {
       Statement(prepared_locked("UPDATE server_threads SET rollback_to = '' WHERE thread_id = ?"))
           .bind(1, thread_id)
           .run();
     }
-    claimed.record = *read_run_locked(run_id);
     claimed.rollback_to = rollback_to;
     outcome = ClaimOutcome::kClaimed;
   });
