@@ -136,9 +136,13 @@ bool RunManager::thread_active(const std::string& thread_id) {
 }
 
 RunRecord RunManager::submit(const RunRequest& request, std::vector<QueuedNotification> notices,
-                             const ThreadRecord* head) {
-  auto assistant = store_.get_assistant(request.assistant_id);
-  if (!assistant) throw Error::NotFound("Assistant not found");
+                             const ThreadRecord* head, const AssistantRecord* given) {
+  std::optional<AssistantRecord> read_assistant;  // when the caller did not read it
+  if (given == nullptr || given->assistant_id != request.assistant_id) {
+    read_assistant = store_.get_assistant(request.assistant_id);
+    if (!read_assistant) throw Error::NotFound("Assistant not found");
+  }
+  const AssistantRecord* assistant = read_assistant ? &*read_assistant : given;
   std::optional<ThreadRecord> read;  // the head, when the caller did not read it
   if (head == nullptr) read = store_.get_thread_head(request.thread_id);
   const ThreadRecord* thread = head != nullptr ? head : read ? &*read : nullptr;

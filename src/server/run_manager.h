@@ -89,9 +89,10 @@ class RunManager {
   // active runs. Throws Error(kConflict) for "reject" on a busy thread. `notices` (what the new
   // run's acceptance tells, e.g. review.expired) are stored with the run and told once it is.
   // `head`: the thread's head as the caller has just read it (get_thread_head), or null to read
-  // it here; the run's insert finds a thread deleted since either way.
+  // it here; the run's insert finds a thread deleted since either way. `assistant`: likewise
+  // request.assistant_id's record, or null.
   RunRecord submit(const RunRequest& request, std::vector<QueuedNotification> notices = {},
-                   const ThreadRecord* head = nullptr);
+                   const ThreadRecord* head = nullptr, const AssistantRecord* assistant = nullptr);
 
   // The run's event log: live for active and recent runs, rebuilt (closed) from the store for
   // older ones; nullptr for an unknown run.

@@ -35,6 +35,7 @@ std::vector<std::string> node_list(const Json& body, const std::string& field) {
 
 struct ParsedRun {
   RunRequest request;
+  AssistantRecord assistant;  // request.assistant_id's, as read for it
   std::string on_disconnect;
   std::string if_not_exists;
   std::string on_completion;
@@ -45,7 +46,8 @@ ParsedRun parse_run(ApiContext& context, const Json& body) {
   RunRequest& r = parsed.request;
   auto assistant_id = optional_string(body, "assistant_id");
   if (!assistant_id) throw Error::InvalidArgument("assistant_id: required");
-  const AssistantRecord assistant = require_assistant_for_run(context, *assistant_id);
+  parsed.assistant = require_assistant_for_run(context, *assistant_id);
+  const AssistantRecord& assistant = parsed.assistant;
   r.assistant_id = assistant.assistant_id;
   r.input = body.value("input", Json());
   if (body.contains("command") && !body["command"].is_null()) {
@@ -153,7 +155,7 @@ RunRecord start_run(ApiContext& context, const Identity& requester, ParsedRun& p
   }
   set_run_actors(context, requester, parsed.request);
   try {
-    return context.runs.submit(parsed.request, {}, head ? &*head : nullptr);
+    return context.runs.submit(parsed.request, {}, head ? &*head : nullptr, &parsed.assistant);
   } catch (...) {
     if (thread_id.empty()) context.store.delete_thread(parsed.request.thread_id);
     throw;
