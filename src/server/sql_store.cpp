@@ -720,10 +720,17 @@ bool SqlStore::add_run_locked(const RunRecord& run, const RunTexts& texts,
 }
 
 void SqlStore::add_run_row_locked(const RunRecord& run, const RunTexts& texts,
-                                  const MergedMetadata& merged) {
+                                  const MergedMetadata& merged,
+                                  std::optional<ActiveRuns> counted_before) {
   write_run_row_locked(run, texts);
-  // The thread's row was locked by the read above: the count includes every replica's runs.
-  const std::optional<ActiveRuns> active = active_runs_locked(run.thread_id);
+  // The thread's row was locked by the read above: the count includes every replica's runs,
+  // and none but this one was added since a count taken under the lock.
+  std::optional<ActiveRuns> active = counted_before;
+  if (active) {
+    active->counted += run.status == RunStatus::kPending || run.status == RunStatus::kRunning;
+  } else {
+    active = active_runs_locked(run.thread_id);
+  }
   update_thread_row_locked(run.thread_id, merged, run.created_at,
                            active && active->stored != active->counted
                                ? std::optional<std::int64_t>(active->counted)

@@ -216,8 +216,6 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void count_active_runs_locked(const std::string& thread_id);
   // Whether no run of the thread is pending or running, read with the thread's row locked.
   bool idle_thread_locked(const std::string& thread_id);
-  // Whether a run of the thread is pending or running; the caller has locked the thread's row.
-  bool has_active_run_locked(const std::string& thread_id);
   // The pending and running runs that meet `condition` (SQL with one parameter, bound to
   // `value`), oldest first.
   std::vector<RunRecord> active_runs_where_locked(const char* condition, const std::string& value);
@@ -266,9 +264,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   };
   MergedMetadata merged_thread_metadata_locked(const std::string& thread_id, const Json& metadata);
   // The run's row, and its thread's row updated with `merged` (read by
-  // merged_thread_metadata_locked, which locked it) and the count of its active runs.
-  void add_run_row_locked(const RunRecord& run, const RunTexts& texts,
-                          const MergedMetadata& merged);
+  // merged_thread_metadata_locked, which locked it) and the count of its active runs:
+  // `counted_before` the run's insert under that lock, plus the run, or counted after it.
+  void add_run_row_locked(const RunRecord& run, const RunTexts& texts, const MergedMetadata& merged,
+                          std::optional<ActiveRuns> counted_before = std::nullopt);
   // One UPDATE of the thread's row: its updated_at, its metadata when the merge changed it, its
   // active_runs when given.
   void update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,

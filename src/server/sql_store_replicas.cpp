@@ -234,15 +234,11 @@ void SqlStore::set_rollback_point(const std::string& thread_id, const std::strin
 
 bool SqlStore::idle_thread_locked(const std::string& thread_id) {
   lock_thread_locked(thread_id);
-  return !has_active_run_locked(thread_id);
-}
-
-bool SqlStore::has_active_run_locked(const std::string& thread_id) {
   static const std::string kAny =
       std::string("SELECT 1 FROM server_runs WHERE thread_id = ? AND ") + kActive + " LIMIT 1";
   Statement s(prepared_locked(kAny));
   s.bind(1, thread_id);
-  return s.step();
+  return !s.step();
 }
 
 bool SqlStore::delete_idle_thread(const std::string& thread_id) {
@@ -276,11 +272,13 @@ ReplicaStore::Insert SqlStore::insert_run_unless_busy(const RunRecord& run,
     // its active runs, the insert and their count.
     const MergedMetadata merged = merged_thread_metadata_locked(run.thread_id, thread_metadata);
     if (!merged.found) return;
-    if (has_active_run_locked(run.thread_id)) {
+    const std::optional<ActiveRuns> active = active_runs_locked(run.thread_id);
+    if (!active) return;
+    if (active->counted > 0) {
       outcome = Insert::kThreadBusy;
       return;
     }
-    add_run_row_locked(run, texts, merged);
+    add_run_row_locked(run, texts, merged, active);
     write_notices_locked(notices);
     outcome = Insert::kInserted;
   });

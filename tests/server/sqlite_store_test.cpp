@@ -482,6 +482,28 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
 
+TEST_F(SqliteStoreTest, InsertRunUnlessBusyInsertsOnAnIdleThreadOnlyAndCountsTheRun) {
+  store_->create_thread(thread("t1"));
+  EXPECT_EQ(store_->insert_run_unless_busy(run_of("r1", "t1", RunStatus::kPending), Json::object(),
+                                           nullptr),
+            ReplicaStore::Insert::kInserted);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+  EXPECT_EQ(store_->insert_run_unless_busy(run_of("r2", "t1", RunStatus::kPending), Json::object(),
+                                           nullptr),
+            ReplicaStore::Insert::kThreadBusy);
+  EXPECT_FALSE(store_->get_run("r2"));
+  EXPECT_EQ(store_->insert_run_unless_busy(run_of("r3", "gone", RunStatus::kPending),
+                                           Json::object(), nullptr),
+            ReplicaStore::Insert::kThreadGone);
+  // Once the run ended the thread is idle again and takes the next.
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, nullptr));
+  EXPECT_NE(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+  EXPECT_EQ(store_->insert_run_unless_busy(run_of("r4", "t1", RunStatus::kPending), Json::object(),
+                                           nullptr),
+            ReplicaStore::Insert::kInserted);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+}
+
 TEST_F(SqliteStoreTest, WithFeedTextsAWritesFreshNoticesAreFedInItsTransactionOnce) {
   SqlWebhookQueue queue(db_.connect());
   store_->set_feed_texts([](const NotificationEvent& e) { return "fed " + e.id; });
