@@ -1040,23 +1040,27 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       found = s.step();
     }
     if (!found) return;
-    if (locked && !owned_locked(run)) {
+    // Only what running it changed: the row's other columns, and the indexes on them, stay
+    // as its insert wrote them; a run that names its replica, only while it still does. A
+    // row gone meanwhile is written whole, as it ended.
+    bool updated = false;
+    if (keep_run) {
+      Statement s(prepared_locked(locked ? "UPDATE server_runs SET status = ?, attempts = ?, "
+                                           "updated_at = ? WHERE run_id = ? AND owner = ?"
+                                         : "UPDATE server_runs SET status = ?, attempts = ?, "
+                                           "updated_at = ? WHERE run_id = ?"));
+      s.bind(1, to_string(run.status)).bind(2, std::int64_t{run.attempts});
+      s.bind(3, run.updated_at).bind(4, run.run_id);
+      if (locked) s.bind(5, run.owner);
+      updated = s.run() == 1;
+    }
+    if (locked && !updated && !owned_locked(run)) {
       // Another replica took this one for dead and adopted the run: its end is theirs to write.
       fenced = true;
       return;
     }
     std::optional<std::int64_t> active;  // the thread's active_runs, when counted here
     if (keep_run) {
-      // Only what running it changed: the row's other columns, and the indexes on them, stay
-      // as its insert wrote them. A row gone meanwhile is written whole, as it ended.
-      const bool updated =
-          Statement(prepared_locked("UPDATE server_runs SET status = ?, attempts = ?, "
-                                    "updated_at = ? WHERE run_id = ?"))
-              .bind(1, to_string(run.status))
-              .bind(2, std::int64_t{run.attempts})
-              .bind(3, run.updated_at)
-              .bind(4, run.run_id)
-              .run() == 1;
       if (!updated) {
         put_run_locked(run);
       } else if (thread == nullptr) {

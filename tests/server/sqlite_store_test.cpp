@@ -482,6 +482,29 @@ TEST_F(SqliteStoreTest, EndRunStoresItsNotificationsWithItOnce) {
   EXPECT_EQ(queue.list(std::nullopt, 10).size(), 1u);
 }
 
+// A run whose replica was taken for dead and whose run another replica adopted: the first
+// one's end of it is not stored; the adopter's is.
+TEST_F(SqliteStoreTest, ARunsEndIsStoredOnlyByItsOwner) {
+  store_->create_thread(thread("t1"));
+  RunRecord run = run_of("r1", "t1", RunStatus::kRunning);
+  run.owner = "replica-a";
+  ASSERT_TRUE(store_->insert_run(run, Json::object()));
+  db_.exec("UPDATE server_runs SET owner = 'replica-b' WHERE run_id = 'r1'");  // adopted
+  run.status = RunStatus::kSuccess;
+  ASSERT_TRUE(store_->end_run(run, true, nullptr, nullptr));
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kRunning);
+  run.owner = "replica-b";
+  ASSERT_TRUE(store_->end_run(run, true, nullptr, nullptr));
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kSuccess);
+  // A run its owner ends that is not stored (any more) is written whole, as it ended.
+  RunRecord gone = run_of("r2", "t1", RunStatus::kError);
+  gone.owner = "replica-a";
+  ASSERT_TRUE(store_->end_run(gone, true, nullptr, nullptr));
+  ASSERT_TRUE(store_->get_run("r2"));
+  EXPECT_EQ(store_->get_run("r2")->status, RunStatus::kError);
+  EXPECT_EQ(store_->get_run("r2")->owner, "replica-a");
+}
+
 TEST_F(SqliteStoreTest, InsertRunUnlessBusyInsertsOnAnIdleThreadOnlyAndCountsTheRun) {
   store_->create_thread(thread("t1"));
   EXPECT_EQ(store_->insert_run_unless_busy(run_of("r1", "t1", RunStatus::kPending), Json::object(),
