@@ -98,8 +98,9 @@ void RunManager::claim_reviews(const RunRequest& request, const std::string& run
     std::size_t claimed = claim();
     if (claimed == 0) {
       const std::vector<ReviewRecord> kept = reviews_->at_checkpoint(request.thread_id, checkpoint);
-      if (std::none_of(kept.begin(), kept.end(),
-                       [&](const ReviewRecord& r) { return r.interrupt_id == interrupt_id; })) {
+      if (std::none_of(kept.begin(), kept.end(), [&id = interrupt_id](const ReviewRecord& r) {
+            return r.interrupt_id == id;
+          })) {
         // A thread paused before review records were kept (or whose records were not written
         // at its pause) gets them now, pending, and claimed like any other.
         reviews_->add_pending(
