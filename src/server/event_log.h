@@ -27,6 +27,11 @@ struct LogEntry {
   // v2 filtering: the event's channel and namespace.
   std::string channel;
   std::vector<std::string> ns;
+  // A thread stream event's (ThreadStreams): the sizes of its envelope's head and tail
+  // (event_envelope.h) at the ends of `data`, and of `stored`'s data after its reference, which
+  // the store leaves out (event_batch.h). 0 for other events.
+  std::uint32_t envelope_head = 0;
+  std::uint32_t envelope_tail = 0;
 };
 using LogEntryPtr = std::shared_ptr<const LogEntry>;
 

@@ -293,6 +293,10 @@ CREATE TABLE server_run_event_batches (
   run_id TEXT COLLATE "C" NOT NULL, last_seq BIGINT NOT NULL, events TEXT NOT NULL,
   PRIMARY KEY (run_id, last_seq));
 )sql"},
+    // 14: a thread's stream events are stored without their envelopes' head and tail
+    // (event_batch.h, BatchFormat::kEnvelopes). No table changes; the version keeps earlier
+    // builds, which cannot read such a batch, out of a database this one wrote.
+    {"SELECT 1;", "SELECT 1;"},
 }};
 
 // Files made before tollgate_schema kept the version in table server_schema.
@@ -466,10 +470,13 @@ void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>&
             e.channel.size() + 64;
   }
   text.reserve(size);
+  const BatchFormat format =
+      batch.front()->of_thread ? BatchFormat::kEnvelopes : BatchFormat::kPlain;
+  begin_event_batch(text, format);
   std::int64_t last_seq = 0;
   std::int64_t appended_at = 0;
   for (const PendingEvent* pending : batch) {
-    append_event_frame(text, *pending->entry);
+    append_event_frame(text, *pending->entry, format);
     last_seq = std::max(last_seq, pending->entry->seq);
     appended_at = std::max(appended_at, pending->appended_at);
   }

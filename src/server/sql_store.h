@@ -50,7 +50,7 @@ namespace sql_rows {
 struct StateParts;
 }  // namespace sql_rows
 
-inline constexpr int kServerSchemaVersion = 13;
+inline constexpr int kServerSchemaVersion = 14;
 
 // Who writes the database's assistants: this store alone (so it may cache them), or also other
 // processes.

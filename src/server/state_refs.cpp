@@ -1,6 +1,7 @@
 #include "server/state_refs.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "tollgate/error.h"
@@ -25,6 +26,35 @@ std::string stored_with_state_ref(std::string_view data, std::size_t at, std::si
   return out;
 }
 
+std::optional<StoredStateRef> split_state_ref(std::string_view stored) {
+  if (!has_state_ref(stored)) return std::nullopt;
+  std::string_view parts[3];
+  std::size_t from = 1;
+  for (std::string_view& part : parts) {
+    const std::size_t end = stored.find('\x01', from);
+    if (end == std::string_view::npos) return std::nullopt;
+    part = stored.substr(from, end - from);
+    from = end + 1;
+  }
+  StoredStateRef ref;
+  ref.names = stored.substr(0, 1 + parts[0].size() + 1 + parts[1].size() + 1);
+  ref.rest = stored.substr(from);
+  const auto result = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), ref.at);
+  if (result.ec != std::errc() || result.ptr != parts[2].data() + parts[2].size() ||
+      parts[2].empty() || ref.at > ref.rest.size() || parts[0].empty()) {
+    return std::nullopt;
+  }
+  return ref;
+}
+
+void append_state_ref_head(std::string& out, std::string_view names, std::size_t at) {
+  std::array<char, 24> digits{};
+  const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), at);
+  out.append(names);
+  out.append(digits.data(), static_cast<std::size_t>(result.ptr - digits.data()));
+  out += '\x01';
+}
+
 namespace {
 
 struct ParsedRef {
@@ -36,26 +66,16 @@ struct ParsedRef {
 };
 
 std::optional<ParsedRef> parse_state_ref(std::string_view stored) {
-  if (!has_state_ref(stored)) return std::nullopt;
-  const StateView view = stored[0] == '\x02' ? StateView::kTaskInput : StateView::kValues;
-  stored.remove_prefix(1);
-  std::string_view parts[3];
-  for (std::string_view& part : parts) {
-    const std::size_t end = stored.find('\x01');
-    if (end == std::string_view::npos) return std::nullopt;
-    part = stored.substr(0, end);
-    stored.remove_prefix(end + 1);
-  }
+  const std::optional<StoredStateRef> split = split_state_ref(stored);
+  if (!split) return std::nullopt;
   ParsedRef ref;
-  ref.view = view;
-  ref.checkpoint_id = parts[0];
-  ref.graph_id = parts[1];
-  const auto result = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), ref.at);
-  if (result.ec != std::errc() || result.ptr != parts[2].data() + parts[2].size() ||
-      parts[2].empty() || ref.at > stored.size() || ref.checkpoint_id.empty()) {
-    return std::nullopt;
-  }
-  ref.rest = stored;
+  ref.view = split->names[0] == '\x02' ? StateView::kTaskInput : StateView::kValues;
+  std::string_view names = split->names.substr(1);
+  const std::size_t end = names.find('\x01');
+  ref.checkpoint_id = names.substr(0, end);
+  ref.graph_id = names.substr(end + 1, names.size() - end - 2);
+  ref.at = split->at;
+  ref.rest = split->rest;
   return ref;
 }
 

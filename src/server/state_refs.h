@@ -51,6 +51,21 @@ struct StateRef {
 std::string stored_with_state_ref(std::string_view data, std::size_t at, std::size_t size,
                                   const StateRef& ref);
 
+// The parts of a stored form: the text that names the checkpoint (the view byte, the checkpoint
+// id and the graph id, each of the ids closed by "\x01"), where the state goes back in, and the
+// data without the state.
+struct StoredStateRef {
+  std::string_view names;
+  std::size_t at = 0;
+  std::string_view rest;
+};
+
+// The parts of `stored`; std::nullopt when it is not a stored form, or a malformed one.
+std::optional<StoredStateRef> split_state_ref(std::string_view stored);
+
+// Appends the head of a stored form: `names` (as split_state_ref read them), then `at`.
+void append_state_ref_head(std::string& out, std::string_view names, std::size_t at);
+
 // Whether `data` as read from the store names a checkpoint in place of its state.
 inline bool has_state_ref(std::string_view data) {
   return !data.empty() && (data[0] == '\x01' || data[0] == '\x02');

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "server/event_envelope.h"
 #include "server/ids.h"
 #include "server/wire_format.h"
 #include "tollgate/json.h"
@@ -86,25 +87,20 @@ std::string channel_of(const std::string& method) {
   return method;
 }
 
-// The event's envelope (§8.3) around its data, which `write` appends, with the members in the
-// order Json::dump writes them (sorted), so that it reads as it did when the envelope was a
-// Json object.
+// The event's envelope (event_envelope.h) around its data, which `write` appends.
 std::string envelope_json(const std::string& event_id, std::int64_t seq, const std::string& method,
                           const std::vector<std::string>& ns,
                           const std::function<void(std::string&)>& write,
                           std::size_t data_size_hint, const std::string& node, std::size_t* data_at,
-                          std::size_t* data_size) {
+                          std::size_t* data_size, LogEntry& entry) {
   std::string out;
   // The data and the names, escaped, with the fixed text and the room a name's writer takes.
   std::size_t size = data_size_hint + 2 * (event_id.size() + method.size() + node.size()) + 384;
   for (const std::string& segment : ns) size += 2 * segment.size() + 4;
   out.reserve(size);
-  out += "{\"event_id\":";
-  append_json_string(out, event_id);
-  out += ",\"method\":";
-  append_json_string(out, method);
-  out += ",\"params\":{\"data\":";
+  append_envelope_head(out, event_id, method);
   *data_at = out.size();
+  entry.envelope_head = static_cast<std::uint32_t>(out.size());
   write(out);
   *data_size = out.size() - *data_at;
   out += ",\"namespace\":[";
@@ -119,9 +115,10 @@ std::string envelope_json(const std::string& event_id, std::int64_t seq, const s
   }
   out += ",\"timestamp\":";
   out += std::to_string(now_millis());
-  out += "},\"seq\":";
-  out += std::to_string(seq);
-  out += ",\"type\":\"event\"}";
+  out += '}';
+  const std::size_t tail_at = out.size();
+  append_envelope_tail(out, seq);
+  entry.envelope_tail = static_cast<std::uint32_t>(out.size() - tail_at);
   return out;
 }
 
@@ -184,7 +181,7 @@ ThreadStreams::Emitted ThreadStreams::append(
                  : std::to_string(seq);
   Emitted emitted;
   entry.data = envelope_json(entry.id, seq, method, ns, state_left_out ? *write_stored : write,
-                             data_size_hint, node, &emitted.data_at, &emitted.data_size);
+                             data_size_hint, node, &emitted.data_at, &emitted.data_size, entry);
   if (state != nullptr) {
     const std::size_t at = std::min(state->at, emitted.data_size);
     const std::size_t size = state_left_out ? 0 : std::min(state->size, emitted.data_size - at);

@@ -11,6 +11,7 @@
 #include "server/sql_webhook_queue.h"
 #include "server/storage.h"
 #include "server/store_backend.h"
+#include "server/thread_streams.h"
 #include "sql/connection_lock.h"
 #include "tollgate/error.h"
 
@@ -1173,6 +1174,40 @@ TEST_F(SqliteStoreTest, OfTwoStoredEventsWithOneSeqTheLaterIsRead) {
     ASSERT_EQ(read.size(), 3u);
     EXPECT_EQ(read[1].data, again.data);
     EXPECT_EQ(read[2].seq, 3);
+  }
+}
+
+TEST_F(SqliteStoreTest, AThreadsEventsAreStoredWithoutTheirEnvelopesAndReadBackAsTheyWereSent) {
+  std::vector<LogEntryPtr> sent;
+  {
+    ThreadStreams streams(*store_);
+    const std::shared_ptr<EventLog> reader = streams.log("t1");
+    streams.emit("t1", "lifecycle", {}, Json{{"event", "running"}}, "", "r1");
+    streams.emit("t1", "updates", {}, Json{{"model", {{"answer", "caf\u00e9 \"quoted\""}}}},
+                 "model");
+    streams.emit("t1", "messages", {"model:1", "tools|2"}, Json::array({"chunk", 2}));
+    streams.emit("t1", "custom", {}, Json{{"name", "progress"}, {"done", 0.5}});
+    sent = reader->read(0, 100, nullptr);
+  }
+  ASSERT_EQ(sent.size(), 4u);
+  reopen();  // written when the store closes; read back from the database alone
+  const std::unique_ptr<sql::Connection> connection = db_.connect();
+  std::unique_ptr<sql::Statement> row =
+      connection->prepare("SELECT events FROM server_thread_event_batches");
+  ASSERT_TRUE(row->step());
+  const std::string stored = row->text(0);
+  EXPECT_EQ(stored.rfind("e\n", 0), 0u) << stored;
+  EXPECT_EQ(stored.find("event_id"), std::string::npos) << stored;
+  std::size_t sent_bytes = 0;
+  for (const LogEntryPtr& e : sent) sent_bytes += e->data.size();
+  EXPECT_LT(stored.size(), sent_bytes);
+  const std::vector<LogEntry> read = store_->thread_events("t1");
+  ASSERT_EQ(read.size(), sent.size());
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].data, sent[i]->data) << i;
+    EXPECT_EQ(read[i].id, sent[i]->id) << i;
+    EXPECT_EQ(read[i].ns, sent[i]->ns) << i;
+    EXPECT_EQ(read[i].channel, sent[i]->channel) << i;
   }
 }
 
