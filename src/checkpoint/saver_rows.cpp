@@ -6,6 +6,7 @@
 
 #include "checkpoint/header_codec.h"
 #include "checkpoint/message_pack.h"
+#include "core/json_out.h"
 #include "tollgate/error.h"
 
 namespace tollgate::checkpoint_internal {
@@ -24,7 +25,10 @@ CheckpointRow read_checkpoint_row(const sql::Statement& statement) {
 
 std::string metadata_text(const Json& metadata) {
   try {
-    return metadata.dump();
+    // As dump() writes it, without its serializer's cost (~50 instructions a byte).
+    std::string text;
+    core::JsonOut(text, core::JsonOut::Malformed::kThrow).value(metadata);
+    return text;
   } catch (const Json::exception& e) {
     throw Error::InvalidArgument(std::string("put: metadata cannot be stored: ") + e.what());
   }

@@ -16,6 +16,32 @@ std::string text_of_step(int step) {
   return R"({"source":"loop","step":)" + std::to_string(step) + R"(,"parents":{}})";
 }
 
+TEST(MetadataTextTest, IsTheTextDumpWrites) {
+  const Json metadata = {{"source", "loop"},
+                         {"step", -1},
+                         {"parents", Json::object()},
+                         {"run_id", "01a24d44-7edc-7131-97d0-85a8f00c542c"},
+                         {"score", 0.1},
+                         {"big", std::uint64_t{18446744073709551615ULL}},
+                         {"note", "caf\xC3\xA9 \"quoted\" \\ \n\t\x01 \xF0\x9F\x98\x80"},
+                         {"tags", Json::array({true, false, nullptr, Json::array(), 2.5e-8})}};
+  EXPECT_EQ(metadata_text(metadata), metadata.dump());
+  EXPECT_EQ(metadata_text(Json::object()), "{}");
+}
+
+TEST(MetadataTextTest, TextThatIsNotUtf8IsAnErrorAsDumpMakesIt) {
+  for (const std::string bad : {"\xC3", "a\xFF", "\xED\xA0\x80"}) {
+    try {
+      metadata_text(Json{{"note", bad}});
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("put: metadata cannot be stored"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(MetadataMemoTest, EachTextIsAnsweredAsItParses) {
   MetadataMemo memo;
   std::vector<std::string> texts;
