@@ -1138,7 +1138,9 @@ TEST_F(SqliteStoreTest, TheFeedKeepsItsEventsInTheOrderAppendedNumberedUpward) {
   std::vector<std::string> events;
   for (std::size_t i = 0; i < feed.size(); ++i) {
     events.push_back(feed[i].second);
-    if (i > 0) EXPECT_GT(feed[i].first, feed[i - 1].first);
+    if (i > 0) {
+      EXPECT_GT(feed[i].first, feed[i - 1].first);
+    }
   }
   std::vector<std::string> want = {"a", "b", "c", "d"};
   want.insert(want.end(), many.begin(), many.end());
