@@ -32,6 +32,17 @@ const button = (scope, name) => scope.getByRole("button", { name, exact: true })
 const signedIn = (user, hash = "") =>
   env.signedIn(user, { hash, viewport: { width: 1280, height: 900 }, timeout: T });
 
+/** Waits (up to T) until the thread's runs have ended: its status is no longer "busy". */
+async function untilIdle(threadId, user) {
+  const until = Date.now() + T;
+  for (;;) {
+    const r = await fetch(`${env.api}/threads/${threadId}`, { headers: { "x-api-key": user.key } });
+    const { status } = await r.json();
+    if (status !== "busy" || Date.now() > until) return status;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
 /** Alice's thread, paused on one card and approved by Rita; Alice's page shows its timeline. */
 async function resumedThreadTimeline() {
   const alice = await signedIn(ALICE);
@@ -42,6 +53,9 @@ async function resumedThreadTimeline() {
   const rita = await signedIn(RITA, `/t/${encodeURIComponent(threadId)}`);
   await button(rita.getByTestId("action-card").first(), "Approve").click();
   await rita.getByTestId("msg-ai").getByText(/^All done\./).waitFor();
+  // The answer streams in before the run ends; a page closed before that would cancel the run
+  // it streams (on_disconnect), and the decision would read "cancelled".
+  assert.equal(await untilIdle(threadId, ALICE), "idle");
   await rita.context().close();
   await alice.reload();
   await alice.getByTestId("timeline-link").click();
