@@ -87,7 +87,8 @@ std::string channel_of(const std::string& method) {
   return method;
 }
 
-// The event's envelope (event_envelope.h) around its data, which `write` appends.
+// The event's envelope (event_envelope.h) around its data, which `write` appends; the sizes of
+// its head and tail go to `entry`, whose stored form leaves them out.
 std::string envelope_json(const std::string& event_id, std::int64_t seq, const std::string& method,
                           const std::vector<std::string>& ns,
                           const std::function<void(std::string&)>& write,
