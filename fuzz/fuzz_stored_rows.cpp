@@ -87,19 +87,25 @@ void batch(const std::uint8_t* data, std::size_t size) {
   } catch (const tollgate::Error&) {
     return;
   }
-  std::string written;
-  for (const tollgate::server::LogEntry& entry : events) {
-    tollgate::server::append_event_frame(written, entry);
-  }
-  std::vector<tollgate::server::LogEntry> again;
-  tollgate::server::read_event_batch(written, 0, "thread t", again);
-  if (again.size() != events.size()) std::abort();
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const auto& a = again[i];
-    const auto& b = events[i];
-    if (a.seq != b.seq || a.event != b.event || a.data != b.data || a.id != b.id ||
-        a.channel != b.channel || a.ns != b.ns) {
-      std::abort();
+  // Written again in either format (a thread's: the envelopes it read without their heads and
+  // tails), the events read back as they were read.
+  for (const auto format : {tollgate::server::BatchFormat::kPlain,
+                            tollgate::server::BatchFormat::kEnvelopes}) {
+    std::string written;
+    tollgate::server::begin_event_batch(written, format);
+    for (const tollgate::server::LogEntry& entry : events) {
+      tollgate::server::append_event_frame(written, entry, format);
+    }
+    std::vector<tollgate::server::LogEntry> again;
+    tollgate::server::read_event_batch(written, 0, "thread t", again);
+    if (again.size() != events.size()) std::abort();
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const auto& a = again[i];
+      const auto& b = events[i];
+      if (a.seq != b.seq || a.event != b.event || a.data != b.data || a.id != b.id ||
+          a.channel != b.channel || a.ns != b.ns) {
+        std::abort();
+      }
     }
   }
   // The events that name a checkpoint in place of their state (state_refs.h) read back with
@@ -110,11 +116,11 @@ void batch(const std::uint8_t* data, std::size_t size) {
     return checkpoint_id.size() % 2 == 0 ? std::optional<std::string>("{\"a\":1}") : std::nullopt;
   };
   try {
-    tollgate::server::resolve_state_refs(again, "t", texts);
+    tollgate::server::resolve_state_refs(events, "t", texts);
   } catch (const tollgate::Error&) {
     return;
   }
-  for (const auto& entry : again) {
+  for (const auto& entry : events) {
     if (tollgate::server::has_state_ref(entry.data)) std::abort();
   }
 }
