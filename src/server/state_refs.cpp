@@ -10,17 +10,16 @@ namespace tollgate::server {
 
 std::string stored_with_state_ref(std::string_view data, std::size_t at, std::size_t size,
                                   const StateRef& ref) {
-  const std::string position = std::to_string(at);
+  std::string names;
+  names.reserve(ref.checkpoint_id.size() + ref.graph_id.size() + 3);
+  names += ref.view == StateView::kTaskInput ? '\x02' : '\x01';
+  names += ref.checkpoint_id;
+  names += '\x01';
+  names += ref.graph_id;
+  names += '\x01';
   std::string out;
-  out.reserve(data.size() - size + ref.checkpoint_id.size() + ref.graph_id.size() +
-              position.size() + 4);
-  out += ref.view == StateView::kTaskInput ? '\x02' : '\x01';
-  out += ref.checkpoint_id;
-  out += '\x01';
-  out += ref.graph_id;
-  out += '\x01';
-  out += position;
-  out += '\x01';
+  out.reserve(data.size() - size + names.size() + 24);
+  append_state_ref_head(out, names, at);
   out.append(data.substr(0, at));
   out.append(data.substr(at + size));
   return out;
