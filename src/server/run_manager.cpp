@@ -100,14 +100,21 @@ const CompiledGraph* RunManager::graph(const std::string& graph_id) const {
 }
 
 std::string RunManager::graph_id_of(const RunRecord& record) {
+  // The graph its request was checked against, which submit() names in the run's metadata (as
+  // in the configurable the graph reads): an assistant changed to another graph since does not
+  // change what an accepted run executes, and the assistant need not be read again.
+  auto it = record.metadata.find("graph_id");
+  if (it != record.metadata.end() && it->is_string() &&
+      !it->get_ref<const std::string&>().empty()) {
+    return it->get<std::string>();
+  }
   try {
     auto assistant = store_.get_assistant(record.assistant_id);
     if (assistant) return assistant->graph_id;
   } catch (const Error&) {
-    // Unreadable now: the run's metadata names its graph too.
+    // Unreadable now: the run fails as a run of no graph.
   }
-  auto it = record.metadata.find("graph_id");
-  return it != record.metadata.end() && it->is_string() ? it->get<std::string>() : "";
+  return "";
 }
 
 bool RunManager::thread_active_locked(const std::string& thread_id) const {

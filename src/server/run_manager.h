@@ -255,7 +255,8 @@ class RunManager {
   std::shared_ptr<const std::string> stored_result(const std::string& run_id);
   bool thread_active_locked(const std::string& thread_id) const;
   bool any_run_of_locked(const std::string& thread_id) const;
-  // The graph a run executes: its assistant's, else the one its metadata names.
+  // The graph a run executes: the one its metadata names (its assistant's when it was
+  // submitted), else (a run stored without it) its assistant's.
   std::string graph_id_of(const RunRecord& record);
   // Stores a run's end; false when storage failed (the end is then kept in unsettled_). The
   // review records the run claimed are put back to pending first when its decision was not

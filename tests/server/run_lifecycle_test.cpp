@@ -426,5 +426,23 @@ TEST_F(RunLifecycleTest, AnAssistantCreatedByAClientCanBeDeleted) {
   EXPECT_EQ(call("GET", "/assistants/" + id).status, 404);
 }
 
+TEST_F(RunLifecycleTest, AQueuedRunExecutesTheGraphItsRequestWasCheckedAgainst) {
+  auto created = call("POST", "/assistants", {{"graph_id", "actors"}});
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string id = created.json()["assistant_id"];
+  const std::string thread = new_thread();
+  auto queued = call("POST", "/threads/" + thread + "/runs",
+                     {{"assistant_id", id}, {"input", Json::object()}, {"after_seconds", 0.5}});
+  ASSERT_EQ(queued.status, 200) << queued.body;
+  EXPECT_EQ(queued.json()["metadata"]["graph_id"], "actors");
+  // The assistant moves to another graph before the run starts.
+  auto patched = call("PATCH", "/assistants/" + id, {{"graph_id", "pair"}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  wait_for_status(thread, "interrupted");
+  const Json interrupts = call("GET", "/threads/" + thread).json()["interrupts"];
+  ASSERT_EQ(interrupts.size(), 1u) << interrupts.dump();  // "pair" would pause twice
+  EXPECT_EQ(interrupts.begin()->at(0)["value"], "Proceed?") << interrupts.dump();
+}
+
 }  // namespace
 }  // namespace tollgate::server
