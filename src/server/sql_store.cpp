@@ -768,7 +768,8 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
 
 bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
                                          const OutcomeText& text,
-                                         std::optional<std::int64_t> active_runs) {
+                                         std::optional<std::int64_t> active_runs,
+                                         std::optional<std::int64_t> stored_parts) {
   static const char* const kTexts[2][2] = {
       {"UPDATE server_threads SET status = ?, error = ?, updated_at = ? WHERE thread_id = ?",
        "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, active_runs = ? "
@@ -794,7 +795,10 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
   }
   if (active_runs) s.bind(index++, *active_runs);
   if (s.bind(index, thread_id).run() != 1) return false;
-  if (values) write_state_parts_locked(thread_id, parts);
+  // No part past the new last to delete when the stored state had no more parts.
+  if (values) {
+    write_state_parts_locked(thread_id, parts, stored_parts && *stored_parts <= parts.count());
+  }
   return true;
 }
 
@@ -1037,14 +1041,18 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
   release_thread_events(run.thread_id);
   write_locked([&] {
     // A run that names its replica has its owner checked with its thread's row locked
-    // (PostgreSQL): taken here, with the row's existence.
+    // (PostgreSQL): taken here, with the row's existence and its count of state parts.
     const bool locked = !run.owner.empty();
-    if (locked) {
-      found = lock_thread_locked(run.thread_id);
-    } else {
-      Statement s(prepared_locked("SELECT 1 FROM server_threads WHERE thread_id = ?"));
+    const bool postgres = connection_->dialect() == sql::Dialect::kPostgres;
+    std::optional<std::int64_t> stored_parts;  // read with the row locked (SQLite: always)
+    {
+      Statement s(prepared_locked(
+          locked && postgres
+              ? "SELECT state_parts FROM server_threads WHERE thread_id = ? FOR UPDATE"
+              : "SELECT state_parts FROM server_threads WHERE thread_id = ?"));
       s.bind(1, run.thread_id);
       found = s.step();
+      if (found && (locked || !postgres)) stored_parts = s.integer(0);
     }
     if (!found) return;
     // Only what running it changed: the row's other columns, and the indexes on them, stay
@@ -1082,7 +1090,9 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
     } else {
       delete_run_locked(run.run_id);
     }
-    if (thread != nullptr) set_thread_outcome_locked(run.thread_id, *thread, thread_text, active);
+    if (thread != nullptr) {
+      set_thread_outcome_locked(run.thread_id, *thread, thread_text, active, stored_parts);
+    }
     write_notices_locked(notices);
     notify_locked(channels_.runs, run.thread_id);
     notify_locked(channels_.events, "r:" + run.run_id);

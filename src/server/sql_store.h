@@ -247,14 +247,17 @@ class SqlStore : public ServerStore, public ReplicaStore {
   static OutcomeText outcome_text(const ThreadOutcome& outcome);
   // The parts of a thread's state after its first (split_state), written into
   // server_thread_state_parts: a part the table holds already as it is is not written again;
-  // parts past the last are deleted, unless `fresh` (the thread's row was just inserted: it has
-  // none). The first part and the count go into the thread's row.
+  // parts past the last are deleted, unless `fresh` (the table holds none past the last: the
+  // thread's row was just inserted, or its stored count, read with the row locked, is not
+  // higher). The first part and the count go into the thread's row.
   void write_state_parts_locked(const std::string& thread_id, const sql_rows::StateParts& parts,
                                 bool fresh = false);
   // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
+  // `stored_parts`: the row's state_parts, when read with the row locked in this transaction.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
                                  const OutcomeText& text,
-                                 std::optional<std::int64_t> active_runs = std::nullopt);
+                                 std::optional<std::int64_t> active_runs = std::nullopt,
+                                 std::optional<std::int64_t> stored_parts = std::nullopt);
   // A thread's stored metadata merged with new keys: found false when the thread is gone; text
   // the merged object's JSON, nullopt when the merge changes nothing. Locks the thread's row
   // (PostgreSQL).

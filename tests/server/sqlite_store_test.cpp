@@ -768,6 +768,32 @@ TEST_F(SqliteStoreTest, ALongStateIsReadWholeFoundByItsValuesAndShrinks) {
   EXPECT_EQ(db_.rows("server_thread_state_parts"), 0);
 }
 
+// A run's end writes its thread's state in parts too: a shorter state than the stored one
+// leaves no part past its end, a longer one all of its parts (a run of this replica or of none).
+TEST_F(SqliteStoreTest, ARunsEndWritesItsStateInPartsLongerOrShorter) {
+  for (const std::string owner : {"", "replica-1"}) {
+    SCOPED_TRACE("owner '" + owner + "'");
+    ThreadRecord t = thread("t-" + owner);
+    t.values = long_state(3000);
+    ASSERT_TRUE(store_->create_thread(t));
+    const std::int64_t long_parts = db_.rows("server_thread_state_parts");
+    ASSERT_GT(long_parts, 2);
+    RunRecord run = run_of("r-" + owner, t.thread_id, RunStatus::kPending);
+    run.owner = owner;
+    ASSERT_TRUE(store_->insert_run(run, Json::object()));
+    run.status = RunStatus::kSuccess;
+    for (int messages : {10, 1500, 3000, 800, 10}) {
+      SCOPED_TRACE(std::to_string(messages) + " messages");
+      const ThreadOutcome outcome = idle_outcome(long_state(messages));
+      ASSERT_TRUE(store_->end_run(run, true, &outcome));
+      EXPECT_EQ(store_->get_thread(t.thread_id)->values, outcome.values);
+      const std::int64_t parts = sql_rows::split_state(outcome.values.dump()).count();
+      EXPECT_EQ(db_.rows("server_thread_state_parts"), parts - 1);
+    }
+    store_->delete_thread(t.thread_id);
+  }
+}
+
 // A state that grew at its end writes only its last parts: a part the table holds as it is is not
 // written again (counted by a trigger on the table).
 TEST_F(SqliteStoreTest, AStateThatGrewWritesOnlyItsChangedParts) {
