@@ -461,22 +461,25 @@ void SqlStore::write_events_locked(const std::vector<PendingEvent>& events) {
   for (const auto& batch : batches) insert_event_batch_locked(batch);
 }
 
+namespace {
+
+// A thread's events are batched with their envelopes left out, a run's as they are.
+BatchFormat batch_format(bool of_thread) {
+  return of_thread ? BatchFormat::kEnvelopes : BatchFormat::kPlain;
+}
+
+}  // namespace
+
 void SqlStore::insert_event_batch_locked(const std::vector<const PendingEvent*>& batch) {
   std::string text;
-  std::size_t size = 0;  // the frames' fields; their heads are a few dozen bytes each
-  for (const PendingEvent* pending : batch) {
-    const LogEntry& e = *pending->entry;
-    size += e.event.size() + (e.stored.empty() ? e.data : e.stored).size() + e.id.size() +
-            e.channel.size() + 64;
-  }
+  std::size_t size = 8;  // the format's line
+  for (const PendingEvent* pending : batch) size += pending->frame.size();
   text.reserve(size);
-  const BatchFormat format =
-      batch.front()->of_thread ? BatchFormat::kEnvelopes : BatchFormat::kPlain;
-  begin_event_batch(text, format);
+  begin_event_batch(text, batch_format(batch.front()->of_thread));
   std::int64_t last_seq = 0;
   std::int64_t appended_at = 0;
   for (const PendingEvent* pending : batch) {
-    append_event_frame(text, *pending->entry, format);
+    text += pending->frame;
     last_seq = std::max(last_seq, pending->entry->seq);
     appended_at = std::max(appended_at, pending->appended_at);
   }
@@ -1209,6 +1212,13 @@ void SqlStore::append_run_event(const std::string& run_id, LogEntryPtr e) {
 }
 
 void SqlStore::queue_event(PendingEvent event) {
+  // Framed here, not when the batch is written under the connection's lock, which every part
+  // of the process waits for.
+  const LogEntry& e = *event.entry;
+  // The frame's fields; its head is a few dozen bytes.
+  event.frame.reserve(e.event.size() + (e.stored.empty() ? e.data : e.stored).size() + e.id.size() +
+                      e.channel.size() + 64);
+  append_event_frame(event.frame, e, batch_format(event.of_thread));
   bool flush = false;
   {
     std::lock_guard lock(queue_mutex_);
