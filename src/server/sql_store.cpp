@@ -408,8 +408,12 @@ void SqlStore::write_locked(const std::function<void()>& body) {
   try {
     write_events_locked(events);
     body();
-    send_notices_locked();
-    transaction.commit();
+    if (sql::Statement* notify = notices_statement_locked()) {
+      sql::StatementUse reset(*notify);  // also when the commit fails
+      transaction.commit_after(*notify);
+    } else {
+      transaction.commit();
+    }
   } catch (...) {
     notices_.clear();
     put_back_events(std::move(events));

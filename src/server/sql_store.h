@@ -227,10 +227,11 @@ class SqlStore : public ServerStore, public ReplicaStore {
   bool owned_locked(const RunRecord& run);
   void delete_thread_locked(const std::string& thread_id);
   // pg_notify(channel, payload) in the current transaction (nothing on SQLite or without a
-  // channel): kept until send_notices_locked, which write_locked calls before its commit.
+  // channel): kept until write_locked commits, with notices_statement_locked.
   void notify_locked(const std::string& channel, const std::string& payload);
-  // Sends the kept notices in one statement.
-  void send_notices_locked();
+  // The kept notices in one statement, bound, for write_locked to send with its COMMIT (null:
+  // none); the kept ones are cleared.
+  sql::Statement* notices_statement_locked();
   // Writes each notice with the current write transaction (write_webhook_event), and the fresh
   // ones into the feed when set_feed_texts was called; null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);

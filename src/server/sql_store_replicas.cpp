@@ -389,17 +389,18 @@ void SqlStore::notify_locked(const std::string& channel, const std::string& payl
   }
 }
 
-void SqlStore::send_notices_locked() {
-  if (notices_.empty()) return;
+sql::Statement* SqlStore::notices_statement_locked() {
+  if (notices_.empty()) return nullptr;
   Json pairs = Json::array();
   for (const auto& [channel, payload] : notices_) pairs.push_back(Json::array({channel, payload}));
   notices_.clear();
-  // One statement (one round trip) for every notice of the transaction.
-  Statement(prepared_locked(
-                "SELECT pg_notify(n->>0, n->>1) FROM jsonb_array_elements(CAST(? AS jsonb)) AS n"))
-      .bind(1, pairs.dump())
-      .run();
+  // One statement for every notice of the transaction, sent with its COMMIT.
+  sql::Statement& notify = prepared_locked(
+      "SELECT pg_notify(n->>0, n->>1) FROM jsonb_array_elements(CAST(? AS jsonb)) AS n");
+  notify.bind(1, pairs.dump());
+  // Before the commit delivers them: the listener tells this store's own notices by it.
   notifying_pid_ = static_cast<sql::PostgresConnection&>(*connection_).backend_pid();
+  return &notify;
 }
 
 }  // namespace tollgate::server

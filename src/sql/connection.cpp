@@ -19,4 +19,10 @@ void Transaction::commit() {
   open_ = false;
 }
 
+void Transaction::commit_after(Statement& last) {
+  assert(open_);
+  connection_.commit_after(last);
+  open_ = false;
+}
+
 }  // namespace tollgate::sql

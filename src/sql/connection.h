@@ -67,6 +67,19 @@ class Connection {
 
   virtual void begin(TransactionKind kind) = 0;
   virtual void commit() = 0;
+  // Runs `last`, a statement whose result is not read, as the transaction's last one, then
+  // commits: a backend that can sends both in one round trip (PostgreSQL). `last` is reset,
+  // also when it fails. On failure the transaction is still to be rolled back.
+  virtual void commit_after(Statement& last) {
+    try {
+      last.run();
+    } catch (...) {
+      last.reset();
+      throw;
+    }
+    last.reset();
+    commit();
+  }
   // Never fails: there may be nothing left to roll back (e.g. after an I/O error).
   virtual void rollback() noexcept = 0;
 };
@@ -79,6 +92,8 @@ class Transaction {
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
   void commit();
+  // Connection::commit_after.
+  void commit_after(Statement& last);
 
  private:
   Connection& connection_;

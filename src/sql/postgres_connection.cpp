@@ -256,6 +256,18 @@ void PostgresConnection::commit() {
   in_transaction_ = false;
 }
 
+void PostgresConnection::commit_after(Statement& last) {
+  assert(in_transaction_);
+  if (!commit_) commit_ = std::make_unique<PostgresStatement>(*this, "COMMIT");
+  // Failed, the transaction may still be open (a statement before the COMMIT failed and the
+  // COMMIT was skipped): it stays to be rolled back.
+  PostgresPipeline pipeline(*this);  // the BEGIN first, when nothing was sent yet
+  pipeline.add(static_cast<PostgresStatement&>(last));
+  pipeline.add(*commit_);
+  pipeline.finish();
+  in_transaction_ = false;
+}
+
 void PostgresConnection::rollback() noexcept {
   if (!in_transaction_) return;
   in_transaction_ = false;

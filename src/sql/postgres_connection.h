@@ -79,6 +79,8 @@ class PostgresConnection final : public Connection {
   // are sent once more. A transaction that ran no statement sends nothing at all.
   void begin(TransactionKind kind) override;
   void commit() override;
+  // `last` and COMMIT in one pipeline (with the BEGIN when nothing was sent yet).
+  void commit_after(Statement& last) override;
   void rollback() noexcept override;
 
   bool in_transaction() const { return in_transaction_; }

@@ -154,6 +154,52 @@ TEST_F(PostgresConnectionTest, PipelineInsideATransactionCommitsWithIt) {
   EXPECT_EQ(count_items(*connection_), 0);
 }
 
+TEST_F(PostgresConnectionTest, CommitAfterRunsTheLastStatementThenCommits) {
+  PostgresStatement insert(*connection_, "INSERT INTO items (id) VALUES ($1)");
+  {
+    Transaction transaction(*connection_, TransactionKind::kWrite);
+    insert.bind(1, std::int64_t{1});
+    EXPECT_EQ(insert.run(), 1);
+    insert.reset();
+    insert.bind(1, std::int64_t{2});
+    transaction.commit_after(insert);
+    EXPECT_FALSE(connection_->in_transaction());
+  }
+  auto other = open();
+  EXPECT_EQ(count_items(*other), 2);  // committed: another session sees both rows
+  insert.bind(1, std::int64_t{3});
+  EXPECT_EQ(insert.run(), 1);  // the statement was reset and is reusable
+}
+
+TEST_F(PostgresConnectionTest, CommitAfterAsTheOnlyStatementSendsTheBeginWithIt) {
+  PostgresStatement insert(*connection_, "INSERT INTO items (id) VALUES ($1)");
+  {
+    Transaction transaction(*connection_, TransactionKind::kWrite);
+    insert.bind(1, std::int64_t{1});
+    transaction.commit_after(insert);
+  }
+  auto other = open();
+  EXPECT_EQ(count_items(*other), 1);
+}
+
+TEST_F(PostgresConnectionTest, CommitAfterAFailingLastStatementKeepsNothing) {
+  PostgresStatement insert(*connection_, "INSERT INTO items (id) VALUES ($1)");
+  {
+    Transaction transaction(*connection_, TransactionKind::kWrite);
+    insert.bind(1, std::int64_t{1});
+    EXPECT_EQ(insert.run(), 1);
+    insert.reset();
+    insert.bind(1, std::int64_t{1});  // a duplicate key: the COMMIT sent with it is skipped
+    EXPECT_EQ(code_of([&] { transaction.commit_after(insert); }), ErrorCode::kInternal);
+  }  // rolled back here
+  EXPECT_FALSE(connection_->in_transaction());
+  EXPECT_EQ(count_items(*connection_), 0);
+  insert.reset();
+  insert.bind(1, std::int64_t{4});
+  EXPECT_EQ(insert.run(), 1);  // the connection is usable afterwards
+  EXPECT_EQ(count_items(*connection_), 1);
+}
+
 TEST_F(PostgresConnectionTest, SyntaxErrorIsInternalAndNamesTheStatement) {
   const Error error = error_of([&] { PostgresStatement(*connection_, "SELEC 1").step(); });
   EXPECT_EQ(error.code(), ErrorCode::kInternal);

@@ -73,6 +73,25 @@ TEST_F(SqliteConnectionTest, ATransactionLeftUncommittedIsRolledBack) {
   EXPECT_EQ(count_rows(connection), 1);
 }
 
+TEST_F(SqliteConnectionTest, CommitAfterRunsTheLastStatementThenCommits) {
+  SqliteConnection connection(path());
+  connection.exec("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+  SqliteStatement insert(connection, "INSERT INTO t VALUES (?)");
+  {
+    Transaction transaction(connection, TransactionKind::kWrite);
+    insert.bind(1, std::int64_t{1});
+    transaction.commit_after(insert);
+  }
+  EXPECT_EQ(count_rows(connection), 1);
+  {
+    Transaction transaction(connection, TransactionKind::kWrite);
+    connection.exec("INSERT INTO t VALUES (2)");
+    insert.bind(1, std::int64_t{1});  // a duplicate key: nothing of the transaction is kept
+    EXPECT_EQ(code_of([&] { transaction.commit_after(insert); }), ErrorCode::kInternal);
+  }
+  EXPECT_EQ(count_rows(connection), 1);
+}
+
 TEST_F(SqliteConnectionTest, AStatementInUseIsResetWhenItsScopeEnds) {
   SqliteConnection connection(path());
   connection.exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1), (2)");
