@@ -266,7 +266,8 @@ void AuditLog::chain_unchained() {
 AuditLog::EntryTexts::EntryTexts(const AuditEntry& entry)
     : shown(event_json(entry.shown)), decided(event_json(entry.decided)) {}
 
-std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts) {
+std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts,
+                                     sql::Transaction* commit) {
   auto [last_id, last_hash] = last_entry_locked(*statements_);
   entry.prev_hash = std::move(last_hash);
   entry.id = last_id + 1;
@@ -284,7 +285,11 @@ std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts) 
   s->bind(8, entry.checkpoint_id).bind(9, texts.shown).bind(10, texts.decided);
   s->bind(11, entry.outcome).bind(12, entry.message).bind(13, entry.settled_at);
   s->bind(14, entry.kind).bind(15, entry.refers_to).bind(16, entry.prev_hash).bind(17, entry.hash);
-  s->run();
+  if (commit != nullptr) {
+    commit->commit_after(*s);
+  } else {
+    s->run();
+  }
   return entry.id;
 }
 
@@ -301,13 +306,11 @@ std::int64_t AuditLog::append(const AuditEntry& entry) {
   } else if (appended.settled_at == 0) {
     appended.settled_at = appended.received_at != 0 ? appended.received_at : now_millis();
   }
-  const std::int64_t id = append_locked(std::move(appended), texts);
-  transaction.commit();
-  return id;
+  return append_locked(std::move(appended), texts, &transaction);
 }
 
 bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
-                             const std::string& message) {
+                             const std::string& message, sql::Transaction* commit) {
   const std::int64_t now = now_millis();
   std::string thread_id, run_id;
   {
@@ -330,7 +333,7 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   settled.message = message;
   settled.settled_at = now;
   const EntryTexts texts(settled);  // an outcome shows and decides nothing: two "null"s
-  append_locked(std::move(settled), texts);
+  append_locked(std::move(settled), texts, commit);
   return true;
 }
 
@@ -338,7 +341,7 @@ void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::st
   std::lock_guard lock(mutex_);
   Transaction transaction(*db_, TransactionKind::kWrite);
   serialise_writers(*statements_);
-  if (settle_locked(id, outcome, message)) transaction.commit();
+  settle_locked(id, outcome, message, &transaction);  // committed when it settled the entry
 }
 
 std::size_t AuditLog::settle_lost(const std::string& message,

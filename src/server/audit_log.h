@@ -140,8 +140,12 @@ class AuditLog {
     std::string shown, decided;
     explicit EntryTexts(const AuditEntry& entry);
   };
-  std::int64_t append_locked(AuditEntry entry, const EntryTexts& texts);
-  bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message);
+  // With `commit`, the entry's INSERT is the transaction's last statement: sent with its COMMIT
+  // (one round trip on PostgreSQL), and the transaction is committed.
+  std::int64_t append_locked(AuditEntry entry, const EntryTexts& texts,
+                             sql::Transaction* commit = nullptr);
+  bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message,
+                     sql::Transaction* commit = nullptr);
 
   mutable sql::ConnectionLock mutex_;
   std::shared_ptr<sql::Connection> db_;

@@ -162,15 +162,19 @@ void SqlReviewStore::add_pending(const std::vector<ReviewRecord>& records) {
   auto s = statements_->use(std::string("INSERT INTO server_reviews (") + kColumns +
                             ") VALUES (?,?,?,?,?,?,?,?,'pending','','',0,?,?) ON CONFLICT DO "
                             "NOTHING");
-  for (const ReviewRecord& r : records) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const ReviewRecord& r = records[i];
     s->bind(1, r.review_id).bind(2, r.thread_id).bind(3, r.checkpoint_id).bind(4, r.interrupt_id);
     s->bind(5, std::int64_t{r.action_index}).bind(6, r.tool_call_id).bind(7, r.digest);
     s->bind(8, r.created_at != 0 ? r.created_at : now_millis());
     s->bind(9, r.expires_at).bind(10, r.on_timeout.is_null() ? std::string() : r.on_timeout.dump());
-    s->run();
-    s->reset();
+    if (i + 1 == records.size()) {
+      transaction.commit_after(*s);  // the last with the COMMIT (one round trip on PostgreSQL)
+    } else {
+      s->run();
+      s->reset();
+    }
   }
-  transaction.commit();
 }
 
 std::vector<ReviewRecord> SqlReviewStore::list(const std::string& thread_id) {
