@@ -9,6 +9,7 @@
 #include "server/log.h"
 #include "server/notifications.h"
 #include "server/review_binding.h"
+#include "server/review_store.h"
 #include "server/run_mirrors.h"
 #include "server/wire_format.h"
 #include "tollgate/error.h"
@@ -465,8 +466,11 @@ bool RunManager::store_end(const RunRecord& record, bool keep_run,
                            EndNotices notices) {
   // The review records come first, so that the thread record shows when each review began.
   if (annotated) {
-    reopen = reopen || claims_still_pending(record.run_id, record.thread_id, *annotated);
-    record_reviews(record.thread_id, *annotated);
+    // One read of the checkpoint's records serves both, made once this pause's records are
+    // added: those a decision claimed (decided, expired), which the claims' question is about,
+    // are as they were.
+    const std::vector<ReviewRecord> at_checkpoint = record_reviews(record.thread_id, *annotated);
+    reopen = reopen || claims_still_pending(record.run_id, *annotated, at_checkpoint);
   }
   const ThreadOutcome* thread = annotated ? &*annotated : nullptr;
   std::vector<QueuedNotification> told = std::move(notices.decided);

@@ -335,22 +335,25 @@ class RunManager {
   // Error(kPermissionDenied) when approvals cannot be kept (no review store).
   void collect_approvals(RunRequest& request);
   // Adds the records' created_at and the approvals collected so far to the review configs of
-  // `outcome`'s interrupts.
-  void annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome);
+  // `outcome`'s interrupts. Returns the review records at `outcome`'s checkpoint, read when it
+  // pends an interrupt (else none).
+  std::vector<ReviewRecord> annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome);
   // Puts the records claimed by a run that changed nothing back to pending; `disarm` also
   // drops their deadline (an expiry that was refused is not tried again).
   void reopen_reviews(const std::string& run_id, bool disarm = false);
   // The same, without the disarm; throws when storage fails (store_end retries it).
   void reopen_claims(const std::string& run_id);
   // Whether `outcome` (the thread's latest checkpoint, after `run_id` ended) still pends a
-  // review record `run_id` claimed: the run's decision was not taken.
-  bool claims_still_pending(const std::string& run_id, const std::string& thread_id,
-                            const ThreadOutcome& outcome);
+  // review record `run_id` claimed: the run's decision was not taken. `at_checkpoint`: the
+  // review records at the outcome's checkpoint (record_reviews).
+  bool claims_still_pending(const std::string& run_id, const ThreadOutcome& outcome,
+                            const std::vector<ReviewRecord>& at_checkpoint) const;
   // Records what `outcome` (read from the thread's latest checkpoint) shows as pending; earlier
   // pending records are superseded. A failure is logged: a decision adds the records it
   // answers when they are missing. Then shows, in `outcome`'s review configs, each review's
-  // created_at and the approvals collected so far ("approvals": [{"by", "at"}]).
-  void record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
+  // created_at and the approvals collected so far ("approvals": [{"by", "at"}]). Returns the
+  // records read for that (annotate_reviews).
+  std::vector<ReviewRecord> record_reviews(const std::string& thread_id, ThreadOutcome& outcome);
   // review.requested for each interrupt `outcome` shows pending.
   std::vector<QueuedNotification> review_requested_notices(const std::string& thread_id,
                                                            const std::string& assistant_id,

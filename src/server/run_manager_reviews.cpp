@@ -158,15 +158,16 @@ void RunManager::collect_approvals(RunRequest& request) {
   if (short_of_approvals) request.binding["approval_only"] = true;
 }
 
-void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& outcome) {
+std::vector<ReviewRecord> RunManager::annotate_reviews(const std::string& thread_id,
+                                                       ThreadOutcome& outcome) {
   if (reviews_ == nullptr || outcome.checkpoint_id.empty() || !outcome.interrupts.is_object())
-    return;
+    return {};
   // A thread that ended its run without a pending interrupt has nothing to annotate: its
   // records are not read.
   const bool pending =
       std::any_of(outcome.interrupts.begin(), outcome.interrupts.end(),
                   [](const Json& list) { return list.is_array() && !list.empty(); });
-  if (!pending) return;
+  if (!pending) return {};
   std::vector<ReviewRecord> records;
   std::vector<ReviewApproval> approvals;
   try {
@@ -174,9 +175,9 @@ void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& o
     approvals = reviews_->approvals(thread_id, outcome.checkpoint_id);
   } catch (const std::exception& e) {
     log_error("the review records of thread " + thread_id + " were not read: " + e.what());
-    return;
+    return records;  // those read, if any
   }
-  if (records.empty() && approvals.empty()) return;
+  if (records.empty() && approvals.empty()) return records;
   for (auto& [task, interrupts] : outcome.interrupts.items()) {
     if (!interrupts.is_array()) continue;
     for (Json& interrupt : interrupts) {
@@ -207,6 +208,7 @@ void RunManager::annotate_reviews(const std::string& thread_id, ThreadOutcome& o
       }
     }
   }
+  return records;
 }
 
 void RunManager::reopen_claims(const std::string& run_id) {
@@ -226,27 +228,24 @@ void RunManager::reopen_reviews(const std::string& run_id, bool disarm) {
   }
 }
 
-bool RunManager::claims_still_pending(const std::string& run_id, const std::string& thread_id,
-                                      const ThreadOutcome& outcome) {
+bool RunManager::claims_still_pending(const std::string& run_id, const ThreadOutcome& outcome,
+                                      const std::vector<ReviewRecord>& at_checkpoint) const {
   if (reviews_ == nullptr || outcome.status != ThreadStatus::kInterrupted ||
       outcome.checkpoint_id.empty())
     return false;
   const std::vector<std::string> pending = interrupt_ids_of(outcome.interrupts);
-  try {
-    for (const ReviewRecord& r : reviews_->at_checkpoint(thread_id, outcome.checkpoint_id)) {
-      if (r.run_id == run_id &&
-          (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
-          std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
-        return true;
-    }
-  } catch (const std::exception& e) {
-    log_error("the review records of thread " + thread_id + " were not read: " + e.what());
+  for (const ReviewRecord& r : at_checkpoint) {
+    if (r.run_id == run_id &&
+        (r.status == ReviewStatus::kDecided || r.status == ReviewStatus::kExpired) &&
+        std::find(pending.begin(), pending.end(), r.interrupt_id) != pending.end())
+      return true;
   }
   return false;
 }
 
-void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& outcome) {
-  if (reviews_ == nullptr || outcome.checkpoint_id.empty()) return;
+std::vector<ReviewRecord> RunManager::record_reviews(const std::string& thread_id,
+                                                     ThreadOutcome& outcome) {
+  if (reviews_ == nullptr || outcome.checkpoint_id.empty()) return {};
   const Json interrupts = outcome.interrupts.is_object() ? outcome.interrupts : Json::object();
   try {
     const std::vector<ReviewRecord> records = review_records_for(
@@ -259,7 +258,7 @@ void RunManager::record_reviews(const std::string& thread_id, ThreadOutcome& out
   } catch (const std::exception& e) {
     log_error("the review records of thread " + thread_id + " were not written: " + e.what());
   }
-  annotate_reviews(thread_id, outcome);
+  return annotate_reviews(thread_id, outcome);
 }
 
 std::vector<QueuedNotification> RunManager::review_requested_notices(

@@ -7,6 +7,7 @@
 #include "server/audit_log.h"
 #include "server/ids.h"
 #include "server/log.h"
+#include "server/review_store.h"
 #include "server/run_manager.h"
 #include "server/uncertain_effects.h"
 #include "tollgate/error.h"
