@@ -409,8 +409,7 @@ void SqlStore::write_locked(const std::function<void()>& body) {
     write_events_locked(events);
     body();
     if (sql::Statement* notify = notices_statement_locked()) {
-      sql::StatementUse reset(*notify);  // also when the commit fails
-      transaction.commit_after(*notify);
+      transaction.commit_after(*notify);  // resets it, also when it fails
     } else {
       transaction.commit();
     }

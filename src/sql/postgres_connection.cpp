@@ -259,10 +259,12 @@ void PostgresConnection::commit() {
 void PostgresConnection::commit_after(Statement& last) {
   assert(in_transaction_);
   if (!commit_) commit_ = std::make_unique<PostgresStatement>(*this, "COMMIT");
+  // Reset also when the pipeline cannot be sent (a connection found broken).
+  StatementUse statement(static_cast<PostgresStatement&>(last));
   // Failed, the transaction may still be open (a statement before the COMMIT failed and the
   // COMMIT was skipped): it stays to be rolled back.
   PostgresPipeline pipeline(*this);  // the BEGIN first, when nothing was sent yet
-  pipeline.add(static_cast<PostgresStatement&>(last));
+  pipeline.add(*statement);
   pipeline.add(*commit_);
   pipeline.finish();
   in_transaction_ = false;
