@@ -64,10 +64,12 @@ class ReplicaStore {
   // Removes the replica's row (a clean stop).
   virtual void deregister_replica(const std::string& replica_id) = 0;
 
-  // Takes up the pending run `run_id` owned by `replica_id` when it is due at `now` and its
-  // thread is free (see above): status running, attempts + 1, the thread's rollback point taken.
-  virtual ClaimOutcome claim_run(const std::string& run_id, const std::string& replica_id,
-                                 std::int64_t now, ClaimedRun& claimed) = 0;
+  // Takes up the pending run `run_id` of thread `thread_id`, owned by `replica_id`, when it is
+  // due at `now` and its thread is free (see above): status running, attempts + 1, the thread's
+  // rollback point taken.
+  virtual ClaimOutcome claim_run(const std::string& run_id, const std::string& thread_id,
+                                 const std::string& replica_id, std::int64_t now,
+                                 ClaimedRun& claimed) = 0;
   // Makes `replica_id` the owner of every pending or running run whose owner is not a live
   // replica (no heartbeat within `timeout_ms`, or none at all), and returns them as they were
   // (a running one was cut off by its replica's death). Then forgets dead replicas that own

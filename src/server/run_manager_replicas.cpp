@@ -128,8 +128,8 @@ ClaimOutcome RunManager::claim(const std::shared_ptr<ActiveRun>& run, std::strin
   ClaimedRun claimed;
   ClaimOutcome outcome = ClaimOutcome::kWaiting;
   try {
-    outcome = replicas_->claim_run(run->record.run_id, cluster_->replica_id(), now_millis(*clock_),
-                                   claimed);
+    outcome = replicas_->claim_run(run->record.run_id, run->record.thread_id,
+                                   cluster_->replica_id(), now_millis(*clock_), claimed);
   } catch (const Error& e) {
     log_warning("run " + run->record.run_id + " could not be taken up now: " + e.what());
     return ClaimOutcome::kWaiting;

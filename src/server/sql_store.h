@@ -129,8 +129,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void register_replica(const std::string& replica_id, const Json& info) override;
   bool heartbeat(const std::string& replica_id) override;
   void deregister_replica(const std::string& replica_id) override;
-  ClaimOutcome claim_run(const std::string& run_id, const std::string& replica_id,
-                         std::int64_t now, ClaimedRun& claimed) override;
+  ClaimOutcome claim_run(const std::string& run_id, const std::string& thread_id,
+                         const std::string& replica_id, std::int64_t now,
+                         ClaimedRun& claimed) override;
   std::vector<RunRecord> adopt_orphaned_runs(const std::string& replica_id,
                                              std::int64_t timeout_ms) override;
   std::vector<RunRecord> owned_runs(const std::string& replica_id) override;

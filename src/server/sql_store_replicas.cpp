@@ -70,26 +70,22 @@ void SqlStore::deregister_replica(const std::string& replica_id) {
   });
 }
 
-ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& replica_id,
-                                 std::int64_t now, ClaimedRun& claimed) {
+ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& thread_id,
+                                 const std::string& replica_id, std::int64_t now,
+                                 ClaimedRun& claimed) {
   std::lock_guard lock(mutex_);
   const sql::Dialect dialect = connection_->dialect();
   ClaimOutcome outcome = ClaimOutcome::kGone;
   write_locked([&] {
-    std::string thread_id;
-    {
-      Statement s(prepared_locked(
-          "SELECT thread_id, status, owner, not_before FROM server_runs WHERE run_id = ?"));
+    // Why a run is not taken up now, when it is not: gone unless it is still pending here.
+    auto not_now = [&] {
+      Statement s(prepared_locked("SELECT status, owner FROM server_runs WHERE run_id = ?"));
       s.bind(1, run_id);
-      if (!s.step() || parse_run_status(s.text(1), "server_runs.status") != RunStatus::kPending ||
-          s.text(2) != replica_id)
-        return;
-      if (s.integer(3) > now) {
-        outcome = ClaimOutcome::kWaiting;
-        return;
-      }
-      thread_id = s.text(0);
-    }
+      const bool pending_here =
+          s.step() && parse_run_status(s.text(0), "server_runs.status") == RunStatus::kPending &&
+          s.text(1) == replica_id;
+      return pending_here ? ClaimOutcome::kWaiting : ClaimOutcome::kGone;
+    };
     // The thread's row is the lock every replica takes before it takes up a run of the
     // thread; one that finds it taken looks at its other runs meanwhile.
     std::string rollback_to;
@@ -97,22 +93,32 @@ ClaimOutcome SqlStore::claim_run(const std::string& run_id, const std::string& r
       Statement s(prepared_locked(locking(
           dialect, "SELECT rollback_to FROM server_threads WHERE thread_id = ?", true)));
       s.bind(1, thread_id);
-      outcome = ClaimOutcome::kWaiting;
-      if (!s.step()) return;
+      if (!s.step()) {
+        outcome = not_now();  // taken, or gone with its runs
+        return;
+      }
       rollback_to = s.text(0);
     }
     {
       // Read after the lock, by a statement of its own: what other replicas committed is seen.
-      Statement s(prepared_locked(std::string("SELECT run_id FROM server_runs WHERE thread_id = "
-                                              "? AND ") +
+      Statement s(prepared_locked(std::string("SELECT run_id, not_before FROM server_runs WHERE "
+                                              "thread_id = ? AND ") +
                                   kActive +
                                   " ORDER BY CASE status WHEN 'running' THEN 0 ELSE 1 END, "
                                   "created_at, run_id LIMIT 1"));
       s.bind(1, thread_id);
-      if (!s.step() || s.text(0) != run_id) return;
+      if (!s.step() || s.text(0) != run_id) {
+        outcome = not_now();
+        return;
+      }
+      if (s.integer(1) > now) {
+        outcome = not_now();  // not due yet, when still this replica's
+        return;
+      }
     }
     {
-      // The run as taken up, returned by the update (RETURNING: SQLite 3.35+, PostgreSQL).
+      // The run as taken up, returned by the update (RETURNING: SQLite 3.35+, PostgreSQL): gone
+      // when it is no longer pending or no longer this replica's.
       static const std::string kTakeUp =
           std::string(
               "UPDATE server_runs SET status = 'running', attempts = attempts + 1, "

@@ -506,6 +506,75 @@ TEST_F(SqliteStoreTest, ARunsEndIsStoredOnlyByItsOwner) {
   EXPECT_EQ(store_->get_run("r2")->owner, "replica-a");
 }
 
+// A pending run of `owner`, due at `not_before`, on thread `thread_id`.
+RunRecord owned_run(std::string id, std::string thread_id, std::string owner,
+                    std::int64_t created_at, std::int64_t not_before = 0) {
+  RunRecord run = run_of(std::move(id), std::move(thread_id), RunStatus::kPending);
+  run.owner = std::move(owner);
+  run.created_at = created_at;
+  run.updated_at = created_at;
+  run.not_before = not_before;
+  return run;
+}
+
+TEST_F(SqliteStoreTest, AClaimTakesUpItsOwnersDueRunAndTheThreadsRollbackPoint) {
+  store_->create_thread(thread("t1"));
+  ASSERT_TRUE(store_->insert_run(owned_run("r1", "t1", "replica-a", 10), Json::object()));
+  db_.exec("UPDATE server_threads SET rollback_to = 'cp-3' WHERE thread_id = 't1'");
+  ClaimedRun claimed;
+  ASSERT_EQ(store_->claim_run("r1", "t1", "replica-a", 20, claimed), ClaimOutcome::kClaimed);
+  EXPECT_EQ(claimed.record.status, RunStatus::kRunning);
+  EXPECT_EQ(claimed.record.attempts, 1);
+  EXPECT_EQ(claimed.record.updated_at, 20);
+  EXPECT_EQ(claimed.rollback_to, "cp-3");
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kRunning);
+  // The rollback point is taken: a later claim of the thread starts from its latest checkpoint.
+  ASSERT_TRUE(store_->insert_run(owned_run("r2", "t1", "replica-a", 30), Json::object()));
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, nullptr));
+  ClaimedRun next;
+  ASSERT_EQ(store_->claim_run("r2", "t1", "replica-a", 40, next), ClaimOutcome::kClaimed);
+  EXPECT_EQ(next.rollback_to, "");
+}
+
+TEST_F(SqliteStoreTest, AClaimWaitsForItsDueTimeAndForTheThreadsOlderRuns) {
+  store_->create_thread(thread("t1"));
+  ASSERT_TRUE(store_->insert_run(owned_run("r1", "t1", "replica-a", 10, 100), Json::object()));
+  ASSERT_TRUE(store_->insert_run(owned_run("r2", "t1", "replica-a", 20), Json::object()));
+  ClaimedRun claimed;
+  EXPECT_EQ(store_->claim_run("r1", "t1", "replica-a", 50, claimed), ClaimOutcome::kWaiting);
+  EXPECT_EQ(store_->claim_run("r2", "t1", "replica-a", 50, claimed), ClaimOutcome::kWaiting);
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kPending);
+  EXPECT_EQ(store_->get_run("r2")->status, RunStatus::kPending);
+  ASSERT_EQ(store_->claim_run("r1", "t1", "replica-a", 100, claimed), ClaimOutcome::kClaimed);
+  // The older run is running: the younger waits until it ended.
+  EXPECT_EQ(store_->claim_run("r2", "t1", "replica-a", 110, claimed), ClaimOutcome::kWaiting);
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, nullptr, nullptr));
+  EXPECT_EQ(store_->claim_run("r2", "t1", "replica-a", 120, claimed), ClaimOutcome::kClaimed);
+}
+
+TEST_F(SqliteStoreTest, AClaimOfARunNoLongerPendingHereFindsItGone) {
+  store_->create_thread(thread("t1"));
+  store_->create_thread(thread("t2"));
+  ASSERT_TRUE(store_->insert_run(owned_run("r1", "t1", "replica-b", 10), Json::object()));
+  ASSERT_TRUE(store_->insert_run(owned_run("r2", "t2", "replica-a", 10), Json::object()));
+  ClaimedRun claimed;
+  // Another replica's (adopted), even when first and due.
+  EXPECT_EQ(store_->claim_run("r1", "t1", "replica-a", 20, claimed), ClaimOutcome::kGone);
+  EXPECT_EQ(store_->get_run("r1")->status, RunStatus::kPending);
+  // Taken up already.
+  ASSERT_EQ(store_->claim_run("r2", "t2", "replica-a", 20, claimed), ClaimOutcome::kClaimed);
+  EXPECT_EQ(store_->claim_run("r2", "t2", "replica-a", 30, claimed), ClaimOutcome::kGone);
+  EXPECT_EQ(store_->get_run("r2")->attempts, 1);
+  // Another replica's that is not due yet.
+  store_->create_thread(thread("t3"));
+  ASSERT_TRUE(store_->insert_run(owned_run("r3", "t3", "replica-b", 10, 100), Json::object()));
+  EXPECT_EQ(store_->claim_run("r3", "t3", "replica-a", 20, claimed), ClaimOutcome::kGone);
+  // Deleted with its thread; never stored.
+  store_->delete_thread("t1");
+  EXPECT_EQ(store_->claim_run("r1", "t1", "replica-b", 40, claimed), ClaimOutcome::kGone);
+  EXPECT_EQ(store_->claim_run("r9", "t2", "replica-a", 40, claimed), ClaimOutcome::kGone);
+}
+
 TEST_F(SqliteStoreTest, InsertRunUnlessBusyInsertsOnAnIdleThreadOnlyAndCountsTheRun) {
   store_->create_thread(thread("t1"));
   EXPECT_EQ(store_->insert_run_unless_busy(run_of("r1", "t1", RunStatus::kPending), Json::object(),
