@@ -219,6 +219,31 @@ TEST_F(PostgresConnectionTest, TerminatedConnectionFailsAsUnavailableThenReconne
   EXPECT_EQ(count_items(*connection_), 2);
 }
 
+// The compression of a value of `items`.name, by id ("" when stored uncompressed).
+std::string name_compression(PostgresConnection& connection, std::int64_t id) {
+  PostgresStatement s(connection,
+                      "SELECT coalesce(pg_column_compression(name), '') FROM items WHERE id = $1");
+  s.bind(1, id);
+  EXPECT_TRUE(s.step());
+  return s.text(0);
+}
+
+TEST_F(PostgresConnectionTest, LargeValuesAreCompressedByLz4AlsoAfterAReconnect) {
+  PostgresStatement insert(*connection_, "INSERT INTO items (id, name) VALUES ($1, $2)");
+  std::string large;
+  for (int i = 0; large.size() < 16 * 1024; ++i)
+    large += "{\"event\":\"values\",\"n\":" + std::to_string(i) + "}\n";
+  insert.bind(1, std::int64_t{1}).bind(2, large).run();
+  insert.reset();
+  EXPECT_EQ(name_compression(*connection_, 1), "lz4");
+  terminate_backend(*connection_);
+  EXPECT_EQ(error_of([&] { insert.bind(1, std::int64_t{2}).bind(2, large).run(); }).code(),
+            ErrorCode::kUnavailable);
+  insert.reset();
+  insert.bind(1, std::int64_t{3}).bind(2, large).run();
+  EXPECT_EQ(name_compression(*connection_, 3), "lz4");
+}
+
 TEST_F(PostgresConnectionTest, ConnectionTerminatedWhileIdleBeginsTheNextTransaction) {
   terminate_backend(*connection_);
   Transaction transaction(*connection_, TransactionKind::kWrite);
