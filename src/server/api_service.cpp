@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cassert>
+#include <charconv>
 #include <chrono>
 
 #include "server/api.h"
@@ -107,7 +108,11 @@ void share_review_stream(ApiService::Parts& p, ReplicaStore& replicas) {
   replicas.set_feed_texts(feed_event_text);
   p.feed = std::make_unique<FeedFollower>(replicas, p.notifications->feed());
   FeedFollower* feed = p.feed.get();
-  p.cluster->on_notification("feed", [feed](const std::string&) { feed->catch_up(); });
+  p.cluster->on_notification("feed", [feed](const std::string& payload) {
+    std::int64_t told = 0;  // the appended events' last number (none from older replicas)
+    std::from_chars(payload.data(), payload.data() + payload.size(), told);
+    feed->catch_up(told);
+  });
   p.cluster->on_tick([feed] { feed->catch_up(); });
 }
 

@@ -111,6 +111,12 @@ class ReplicaStore {
   virtual std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
                                                                        std::size_t limit) = 0;
   virtual std::int64_t last_feed_seq() = 0;
+  // The events this store appended to the feed (append_feed, and notices fed with their facts)
+  // whose transactions committed since the last call, numbered, oldest first: a follower
+  // publishes them without reading them back. Only the newest kOwnFeedKept are kept between
+  // calls; the follower reads older ones back.
+  static constexpr std::size_t kOwnFeedKept = 1024;
+  virtual std::vector<std::pair<std::int64_t, std::string>> take_own_feed() = 0;
   // Forgets events appended before `before` (the feed is passing news).
   virtual void prune_feed(std::int64_t before) = 0;
 

@@ -67,15 +67,21 @@ void FeedFollower::start() {
   last_seq_ = store_.last_feed_seq();
 }
 
-void FeedFollower::catch_up() {
+void FeedFollower::catch_up(std::int64_t told) {
   std::lock_guard lock(mutex_);
-  for (;;) {
+  for (auto& [seq, text] : store_.take_own_feed()) {
+    if (seq <= last_seq_) continue;   // read back already
+    if (seq != last_seq_ + 1) break;  // another replica's come first: read them all back
+    last_seq_ = seq;
+    if (auto event = feed_event_of(text)) feed_->publish(std::move(*event), seq);
+  }
+  for (bool read = told == 0 || told > last_seq_; read;) {
     auto rows = store_.feed_after(last_seq_, kReadAtOnce);
     for (auto& [seq, text] : rows) {
       last_seq_ = seq;
       if (auto event = feed_event_of(text)) feed_->publish(std::move(*event), seq);
     }
-    if (rows.size() < kReadAtOnce) break;
+    read = rows.size() == kReadAtOnce;
   }
   const std::int64_t now = now_millis();
   if (now >= next_prune_) {

@@ -69,8 +69,11 @@ class FeedFollower {
   FeedFollower(ReplicaStore& store, std::shared_ptr<ReviewFeed> feed);
   // Starts after what is stored now (a new replica tells what happens from its start on).
   void start();
-  // Publishes what was appended since; now and then forgets what is older than the feed keeps.
-  void catch_up();
+  // Publishes what was appended since: first what this replica's store appended
+  // (ReplicaStore::take_own_feed) as far as it continues what was published, then what the
+  // store holds after that, unless `told` (a notification's last number, 0 if none) is
+  // published already. Now and then forgets what is older than the feed keeps.
+  void catch_up(std::int64_t told = 0);
 
  private:
   ReplicaStore& store_;

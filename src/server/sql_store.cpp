@@ -415,9 +415,11 @@ void SqlStore::write_locked(const std::function<void()>& body) {
     }
   } catch (...) {
     notices_.clear();
+    fed_.clear();
     put_back_events(std::move(events));
     throw;
   }
+  if (!fed_.empty()) keep_own_feed_locked();
 }
 
 std::vector<SqlStore::PendingEvent> SqlStore::take_events() {

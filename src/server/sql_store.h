@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -149,6 +150,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
   std::vector<std::pair<std::int64_t, std::string>> feed_after(std::int64_t after,
                                                                std::size_t limit) override;
   std::int64_t last_feed_seq() override;
+  std::vector<std::pair<std::int64_t, std::string>> take_own_feed() override;
   void prune_feed(std::int64_t before) override;
   // Tells other replicas on these channels from now on (PostgreSQL only).
   void set_channels(StoreChannels channels);
@@ -236,8 +238,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // Writes each notice with the current write transaction (write_webhook_event), and the fresh
   // ones into the feed when set_feed_texts was called; null: none.
   void write_notices_locked(std::vector<QueuedNotification>* notices);
-  // append_feed's rows, in the current write transaction.
+  // append_feed's rows, in the current write transaction (kept in fed_).
   void append_feed_locked(const std::vector<std::string>& events, std::int64_t at);
+  // Moves fed_, now committed, to own_feed_.
+  void keep_own_feed_locked();
   std::optional<std::string> thread_of_run_locked(const std::string& run_id);
   // The thread's stored and queued events with seq > after_seq, as stored.
   void read_thread_events(const std::string& thread_id, std::int64_t after_seq,
@@ -323,6 +327,11 @@ class SqlStore : public ServerStore, public ReplicaStore {
   StateTexts state_texts_;  // set before the store is shared, then only read
   // set_feed_texts's (guarded by mutex_).
   std::function<std::string(const NotificationEvent&)> feed_texts_;
+  // The feed rows appended in the current write transaction (guarded by mutex_), then, once it
+  // committed, among take_own_feed's (guarded by own_feed_mutex_, taken after mutex_).
+  std::vector<std::pair<std::int64_t, std::string>> fed_;
+  std::mutex own_feed_mutex_;
+  std::deque<std::pair<std::int64_t, std::string>> own_feed_;
 };
 
 // The store in the SQLite file `path` (created if needed). Throws Error(kUnavailable) when the

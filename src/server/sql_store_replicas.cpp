@@ -14,6 +14,7 @@
 #include "sql/postgres_connection.h"
 #include "sql/statement_cache.h"
 #include "tollgate/clock.h"
+#include "tollgate/error.h"
 
 namespace tollgate::server {
 
@@ -296,8 +297,8 @@ namespace {
 constexpr std::size_t kFeedRowsPerInsert = 16;
 
 // The INSERT of `rows` feed events (1 to kFeedRowsPerInsert): ?1 their time, ?2... the events in
-// order. PostgreSQL numbers them after the last (appenders take turns: see append_feed); SQLite
-// by its AUTOINCREMENT.
+// order, returning their numbers, which grow in that order. PostgreSQL numbers them after the
+// last (appenders take turns: see append_feed); SQLite by its AUTOINCREMENT.
 const std::string& feed_insert_sql(bool postgres, std::size_t rows) {
   using Texts = std::array<std::string, kFeedRowsPerInsert + 1>;
   static const std::array<Texts, 2> kTexts = [] {
@@ -310,11 +311,12 @@ const std::string& feed_insert_sql(bool postgres, std::size_t rows) {
         values += (i == 0 ? "(?" : ", (?") + at + ", ?1)";
         numbered += (i == 0 ? "(" : ", (") + std::to_string(i + 1) + ", ?" + at + ")";
       }
-      texts[0][n] = "INSERT INTO server_feed (event, created_at) VALUES " + values;
+      texts[0][n] =
+          "INSERT INTO server_feed (event, created_at) VALUES " + values + " RETURNING seq";
       texts[1][n] =
           "INSERT INTO server_feed (seq, event, created_at) SELECT last.seq + v.n, v.event, ?1 "
           "FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM server_feed) last, (VALUES " +
-          numbered + ") AS v(n, event)";
+          numbered + ") AS v(n, event) RETURNING seq";
     }
     return texts;
   }();
@@ -345,9 +347,32 @@ void SqlStore::append_feed_locked(const std::vector<std::string>& events, std::i
     for (std::size_t i = 0; i < rows; ++i) {
       s.bind(static_cast<int>(i) + 2, events[begin + i]);
     }
-    s.run();
+    std::vector<std::int64_t> numbers;
+    while (s.step()) numbers.push_back(s.integer(0));
+    if (numbers.size() != rows) {
+      throw Error::Internal("the feed's insert numbered " + std::to_string(numbers.size()) +
+                            " of " + std::to_string(rows) + " events");
+    }
+    std::sort(numbers.begin(), numbers.end());
+    for (std::size_t i = 0; i < rows; ++i) fed_.emplace_back(numbers[i], events[begin + i]);
   }
-  notify_locked(channels_.feed, "");
+  // The payload is the last number: a replica that has read that far reads nothing more.
+  notify_locked(channels_.feed, std::to_string(fed_.back().first));
+}
+
+void SqlStore::keep_own_feed_locked() {
+  std::lock_guard lock(own_feed_mutex_);
+  for (auto& row : fed_) own_feed_.push_back(std::move(row));
+  fed_.clear();
+  while (own_feed_.size() > kOwnFeedKept) own_feed_.pop_front();
+}
+
+std::vector<std::pair<std::int64_t, std::string>> SqlStore::take_own_feed() {
+  std::lock_guard lock(own_feed_mutex_);
+  std::vector<std::pair<std::int64_t, std::string>> taken(
+      std::make_move_iterator(own_feed_.begin()), std::make_move_iterator(own_feed_.end()));
+  own_feed_.clear();
+  return taken;
 }
 
 void SqlStore::set_feed_texts(std::function<std::string(const NotificationEvent&)> text) {

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "server/log_entry_testing.h"
+#include "server/review_feed.h"
 #include "server/run_request.h"
 #include "server/sql_store.h"
 #include "server/sql_store_rows.h"
@@ -615,6 +616,9 @@ TEST_F(SqliteStoreTest, WithFeedTextsAWritesFreshNoticesAreFedInItsTransactionOn
   ASSERT_EQ(feed.size(), 2u);
   EXPECT_EQ(feed[0].second, "fed e1");
   EXPECT_EQ(feed[1].second, "fed e2");
+  // Its follower takes them as numbered, without reading them back.
+  EXPECT_EQ(store_->take_own_feed(), feed);
+  EXPECT_TRUE(store_->take_own_feed().empty());
 }
 
 TEST_F(SqliteStoreTest, AWriteThatFailsFeedsNothing) {
@@ -625,6 +629,65 @@ TEST_F(SqliteStoreTest, AWriteThatFailsFeedsNothing) {
   EXPECT_ANY_THROW(
       store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object(), &notices));
   EXPECT_TRUE(store_->feed_after(0, 10).empty());
+  EXPECT_TRUE(store_->take_own_feed().empty());
+}
+
+// A review stream event with id `id`, as the feed's table keeps it.
+std::string feed_text(const std::string& id) {
+  NotificationEvent event;
+  event.id = id;
+  event.type = "review.requested";
+  return feed_event_text(event);
+}
+
+// The ids and numbers of what `feed` published, oldest first.
+std::vector<std::pair<std::int64_t, std::string>> published(const ReviewFeed& feed) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  for (const FeedEntryPtr& entry : feed.read_after(0))
+    out.emplace_back(entry->seq, entry->event.id);
+  return out;
+}
+
+TEST_F(SqliteStoreTest, AFollowerPublishesItsStoresEventsAndReadsOnlyWhatItWasNotToldItHas) {
+  SqlStore other(db_.connect());  // another replica on the same database
+  auto feed = std::make_shared<ReviewFeed>();
+  FeedFollower follower(*store_, feed);
+  follower.start();
+  store_->append_feed({feed_text("a"), feed_text("b")}, 1);
+  other.append_feed({feed_text("x")}, 2);
+  // Told of its own events (the notification's last number): they continue what it published,
+  // so it publishes them as they were numbered and reads nothing back.
+  const std::int64_t b = store_->feed_after(0, 10).at(1).first;
+  follower.catch_up(b);
+  EXPECT_EQ(published(*feed),
+            (std::vector<std::pair<std::int64_t, std::string>>{{b - 1, "a"}, {b, "b"}}));
+  // Told of the other replica's: it reads them.
+  follower.catch_up(b + 1);
+  EXPECT_EQ(published(*feed).size(), 3u);
+  EXPECT_EQ(published(*feed).back(), (std::pair<std::int64_t, std::string>{b + 1, "x"}));
+  // A notification of what it has already reads nothing.
+  other.append_feed({feed_text("y")}, 3);
+  follower.catch_up(b + 1);
+  EXPECT_EQ(published(*feed).size(), 3u);
+  // Told nothing (its poll), it reads what is there.
+  follower.catch_up();
+  EXPECT_EQ(published(*feed).back(), (std::pair<std::int64_t, std::string>{b + 2, "y"}));
+}
+
+TEST_F(SqliteStoreTest, AFollowerReadsItsStoresEventsBackWhenAnotherReplicasCameFirst) {
+  SqlStore other(db_.connect());
+  auto feed = std::make_shared<ReviewFeed>();
+  FeedFollower follower(*store_, feed);
+  follower.start();
+  other.append_feed({feed_text("x")}, 1);
+  store_->append_feed({feed_text("a")}, 2);
+  const std::int64_t a = store_->feed_after(0, 10).at(1).first;
+  follower.catch_up(a);  // its own event, after one it has not read
+  const std::vector<std::pair<std::int64_t, std::string>> want = {{a - 1, "x"}, {a, "a"}};
+  EXPECT_EQ(published(*feed), want);
+  store_->append_feed({feed_text("b")}, 3);
+  follower.catch_up(a + 1);
+  EXPECT_EQ(published(*feed).back(), (std::pair<std::int64_t, std::string>{a + 1, "b"}));
 }
 
 TEST_F(SqliteStoreTest, InsertRunStoresItsNotificationsWithItAndNoneForAGoneThread) {
