@@ -700,21 +700,40 @@ SqlStore::MergedMetadata SqlStore::merged_thread_metadata_locked(const std::stri
   return out;
 }
 
+// The count of the runs pending or running is taken as active_runs_locked takes it.
+const std::string& SqlStore::active_runs_set(ActiveRunsWrite::Kind kind) {
+  static const std::array<std::string, 3> kSets = {
+      "", ", active_runs = ?",
+      std::string(", active_runs = (SELECT count(*) FROM server_runs WHERE server_runs.thread_id "
+                  "= server_threads.thread_id AND status = 'pending' AND ") +
+          kActive +
+          ") + (SELECT count(*) FROM server_runs WHERE server_runs.thread_id = "
+          "server_threads.thread_id AND status = 'running' AND " +
+          kActive + ")"};
+  return kSets[static_cast<std::size_t>(kind)];
+}
+
 void SqlStore::update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,
-                                        std::int64_t updated_at,
-                                        std::optional<std::int64_t> active_runs) {
+                                        std::int64_t updated_at, ActiveRunsWrite active_runs) {
+  using Kind = ActiveRunsWrite::Kind;
   // A thread's next run, as a rule, leaves its metadata (and the index on its owner) as they are.
-  static const char* const kTexts[2][2] = {
-      {"UPDATE server_threads SET updated_at = ? WHERE thread_id = ?",
-       "UPDATE server_threads SET updated_at = ?, active_runs = ? WHERE thread_id = ?"},
-      {"UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?",
-       "UPDATE server_threads SET metadata = ?, updated_at = ?, active_runs = ? WHERE thread_id = "
-       "?"}};
-  Statement s(prepared_locked(kTexts[merged.text ? 1 : 0][active_runs ? 1 : 0]));
+  static const auto kTexts = [] {
+    std::array<std::array<std::string, 3>, 2> texts;
+    for (const Kind kind : {Kind::kLeave, Kind::kSet, Kind::kCount}) {
+      const std::size_t k = static_cast<std::size_t>(kind);
+      texts[0][k] = "UPDATE server_threads SET updated_at = ?" + active_runs_set(kind) +
+                    " WHERE thread_id = ?";
+      texts[1][k] = "UPDATE server_threads SET metadata = ?, updated_at = ?" +
+                    active_runs_set(kind) + " WHERE thread_id = ?";
+    }
+    return texts;
+  }();
+  Statement s(
+      prepared_locked(kTexts[merged.text ? 1 : 0][static_cast<std::size_t>(active_runs.kind)]));
   int index = 1;
   if (merged.text) s.bind(index++, *merged.text);
   s.bind(index++, updated_at);
-  if (active_runs) s.bind(index++, *active_runs);
+  if (active_runs.kind == Kind::kSet) s.bind(index++, active_runs.value);
   s.bind(index, thread_id).run();
 }
 
@@ -722,7 +741,7 @@ bool SqlStore::merge_thread_metadata_locked(const std::string& thread_id, const 
                                             std::int64_t updated_at) {
   const MergedMetadata merged = merged_thread_metadata_locked(thread_id, metadata);
   if (!merged.found) return false;
-  update_thread_row_locked(thread_id, merged, updated_at, std::nullopt);
+  update_thread_row_locked(thread_id, merged, updated_at, {});
   return true;
 }
 
@@ -739,17 +758,18 @@ void SqlStore::add_run_row_locked(const RunRecord& run, const RunTexts& texts,
                                   std::optional<ActiveRuns> counted_before) {
   write_run_row_locked(run, texts);
   // The thread's row was locked by the read above: the count includes every replica's runs,
-  // and none but this one was added since a count taken under the lock.
-  std::optional<ActiveRuns> active = counted_before;
-  if (active) {
-    active->counted += run.status == RunStatus::kPending || run.status == RunStatus::kRunning;
-  } else {
-    active = active_runs_locked(run.thread_id);
+  // and none but this one was added since a count taken under the lock. Without one, the
+  // UPDATE counts them.
+  ActiveRunsWrite active{ActiveRunsWrite::Kind::kCount};
+  if (counted_before) {
+    const std::int64_t counted = counted_before->counted + (run.status == RunStatus::kPending ||
+                                                            run.status == RunStatus::kRunning);
+    if (counted != counted_before->stored)
+      active = {ActiveRunsWrite::Kind::kSet, counted};
+    else
+      active = {};
   }
-  update_thread_row_locked(run.thread_id, merged, run.created_at,
-                           active && active->stored != active->counted
-                               ? std::optional<std::int64_t>(active->counted)
-                               : std::nullopt);
+  update_thread_row_locked(run.thread_id, merged, run.created_at, active);
 }
 
 bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutcome& outcome,
@@ -758,7 +778,7 @@ bool SqlStore::set_thread_outcome(const std::string& thread_id, const ThreadOutc
   std::lock_guard lock(mutex_);
   bool found = false;
   write_locked([&] {
-    found = set_thread_outcome_locked(thread_id, outcome, text);
+    found = set_thread_outcome_locked(thread_id, outcome, text, ActiveRunsWrite{});
     if (found) write_notices_locked(notices);
   });
   return found;
@@ -775,20 +795,24 @@ SqlStore::OutcomeText SqlStore::outcome_text(const ThreadOutcome& outcome) {
 }
 
 bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
-                                         const OutcomeText& text,
-                                         std::optional<std::int64_t> active_runs,
+                                         const OutcomeText& text, ActiveRunsWrite active_runs,
                                          std::optional<std::int64_t> stored_parts) {
-  static const char* const kTexts[2][2] = {
-      {"UPDATE server_threads SET status = ?, error = ?, updated_at = ? WHERE thread_id = ?",
-       "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, active_runs = ? "
-       "WHERE thread_id = ?"},
-      {"UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
-       "interrupts = ?, pending_interrupts = ?, state_parts = ? WHERE thread_id = ?",
-       "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
-       "interrupts = ?, pending_interrupts = ?, state_parts = ?, active_runs = ? "
-       "WHERE thread_id = ?"}};
+  using Kind = ActiveRunsWrite::Kind;
+  static const auto kTexts = [] {
+    std::array<std::array<std::string, 3>, 2> texts;
+    for (const Kind kind : {Kind::kLeave, Kind::kSet, Kind::kCount}) {
+      const std::size_t k = static_cast<std::size_t>(kind);
+      texts[0][k] = "UPDATE server_threads SET status = ?, error = ?, updated_at = ?" +
+                    active_runs_set(kind) + " WHERE thread_id = ?";
+      texts[1][k] =
+          "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
+          "interrupts = ?, pending_interrupts = ?, state_parts = ?" +
+          active_runs_set(kind) + " WHERE thread_id = ?";
+    }
+    return texts;
+  }();
   const bool values = outcome.has_values();
-  Statement s(prepared_locked(kTexts[values ? 1 : 0][active_runs ? 1 : 0]));
+  Statement s(prepared_locked(kTexts[values ? 1 : 0][static_cast<std::size_t>(active_runs.kind)]));
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
   int index = 4;
   StateParts parts;
@@ -801,7 +825,7 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
     s.bind(6, std::int64_t{has_pending_interrupts(outcome.interrupts)}).bind(7, parts.count());
     index = 8;
   }
-  if (active_runs) s.bind(index++, *active_runs);
+  if (active_runs.kind == Kind::kSet) s.bind(index++, active_runs.value);
   if (s.bind(index, thread_id).run() != 1) return false;
   // No part past the new last to delete when the stored state had no more parts.
   if (values) {
@@ -1082,18 +1106,18 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
       fenced = true;
       return;
     }
-    std::optional<std::int64_t> active;  // the thread's active_runs, when counted here
+    ActiveRunsWrite active;  // the thread's active_runs, when counted here
     if (keep_run) {
       if (!updated) {
         put_run_locked(run);
       } else if (thread == nullptr) {
         count_active_runs_locked(run.thread_id);
       } else {
-        // Written by the outcome's UPDATE below: the thread's row is written once.
+        // Counted by the outcome's UPDATE below: the thread's row is written once.
         if (!locked && connection_->dialect() == sql::Dialect::kPostgres) {
           lock_thread_locked(run.thread_id);
         }
-        if (auto counted = active_runs_locked(run.thread_id)) active = counted->counted;
+        active.kind = ActiveRunsWrite::Kind::kCount;
       }
     } else {
       delete_run_locked(run.run_id);

@@ -217,6 +217,16 @@ class SqlStore : public ServerStore, public ReplicaStore {
     std::int64_t counted = 0;
   };
   std::optional<ActiveRuns> active_runs_locked(const std::string& thread_id);
+  // What a write of a thread's row does to its active_runs: leaves it, sets it to `value`, or
+  // sets it to the count of its runs pending or running, in the same statement (after the row
+  // was locked, as active_runs_locked reads it).
+  struct ActiveRunsWrite {
+    enum class Kind { kLeave, kSet, kCount };
+    Kind kind = Kind::kLeave;
+    std::int64_t value = 0;
+  };
+  // The SET clause's part for active_runs (empty to leave it).
+  static const std::string& active_runs_set(ActiveRunsWrite::Kind kind);
   // Writes the thread's active_runs (its runs pending or running), in the transaction of each
   // write of its runs: the thread's busy status is never out of step with them.
   void count_active_runs_locked(const std::string& thread_id);
@@ -261,11 +271,10 @@ class SqlStore : public ServerStore, public ReplicaStore {
   // higher). The first part and the count go into the thread's row.
   void write_state_parts_locked(const std::string& thread_id, const sql_rows::StateParts& parts,
                                 bool fresh = false);
-  // False when the thread is gone. With `active_runs` the same UPDATE writes that count too.
+  // False when the thread is gone. The same UPDATE writes active_runs as `active_runs` says.
   // `stored_parts`: the row's state_parts, when read with the row locked in this transaction.
   bool set_thread_outcome_locked(const std::string& thread_id, const ThreadOutcome& outcome,
-                                 const OutcomeText& text,
-                                 std::optional<std::int64_t> active_runs = std::nullopt,
+                                 const OutcomeText& text, ActiveRunsWrite active_runs,
                                  std::optional<std::int64_t> stored_parts = std::nullopt);
   // A thread's stored metadata merged with new keys: found false when the thread is gone; text
   // the merged object's JSON, nullopt when the merge changes nothing. Locks the thread's row
@@ -281,9 +290,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
   void add_run_row_locked(const RunRecord& run, const RunTexts& texts, const MergedMetadata& merged,
                           std::optional<ActiveRuns> counted_before = std::nullopt);
   // One UPDATE of the thread's row: its updated_at, its metadata when the merge changed it, its
-  // active_runs when given.
+  // active_runs as `active_runs` says.
   void update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,
-                                std::int64_t updated_at, std::optional<std::int64_t> active_runs);
+                                std::int64_t updated_at, ActiveRunsWrite active_runs);
   bool merge_thread_metadata_locked(const std::string& thread_id, const Json& metadata,
                                     std::int64_t updated_at);
   // The statement for `sql`, prepared once and kept for the connection's life.

@@ -341,6 +341,27 @@ TEST_F(SqliteStoreTest, ThreadReadsBusyWhileOneOfItsRunsIsPendingOrRunning) {
   EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kInterrupted);
 }
 
+TEST_F(SqliteStoreTest, ARunsInsertAndEndCountTheThreadsActiveRunsInTheirUpdate) {
+  store_->create_thread(thread("t1"));
+  auto active_runs_are = [&](int n) {
+    return db_.rows("server_threads WHERE thread_id = 't1' AND active_runs = " + std::to_string(n));
+  };
+  ASSERT_TRUE(store_->insert_run(run_of("r1", "t1", RunStatus::kPending), Json::object()));
+  ASSERT_TRUE(store_->insert_run(run_of("r2", "t1", RunStatus::kPending), Json::object()));
+  EXPECT_EQ(active_runs_are(2), 1);
+  // A run's end with the thread's outcome counts the other run still pending: busy.
+  ThreadOutcome outcome;
+  outcome.status = ThreadStatus::kIdle;
+  ASSERT_TRUE(store_->end_run(run_of("r1", "t1", RunStatus::kSuccess), true, &outcome));
+  EXPECT_EQ(active_runs_are(1), 1);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kBusy);
+  // A count the store's stored value got wrong is set right by the next write that counts.
+  db_.exec("UPDATE server_threads SET active_runs = 7 WHERE thread_id = 't1'");
+  ASSERT_TRUE(store_->end_run(run_of("r2", "t1", RunStatus::kSuccess), true, &outcome));
+  EXPECT_EQ(active_runs_are(0), 1);
+  EXPECT_EQ(store_->get_thread("t1")->status, ThreadStatus::kIdle);
+}
+
 TEST_F(SqliteStoreTest, ThreadValuesWithBytesThatAreNotUtf8AreStoredReplaced) {
   // A tool may hand back any bytes; the run still ends, its text stored as it is streamed.
   store_->create_thread(thread("t1"));
