@@ -10,6 +10,7 @@
 #include "server/wire_format.h"
 #include "sql/connection_lock.h"
 #include "sql/migrations.h"
+#include "sql/postgres_connection.h"
 #include "sql/statement_cache.h"
 #include "tollgate/error.h"
 
@@ -107,19 +108,20 @@ bool settled_later(const std::string& kind) {
 // greatest id and the last hash, and two at once would fork the chain or collide on the id.
 // The key is derived from the schema, so logs in other schemas of the database do not wait.
 // On SQLite the write transaction (BEGIN IMMEDIATE) already holds the file's one write lock.
+constexpr const char* kSerialiseWriters =
+    "SELECT pg_advisory_xact_lock(hashtextextended('tollgate.server_audit_log.' || "
+    "current_schema(), 0))";
+constexpr const char* kLastEntry =
+    "SELECT audit_id, hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1";
+
 void serialise_writers(sql::StatementCache& statements) {
   if (statements.connection().dialect() != sql::Dialect::kPostgres) return;
-  statements
-      .use(
-          "SELECT pg_advisory_xact_lock(hashtextextended('tollgate.server_audit_log.' || "
-          "current_schema(), 0))")
-      ->step();
+  statements.use(kSerialiseWriters)->step();
 }
 
 // The id and hash of the log's last entry; 0 and "" when it has none.
 std::pair<std::int64_t, std::string> last_entry_locked(sql::StatementCache& statements) {
-  auto s =
-      statements.use("SELECT audit_id, hash FROM server_audit_log ORDER BY audit_id DESC LIMIT 1");
+  auto s = statements.use(kLastEntry);
   if (!s->step()) return {0, std::string()};
   return {s->integer(0), s->text(1)};
 }
@@ -266,9 +268,38 @@ void AuditLog::chain_unchained() {
 AuditLog::EntryTexts::EntryTexts(const AuditEntry& entry)
     : shown(event_json(entry.shown)), decided(event_json(entry.decided)) {}
 
+AuditLog::ChainHead AuditLog::begin_chain_locked(std::optional<Transaction>& transaction) {
+  for (int attempt = 0;; ++attempt) {
+    transaction.emplace(*db_, TransactionKind::kWrite);
+    try {
+      if (db_->dialect() != sql::Dialect::kPostgres) {
+        auto [id, hash] = last_entry_locked(*statements_);
+        return {id, std::move(hash)};
+      }
+      // Both in one pipeline: the head's statement begins once the lock is held, so its
+      // snapshot holds every entry any writer committed.
+      auto& lock = static_cast<sql::PostgresStatement&>(statements_->get(kSerialiseWriters));
+      auto& last = static_cast<sql::PostgresStatement&>(statements_->get(kLastEntry));
+      sql::StatementUse<sql::Statement> use(last);
+      {
+        sql::PostgresPipeline pipeline(static_cast<sql::PostgresConnection&>(*db_));
+        pipeline.add(lock);
+        pipeline.add(last, /*keep_result=*/true);
+        pipeline.finish();
+      }
+      if (!last.step()) return {};
+      return {last.integer(0), last.text(1)};
+    } catch (const Error& e) {
+      transaction.reset();  // rolled back: it held the lock at most
+      if (attempt > 0 || e.code() != ErrorCode::kUnavailable) throw;
+    }
+  }
+}
+
 std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts,
-                                     sql::Transaction* commit) {
-  auto [last_id, last_hash] = last_entry_locked(*statements_);
+                                     sql::Transaction* commit, const ChainHead* head) {
+  auto [last_id, last_hash] =
+      head != nullptr ? std::pair(head->id, head->hash) : last_entry_locked(*statements_);
   entry.prev_hash = std::move(last_hash);
   entry.id = last_id + 1;
   if (entry.received_at == 0) entry.received_at = now_millis();
@@ -296,8 +327,8 @@ std::int64_t AuditLog::append_locked(AuditEntry entry, const EntryTexts& texts,
 std::int64_t AuditLog::append(const AuditEntry& entry) {
   const EntryTexts texts(entry);
   std::lock_guard lock(mutex_);
-  Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*statements_);
+  std::optional<Transaction> transaction;
+  const ChainHead head = begin_chain_locked(transaction);
   AuditEntry appended = entry;
   if (settled_later(appended.kind)) {
     appended.outcome = "pending";
@@ -306,11 +337,12 @@ std::int64_t AuditLog::append(const AuditEntry& entry) {
   } else if (appended.settled_at == 0) {
     appended.settled_at = appended.received_at != 0 ? appended.received_at : now_millis();
   }
-  return append_locked(std::move(appended), texts, &transaction);
+  return append_locked(std::move(appended), texts, &*transaction, &head);
 }
 
 bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
-                             const std::string& message, sql::Transaction* commit) {
+                             const std::string& message, sql::Transaction* commit,
+                             const ChainHead* head) {
   const std::int64_t now = now_millis();
   std::string thread_id, run_id;
   {
@@ -333,15 +365,15 @@ bool AuditLog::settle_locked(std::int64_t id, const std::string& outcome,
   settled.message = message;
   settled.settled_at = now;
   const EntryTexts texts(settled);  // an outcome shows and decides nothing: two "null"s
-  append_locked(std::move(settled), texts, commit);
+  append_locked(std::move(settled), texts, commit, head);
   return true;
 }
 
 void AuditLog::settle(std::int64_t id, const std::string& outcome, const std::string& message) {
   std::lock_guard lock(mutex_);
-  Transaction transaction(*db_, TransactionKind::kWrite);
-  serialise_writers(*statements_);
-  settle_locked(id, outcome, message, &transaction);  // committed when it settled the entry
+  std::optional<Transaction> transaction;
+  const ChainHead head = begin_chain_locked(transaction);
+  settle_locked(id, outcome, message, &*transaction, &head);  // committed when it settled it
 }
 
 std::size_t AuditLog::settle_lost(const std::string& message,

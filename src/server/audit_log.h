@@ -140,12 +140,22 @@ class AuditLog {
     std::string shown, decided;
     explicit EntryTexts(const AuditEntry& entry);
   };
+  // The id and hash of the chain's last entry (0 and "" when it has none).
+  struct ChainHead {
+    std::int64_t id = 0;
+    std::string hash;
+  };
+  // Begins `transaction`, takes the chain's writers' lock (PostgreSQL) and then reads its head
+  // by a statement of its own: one round trip with the BEGIN. A session found broken by it had
+  // done nothing in the transaction: the transaction is begun once more, on a new session.
+  ChainHead begin_chain_locked(std::optional<sql::Transaction>& transaction);
   // With `commit`, the entry's INSERT is the transaction's last statement: sent with its COMMIT
-  // (one round trip on PostgreSQL), and the transaction is committed.
+  // (one round trip on PostgreSQL), and the transaction is committed. With `head`, the chain's
+  // head as begin_chain_locked read it (nothing appended since); without, it is read here.
   std::int64_t append_locked(AuditEntry entry, const EntryTexts& texts,
-                             sql::Transaction* commit = nullptr);
+                             sql::Transaction* commit = nullptr, const ChainHead* head = nullptr);
   bool settle_locked(std::int64_t id, const std::string& outcome, const std::string& message,
-                     sql::Transaction* commit = nullptr);
+                     sql::Transaction* commit = nullptr, const ChainHead* head = nullptr);
 
   mutable sql::ConnectionLock mutex_;
   std::shared_ptr<sql::Connection> db_;

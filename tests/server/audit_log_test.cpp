@@ -216,6 +216,32 @@ TEST_F(AuditLogTest, AnUntouchedChainVerifies) {
   EXPECT_EQ(result.entries, 3u);
 }
 
+TEST_F(AuditLogTest, AnAppendAndASettleOnASessionTerminatedWhileIdleGoOnANewOne) {
+  if (!testing::StoreBackend::postgres()) GTEST_SKIP() << "PostgreSQL sessions";
+  std::unique_ptr<sql::Connection> connection = db_.connect();
+  auto& session = static_cast<sql::PostgresConnection&>(*connection);
+  log_ = std::make_unique<AuditLog>(std::move(connection));
+  const std::int64_t first = append("t1");
+  // Ends the log's session from another one, as an administrator, a failover or an idle
+  // timeout would, between two writes.
+  auto terminate = [&] {
+    sql::PostgresConnection admin(testing::test_postgres_url());
+    sql::PostgresStatement kill(admin, "SELECT pg_terminate_backend($1, 10000)");
+    kill.bind(1, std::int64_t{session.backend_pid()});
+    ASSERT_TRUE(kill.step());
+  };
+  terminate();
+  const std::int64_t second = append("t2");
+  EXPECT_EQ(second, first + 1);
+  terminate();
+  log_->settle(first, "applied");
+  const auto entries = log_->list({.chain = true});
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[2].refers_to, first);
+  const AuditVerification result = log_->verify();
+  EXPECT_TRUE(result.intact) << result.reason;
+}
+
 TEST_F(AuditLogTest, EditingOneRowBreaksTheChainAtThatRow) {
   append("t1");
   const std::int64_t edited = append("t2", Json{{"decisions", {{{"type", "reject"}}}}});
