@@ -700,34 +700,27 @@ SqlStore::MergedMetadata SqlStore::merged_thread_metadata_locked(const std::stri
   return out;
 }
 
-// The count of the runs pending or running is taken as active_runs_locked takes it.
-const std::string& SqlStore::active_runs_set(ActiveRunsWrite::Kind kind) {
-  static const std::array<std::string, 3> kSets = {
-      "", ", active_runs = ?",
-      std::string(", active_runs = (SELECT count(*) FROM server_runs WHERE server_runs.thread_id "
-                  "= server_threads.thread_id AND status = 'pending' AND ") +
-          kActive +
-          ") + (SELECT count(*) FROM server_runs WHERE server_runs.thread_id = "
-          "server_threads.thread_id AND status = 'running' AND " +
-          kActive + ")"};
-  return kSets[static_cast<std::size_t>(kind)];
+std::array<std::string, 3> SqlStore::thread_updates(std::string_view set) {
+  // The count of the runs pending or running is taken as active_runs_locked takes it.
+  static const std::string kCount =
+      std::string(
+          ", active_runs = (SELECT count(*) FROM server_runs WHERE server_runs.thread_id "
+          "= server_threads.thread_id AND status = 'pending' AND ") +
+      kActive +
+      ") + (SELECT count(*) FROM server_runs WHERE server_runs.thread_id = "
+      "server_threads.thread_id AND status = 'running' AND " +
+      kActive + ")";
+  const std::string head = "UPDATE server_threads SET " + std::string(set);
+  const std::string where = " WHERE thread_id = ?";
+  return {head + where, head + ", active_runs = ?" + where, head + kCount + where};
 }
 
 void SqlStore::update_thread_row_locked(const std::string& thread_id, const MergedMetadata& merged,
                                         std::int64_t updated_at, ActiveRunsWrite active_runs) {
   using Kind = ActiveRunsWrite::Kind;
   // A thread's next run, as a rule, leaves its metadata (and the index on its owner) as they are.
-  static const auto kTexts = [] {
-    std::array<std::array<std::string, 3>, 2> texts;
-    for (const Kind kind : {Kind::kLeave, Kind::kSet, Kind::kCount}) {
-      const std::size_t k = static_cast<std::size_t>(kind);
-      texts[0][k] = "UPDATE server_threads SET updated_at = ?" + active_runs_set(kind) +
-                    " WHERE thread_id = ?";
-      texts[1][k] = "UPDATE server_threads SET metadata = ?, updated_at = ?" +
-                    active_runs_set(kind) + " WHERE thread_id = ?";
-    }
-    return texts;
-  }();
+  static const std::array<std::array<std::string, 3>, 2> kTexts = {
+      thread_updates("updated_at = ?"), thread_updates("metadata = ?, updated_at = ?")};
   Statement s(
       prepared_locked(kTexts[merged.text ? 1 : 0][static_cast<std::size_t>(active_runs.kind)]));
   int index = 1;
@@ -798,19 +791,10 @@ bool SqlStore::set_thread_outcome_locked(const std::string& thread_id, const Thr
                                          const OutcomeText& text, ActiveRunsWrite active_runs,
                                          std::optional<std::int64_t> stored_parts) {
   using Kind = ActiveRunsWrite::Kind;
-  static const auto kTexts = [] {
-    std::array<std::array<std::string, 3>, 2> texts;
-    for (const Kind kind : {Kind::kLeave, Kind::kSet, Kind::kCount}) {
-      const std::size_t k = static_cast<std::size_t>(kind);
-      texts[0][k] = "UPDATE server_threads SET status = ?, error = ?, updated_at = ?" +
-                    active_runs_set(kind) + " WHERE thread_id = ?";
-      texts[1][k] =
-          "UPDATE server_threads SET status = ?, error = ?, updated_at = ?, state_values = ?, "
-          "interrupts = ?, pending_interrupts = ?, state_parts = ?" +
-          active_runs_set(kind) + " WHERE thread_id = ?";
-    }
-    return texts;
-  }();
+  static const std::array<std::array<std::string, 3>, 2> kTexts = {
+      thread_updates("status = ?, error = ?, updated_at = ?"),
+      thread_updates("status = ?, error = ?, updated_at = ?, state_values = ?, interrupts = ?, "
+                     "pending_interrupts = ?, state_parts = ?")};
   const bool values = outcome.has_values();
   Statement s(prepared_locked(kTexts[values ? 1 : 0][static_cast<std::size_t>(active_runs.kind)]));
   s.bind(1, to_string(outcome.status)).bind_optional(2, text.error).bind(3, outcome.updated_at);
@@ -1114,9 +1098,7 @@ bool SqlStore::end_run(const RunRecord& run, bool keep_run, const ThreadOutcome*
         count_active_runs_locked(run.thread_id);
       } else {
         // Counted by the outcome's UPDATE below: the thread's row is written once.
-        if (!locked && connection_->dialect() == sql::Dialect::kPostgres) {
-          lock_thread_locked(run.thread_id);
-        }
+        if (!locked && postgres) lock_thread_locked(run.thread_id);
         active.kind = ActiveRunsWrite::Kind::kCount;
       }
     } else {

@@ -22,6 +22,7 @@
 // database, so a replica never serves an assistant another one changed or deleted.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -31,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -225,8 +227,9 @@ class SqlStore : public ServerStore, public ReplicaStore {
     Kind kind = Kind::kLeave;
     std::int64_t value = 0;
   };
-  // The SET clause's part for active_runs (empty to leave it).
-  static const std::string& active_runs_set(ActiveRunsWrite::Kind kind);
+  // An UPDATE of one thread's row (WHERE thread_id = ?) that sets `set` and then does to its
+  // active_runs what each ActiveRunsWrite kind says, indexed by kind.
+  static std::array<std::string, 3> thread_updates(std::string_view set);
   // Writes the thread's active_runs (its runs pending or running), in the transaction of each
   // write of its runs: the thread's busy status is never out of step with them.
   void count_active_runs_locked(const std::string& thread_id);
