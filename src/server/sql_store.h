@@ -183,7 +183,7 @@ class SqlStore : public ServerStore, public ReplicaStore {
     bool held = false;         // a held thread's (hold_thread_events): not written yet
     // The entry's frame in its batch (append_event_frame), written as it is queued: the write
     // that stores it, under the connection's lock, copies it.
-    std::string frame;
+    std::string frame{};
   };
   static constexpr std::size_t kMaxPendingEvents = 256;
   static constexpr std::size_t kMaxCachedAssistants = 1024;
